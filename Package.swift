@@ -1,0 +1,118 @@
+// swift-tools-version:6.0
+// ipdirect: a terminal console for troubleshooting HTTPDNS and IP-direct connections.
+// The folder layout tells the architecture; see README.md for the map.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "ipdirect",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "ipdirect", targets: ["ipdirect"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config.
+        .systemLibrary(
+            name: "CLibcurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CNcurses", pkgConfig: "ncursesw",
+            providers: [.apt(["libncurses-dev"])]),
+
+        // Thin C shim: non-variadic curl_easy_setopt/getinfo/multi_setopt wrappers and the
+        // OpenSSL hook that checks the certificate against the original name in the handshake.
+        .target(name: "CCurl", dependencies: ["CLibcurl", "COpenSSL"]),
+
+        // Data that ships inside the binary: zone, provider presets, default config, help.
+        .target(
+            name: "BundledResources", path: "Resources",
+            exclude: ["README.md"],
+            resources: [
+                .embedInCode("lab-zone.json"),
+                .embedInCode("providers.json"),
+                .embedInCode("default-config.toml"),
+            ]),
+
+        // Swift face of libcurl: easy and multi handles, owned by one thread each.
+        .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
+
+        // System DNS, HTTPDNS providers, the resolver cache, configuration.
+        .target(
+            name: "NameResolution",
+            dependencies: [
+                "CurlTransport", "BundledResources",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: strict),
+
+        // Scenarios, URL rewriting, traces, verdicts, exporters.
+        .target(
+            name: "Probe",
+            dependencies: [
+                "NameResolution", "CurlTransport", "CCurl",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+
+        // The interactive console: state, actions, reducer, pure render, ncurses screen.
+        .target(
+            name: "Console",
+            dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources"],
+            swiftSettings: strict),
+
+        // The embedded lab: HTTPDNS service, origins, private CA, all on loopback.
+        .target(
+            name: "Lab",
+            dependencies: [
+                "BundledResources",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "ipdirect",
+            dependencies: [
+                "Lab", "NameResolution", "Probe", "Console",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+
+        // Benchmarks: a target of their own, run on demand (`make bench`), never in tests.
+        .executableTarget(
+            name: "ipdirect-bench",
+            dependencies: ["Lab", "NameResolution", "Probe", "Console"],
+            swiftSettings: strict),
+
+        .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "CCurl"], swiftSettings: strict),
+        .testTarget(name: "NameResolutionTests", dependencies: ["NameResolution", "Lab"], swiftSettings: strict),
+        .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "Lab"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

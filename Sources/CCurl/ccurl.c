@@ -1,0 +1,155 @@
+// CCurl: typed wrappers over libcurl's variadic calls, and the OpenSSL certificate hook.
+// Logic stays in Swift; this file only adapts calling conventions and reads OpenSSL state.
+#include "CCurl.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+#include <stdlib.h>
+#include <string.h>
+
+CURLcode ccurl_easy_setopt_long(CURL *easy, CURLoption option, long value) {
+    return curl_easy_setopt(easy, option, value);
+}
+CURLcode ccurl_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(easy, option, value);
+}
+CURLcode ccurl_easy_setopt_string(CURL *easy, CURLoption option, const char *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+CURLcode ccurl_easy_setopt_ptr(CURL *easy, CURLoption option, void *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+CURLcode ccurl_easy_setopt_write_function(CURL *easy, CURLoption option, curl_write_callback callback) {
+    return curl_easy_setopt(easy, option, callback);
+}
+CURLcode ccurl_easy_setopt_read_function(CURL *easy, curl_read_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_READFUNCTION, callback);
+}
+CURLcode ccurl_easy_setopt_debug_function(CURL *easy, curl_debug_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, callback);
+}
+CURLcode ccurl_easy_setopt_xferinfo_function(CURL *easy, curl_xferinfo_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
+CURLcode ccurl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+CURLcode ccurl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+CURLcode ccurl_easy_getinfo_double(CURL *easy, CURLINFO info, double *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+CURLcode ccurl_easy_getinfo_string(CURL *easy, CURLINFO info, char **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+CURLcode ccurl_easy_getinfo_ptr(CURL *easy, CURLINFO info, void **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+CURLMcode ccurl_multi_setopt_ptr(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+CURLMcode ccurl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+CURLMcode ccurl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+// MARK: - TLS check hook
+
+ccurl_tls_check *ccurl_tls_check_new(const char *expected_name) {
+    ccurl_tls_check *check = calloc(1, sizeof(ccurl_tls_check));
+    if (check && expected_name) {
+        check->expected_name = strdup(expected_name);
+    }
+    return check;
+}
+
+static void ccurl_tls_check_reset_chain(ccurl_tls_check *check) {
+    for (int i = 0; i < check->chain_count; i++) {
+        OPENSSL_free(check->chain[i].bytes);
+        check->chain[i].bytes = NULL;
+        check->chain[i].length = 0;
+    }
+    check->chain_count = 0;
+}
+
+void ccurl_tls_check_free(ccurl_tls_check *check) {
+    if (!check) return;
+    ccurl_tls_check_reset_chain(check);
+    free(check->expected_name);
+    free(check);
+}
+
+static void ccurl_tls_check_keep(ccurl_tls_check *check, X509 *cert) {
+    if (!cert || check->chain_count >= 8) return;
+    unsigned char *der = NULL;
+    int length = i2d_X509(cert, &der);
+    if (length <= 0) return;
+    check->chain[check->chain_count].bytes = der;
+    check->chain[check->chain_count].length = (size_t)length;
+    check->chain_count++;
+}
+
+// Replaces OpenSSL's chain verification for this handshake: runs the standard verification
+// (which, with the expected name set on the context's parameters, includes the name check)
+// and records what the server presented, whatever the result.
+static int ccurl_verify_certificate(X509_STORE_CTX *store, void *arg) {
+    ccurl_tls_check *check = arg;
+    int ok = X509_verify_cert(store);
+    check->ran = 1;
+    check->verify_error = X509_STORE_CTX_get_error(store);
+    check->error_depth = X509_STORE_CTX_get_error_depth(store);
+    ccurl_tls_check_reset_chain(check);
+    X509 *leaf = X509_STORE_CTX_get0_cert(store);
+    ccurl_tls_check_keep(check, leaf);
+    STACK_OF(X509) *presented = X509_STORE_CTX_get0_untrusted(store);
+    for (int i = 0; presented && i < sk_X509_num(presented); i++) {
+        X509 *cert = sk_X509_value(presented, i);
+        if (cert != leaf && X509_cmp(cert, leaf) != 0) ccurl_tls_check_keep(check, cert);
+    }
+    return ok > 0 ? 1 : 0;
+}
+
+static CURLcode ccurl_ssl_ctx_function(CURL *easy, void *ssl_ctx, void *userptr) {
+    (void)easy;
+    SSL_CTX *ctx = ssl_ctx;
+    ccurl_tls_check *check = userptr;
+    if (check->expected_name) {
+        X509_VERIFY_PARAM *param = SSL_CTX_get0_param(ctx);
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        if (X509_VERIFY_PARAM_set1_host(param, check->expected_name, 0) != 1) {
+            return CURLE_SSL_CERTPROBLEM;
+        }
+    }
+    SSL_CTX_set_cert_verify_callback(ctx, ccurl_verify_certificate, check);
+    return CURLE_OK;
+}
+
+CURLcode ccurl_easy_install_tls_check(CURL *easy, ccurl_tls_check *check) {
+    if (!ccurl_tls_backend_is_openssl()) return CURLE_NOT_BUILT_IN;
+    CURLcode code = curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, ccurl_ssl_ctx_function);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(easy, CURLOPT_SSL_CTX_DATA, check);
+}
+
+const char *ccurl_verify_error_string(long error) {
+    return X509_verify_cert_error_string(error);
+}
+
+curl_version_info_data *ccurl_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}
+
+int ccurl_tls_backend_is_openssl(void) {
+    curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info && info->ssl_version && strncmp(info->ssl_version, "OpenSSL", 7) == 0;
+}

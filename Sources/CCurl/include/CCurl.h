@@ -1,0 +1,82 @@
+// CCurl: the thin C shim between Swift and libcurl. Swift cannot call C variadics, so every
+// curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt use goes through one typed wrapper
+// here (prefix ccurl_), as swift-corelibs-foundation's CFURLSessionInterface does.
+// It also holds the OpenSSL hook that checks the server certificate against the original
+// host name inside the TLS handshake, so nothing of a request reaches a server that fails it.
+#ifndef CCURL_H
+#define CCURL_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// MARK: - curl_easy_setopt, one wrapper per argument type
+
+CURLcode ccurl_easy_setopt_long(CURL *easy, CURLoption option, long value);
+CURLcode ccurl_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+/// For string options (libcurl copies strings it is given, except CURLOPT_POSTFIELDS).
+CURLcode ccurl_easy_setopt_string(CURL *easy, CURLoption option, const char *value);
+/// For object options: curl_slist *, CURLU *, user data pointers.
+CURLcode ccurl_easy_setopt_ptr(CURL *easy, CURLoption option, void *value);
+/// CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION share this signature.
+CURLcode ccurl_easy_setopt_write_function(CURL *easy, CURLoption option, curl_write_callback callback);
+CURLcode ccurl_easy_setopt_read_function(CURL *easy, curl_read_callback callback);
+CURLcode ccurl_easy_setopt_debug_function(CURL *easy, curl_debug_callback callback);
+CURLcode ccurl_easy_setopt_xferinfo_function(CURL *easy, curl_xferinfo_callback callback);
+
+// MARK: - curl_easy_getinfo, one wrapper per result type
+
+CURLcode ccurl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
+CURLcode ccurl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+CURLcode ccurl_easy_getinfo_double(CURL *easy, CURLINFO info, double *value);
+CURLcode ccurl_easy_getinfo_string(CURL *easy, CURLINFO info, char **value);
+CURLcode ccurl_easy_getinfo_ptr(CURL *easy, CURLINFO info, void **value);
+
+// MARK: - curl_multi_setopt
+
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLMcode ccurl_multi_setopt_ptr(CURLM *multi, CURLMoption option, void *value);
+CURLMcode ccurl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback);
+CURLMcode ccurl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback);
+
+// MARK: - TLS check hook
+
+/// One certificate as the server sent it, DER encoded.
+typedef struct ccurl_der {
+    unsigned char *bytes;
+    size_t length;
+} ccurl_der;
+
+/// What the TLS hook saw during one handshake. Owned by the caller of
+/// ccurl_tls_check_new; valid until ccurl_tls_check_free.
+typedef struct ccurl_tls_check {
+    /// The name the certificate must match (the original host), or NULL to leave the
+    /// name check to libcurl.
+    char *expected_name;
+    /// Whether the hook ran (a TLS handshake reached the certificate stage).
+    int ran;
+    /// X509_V_OK (0) or the OpenSSL verify error (X509_V_ERR_*), e.g. 62 hostname mismatch.
+    long verify_error;
+    /// Depth in the chain at which verify_error was raised (0 = the server's own certificate).
+    int error_depth;
+    /// The chain the server presented, leaf first. At most 8 certificates are kept.
+    ccurl_der chain[8];
+    int chain_count;
+} ccurl_tls_check;
+
+ccurl_tls_check *ccurl_tls_check_new(const char *expected_name);
+void ccurl_tls_check_free(ccurl_tls_check *check);
+/// Installs the hook on an easy handle (CURLOPT_SSL_CTX_FUNCTION/DATA). Returns
+/// CURLE_NOT_BUILT_IN when libcurl's TLS backend is not OpenSSL.
+CURLcode ccurl_easy_install_tls_check(CURL *easy, ccurl_tls_check *check);
+/// OpenSSL's text for a verify error ("hostname mismatch", "certificate has expired", ...).
+const char *ccurl_verify_error_string(long error);
+
+// MARK: - libcurl facts
+
+/// curl_version_info(CURLVERSION_NOW): the macro does not import into Swift.
+curl_version_info_data *ccurl_version_info(void);
+/// 1 when the linked libcurl's TLS backend is OpenSSL (the TLS hook needs it).
+int ccurl_tls_backend_is_openssl(void);
+
+#endif
