@@ -1,0 +1,177 @@
+// The values resolution produces and everyone else reads: answers, their sources, the
+// comparison of system DNS with HTTPDNS, cache entries and resolver events.
+// Shapes follow the JSON contract of `ipdirect resolve --format json`.
+import Foundation
+
+/// Which address families to ask for.
+public enum AddressFamily: String, Sendable, Codable, CaseIterable {
+    /// IPv4, plus IPv6 when this machine has a global IPv6 route.
+    case auto
+    case v4
+    case v6
+    case both
+}
+
+/// One concrete family, as the cache keys entries.
+public enum IPFamily: String, Sendable, Codable, Hashable, CaseIterable {
+    case v4, v6
+}
+
+/// The HTTPDNS service flavours ipdirect speaks.
+public enum ProviderKind: String, Sendable, Codable, CaseIterable {
+    case alicloud
+    case tencent
+    case dohJSON = "doh-json"
+    /// No HTTPDNS at all: system DNS only, for comparison.
+    case system
+}
+
+/// Where an answer came from.
+public enum AnswerSource: String, Sendable, Codable {
+    /// Asked the HTTPDNS service just now.
+    case httpdns
+    /// Served from the resolver cache, fresh.
+    case cache
+    /// Served from the cache after its TTL ran out (expired-IP reuse), refresh under way.
+    case stale
+    /// HTTPDNS failed; the answer is system DNS's.
+    case systemFallback = "system-fallback"
+    /// Loaded from the persistent cache file at start.
+    case persisted
+}
+
+/// How system DNS and HTTPDNS compare for one name.
+public enum Agreement: String, Sendable, Codable {
+    case same, overlap, disjoint
+    case systemFailed = "system-failed"
+    case httpdnsFailed = "httpdns-failed"
+    case bothFailed = "both-failed"
+
+    /// Compares two answers; an empty list with an error counts as failed.
+    public static func between(system: [String]?, httpdns: [String]?) -> Agreement {
+        switch (system, httpdns) {
+        case (nil, nil): return .bothFailed
+        case (nil, _): return .systemFailed
+        case (_, nil): return .httpdnsFailed
+        case let (s?, h?):
+            let a = Set(s)
+            let b = Set(h)
+            if a == b { return .same }
+            return a.isDisjoint(with: b) ? .disjoint : .overlap
+        }
+    }
+}
+
+/// System DNS's answer for one name (the `system` object of `resolve --format json`).
+public struct SystemAnswer: Sendable, Codable, Equatable {
+    public var ipv4: [String]
+    public var ipv6: [String]
+    /// Wall time of the lookup, milliseconds.
+    public var ms: Double
+    /// Why it failed, in words; nil on success.
+    public var error: String?
+
+    public init(ipv4: [String] = [], ipv6: [String] = [], ms: Double = 0, error: String? = nil) {
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.ms = ms
+        self.error = error
+    }
+}
+
+/// HTTPDNS's answer for one name (the `httpdns` object of `resolve --format json`).
+public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
+    public var provider: String
+    public var ipv4: [String]
+    public var ipv6: [String]
+    /// Seconds the answer stays fresh.
+    public var ttl: Int
+    public var ms: Double
+    public var source: AnswerSource
+    public var error: String?
+
+    public init(
+        provider: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,
+        source: AnswerSource = .httpdns, error: String? = nil
+    ) {
+        self.provider = provider
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.ttl = ttl
+        self.ms = ms
+        self.source = source
+        self.error = error
+    }
+}
+
+/// One name resolved both ways: what `ipdirect resolve` prints and a probe starts from.
+public struct HostResolution: Sendable, Codable, Equatable {
+    public var host: String
+    public var system: SystemAnswer
+    public var httpdns: HTTPDNSAnswer
+    public var agreement: Agreement
+
+    public init(host: String, system: SystemAnswer, httpdns: HTTPDNSAnswer) {
+        self.host = host
+        self.system = system
+        self.httpdns = httpdns
+        let sys = system.error == nil ? system.ipv4 + system.ipv6 : nil
+        let dns = httpdns.error == nil ? httpdns.ipv4 + httpdns.ipv6 : nil
+        agreement = Agreement.between(system: sys, httpdns: dns)
+    }
+}
+
+/// A resolver cache entry as front ends see it: a copy, never a reference into the cache.
+public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
+    public var host: String
+    public var family: IPFamily
+    public var ips: [String]
+    public var ttl: Int
+    /// When the answer was obtained.
+    public var resolvedAt: Date
+    public var source: AnswerSource
+    public var hits: Int
+    /// A background refresh is under way.
+    public var refreshing: Bool
+
+    public init(
+        host: String, family: IPFamily, ips: [String], ttl: Int, resolvedAt: Date, source: AnswerSource,
+        hits: Int = 0, refreshing: Bool = false
+    ) {
+        self.host = host
+        self.family = family
+        self.ips = ips
+        self.ttl = ttl
+        self.resolvedAt = resolvedAt
+        self.source = source
+        self.hits = hits
+        self.refreshing = refreshing
+    }
+
+    /// When the answer stops being fresh.
+    public var expiresAt: Date { resolvedAt.addingTimeInterval(TimeInterval(ttl)) }
+
+    /// Seconds of freshness left at `now` (negative once expired).
+    public func remaining(at now: Date) -> TimeInterval { expiresAt.timeIntervalSince(now) }
+}
+
+/// Something the resolver did, for the console's event view and the logs.
+public struct ResolverEvent: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        case hit, miss, refresh, expired, fallback, error, flush, prefetch
+    }
+    public var time: Date
+    public var kind: Kind
+    public var host: String
+    public var family: IPFamily?
+    /// One line a person reads: "sni-a.lab.test v4 refreshed from HTTPDNS: 127.0.0.1 (ttl 60s)".
+    public var detail: String
+
+    public init(time: Date = Date(), kind: Kind, host: String, family: IPFamily? = nil, detail: String) {
+        self.time = time
+        self.kind = kind
+        self.host = host
+        self.family = family
+        self.detail = detail
+    }
+}
