@@ -7,5 +7,9 @@ struct IPDirect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ipdirect",
         abstract: "Troubleshoot HTTPDNS and IP-direct connections.",
-        subcommands: [LabCommand.self])
+        subcommands: [
+            ConsoleCommand.self, ProbeCommand.self, ResolveCommand.self, LabCommand.self, CacheCommand.self,
+            ConfigCommand.self,
+        ],
+        defaultSubcommand: ConsoleCommand.self)
 }
