@@ -1,1 +1,15 @@
-print("benchmarks: none yet")
+// ipdirect-bench: the benchmarks, run on demand (`make bench` or `ipdirect-bench NAME`).
+// Each measures as a ratio against a peer run side by side, since the machines are noisy.
+import Foundation
+
+let benchmarks: [(name: String, run: () async throws -> Void)] = [
+    ("cache", CacheBenchmark.run),
+    ("probe", ProbeBenchmark.run),
+    ("console", ConsoleBenchmark.run),
+]
+
+let wanted = Set(CommandLine.arguments.dropFirst())
+for benchmark in benchmarks where wanted.isEmpty || wanted.contains(benchmark.name) {
+    print("== \(benchmark.name)")
+    try await benchmark.run()
+}
