@@ -1,5 +1,7 @@
 # The two commands of the README: `make run` and `make test`. Both install what the build
 # needs first. `make bench` runs the benchmarks (on demand, never as tests).
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
