@@ -58,8 +58,12 @@ let package = Package(
             dependencies: [
                 "CurlTransport", "BundledResources",
                 .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+
+        // Test doubles at the resolver's seams: a manual clock and a scripted provider.
+        .target(name: "NameResolutionTesting", dependencies: ["NameResolution"], swiftSettings: strict),
 
         // Scenarios, URL rewriting, traces, verdicts, exporters.
         .target(
@@ -110,7 +114,9 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "CCurl"], swiftSettings: strict),
-        .testTarget(name: "NameResolutionTests", dependencies: ["NameResolution", "Lab"], swiftSettings: strict),
+        .testTarget(
+            name: "NameResolutionTests", dependencies: ["NameResolution", "NameResolutionTesting", "Lab"],
+            swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Lab"], swiftSettings: strict),
     ],

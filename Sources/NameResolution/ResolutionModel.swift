@@ -89,10 +89,13 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var ms: Double
     public var source: AnswerSource
     public var error: String?
+    /// Strings the service sent as addresses that are not IP literals: refused, never
+    /// cached, named here. Absent from JSON when there were none.
+    public var rejected: [String]?
 
     public init(
         provider: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,
-        source: AnswerSource = .httpdns, error: String? = nil
+        source: AnswerSource = .httpdns, error: String? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider
         self.ipv4 = ipv4
@@ -101,6 +104,7 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
         self.ms = ms
         self.source = source
         self.error = error
+        self.rejected = rejected
     }
 }
 

@@ -1,0 +1,166 @@
+// Alibaba Cloud HTTPDNS, legacy API: /{account}/d, signed /{account}/sign_d whenever a
+// secret is configured, and batch /{account}/resolve (5 names a request) for pre-resolve.
+import Crypto
+import CurlTransport
+import Foundation
+
+/// Alibaba Cloud's HTTPDNS service.
+public struct AliCloudProvider: HTTPDNSProvider {
+    public let endpoint: String
+    public let account: String
+    let secret: String?
+    let transport: HTTPDNSTransport
+    /// How far ahead a signature's expiry is set; Alibaba's SDKs use 10 minutes.
+    static let signatureLifetime: TimeInterval = 600
+    /// The batch API takes at most this many names a request.
+    public static let batchLimit = 5
+
+    public var name: String { secret == nil ? "alicloud" : "alicloud (signed)" }
+
+    init(endpoint: String, account: String, secret: String?, transport: HTTPDNSTransport) {
+        var base = trimmedBase(endpoint)
+        // Accept a pasted query URL (".../{account}/d") as well as the base URL.
+        for suffix in ["/\(account)/d", "/\(account)/sign_d", "/\(account)/resolve"] where base.hasSuffix(suffix) {
+            base.removeLast(suffix.count)
+        }
+        self.endpoint = base
+        self.account = account
+        self.secret = secret.flatMap { $0.isEmpty ? nil : $0 }
+        self.transport = transport
+    }
+
+    /// The `s` parameter: lowercase hex of md5("host-secret-t").
+    static func signature(host: String, secret: String, expiry: Int) -> String {
+        Insecure.MD5.hash(data: Data("\(host)-\(secret)-\(expiry)".utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func query(_ families: Set<IPFamily>) -> String {
+        families == [.v6] ? "6" : families == [.v4] ? "4" : "4,6"
+    }
+
+    /// The URL for one name; with a secret, the signed form.
+    func url(for host: String, families: Set<IPFamily>, now: Date = Date()) -> String {
+        let q = "host=\(queryEscaped(host))&query=\(Self.query(families))"
+        guard let secret else { return "\(endpoint)/\(queryEscaped(account))/d?\(q)" }
+        let expiry = Int(now.timeIntervalSince1970 + Self.signatureLifetime)
+        let s = Self.signature(host: host, secret: secret, expiry: expiry)
+        return "\(endpoint)/\(queryEscaped(account))/sign_d?\(q)&t=\(expiry)&s=\(s)"
+    }
+
+    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
+        let (response, ms) = try await transport.get(url(for: host, families: families), display: endpoint)
+        try checkStatus(response)
+        return try Self.parseSingle(response.body, host: host, families: families, ms: ms)
+    }
+
+    func checkStatus(_ response: HTTPResponse) throws(ResolutionError) {
+        guard (200..<300).contains(response.status) else {
+            throw ResolutionError.fromStatus(response.status, code: serviceCode(response.body), account: account)
+        }
+    }
+
+    /// Parses `{"host","ips":[],"ipsv6":[],"ttl","origin_ttl","client_ip"}`.
+    static func parseSingle(
+        _ body: [UInt8], host: String, families: Set<IPFamily>, ms: Double
+    ) throws(ResolutionError)
+        -> ProviderAnswer
+    {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw .malformed(detail: "expected a JSON object, got \(preview(body))")
+        }
+        if let code = object["code"] as? String { throw ResolutionError.fromStatus(200, code: code, account: nil) }
+        let v4 = families.contains(.v4) ? try strings(object["ips"], field: "ips") : []
+        let v6 = families.contains(.v6) ? try strings(object["ipsv6"], field: "ipsv6") : []
+        guard let ttl = integer(object["ttl"]) else { throw .malformed(detail: "no 'ttl' in the answer") }
+        return try ProviderAnswer.screened(host: host, rawV4: v4, rawV6: v6, ttl: ttl, answered: families, ms: ms)
+    }
+
+    public func resolveBatch(
+        _ hosts: [String], families: Set<IPFamily>
+    ) async -> [String: Result<
+        ProviderAnswer, ResolutionError
+    >] {
+        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
+        // The batch API is unsigned-only in the legacy service; signed accounts go one by one.
+        if secret != nil {
+            for host in hosts {
+                do throws(ResolutionError) {
+                    results[host] = .success(try await resolve(host, families: families))
+                } catch {
+                    results[host] = .failure(error)
+                }
+            }
+            return results
+        }
+        var start = 0
+        while start < hosts.count {
+            let chunk = Array(hosts[start..<min(start + Self.batchLimit, hosts.count)])
+            start += Self.batchLimit
+            let names = chunk.map(queryEscaped).joined(separator: ",")
+            let url = "\(endpoint)/\(queryEscaped(account))/resolve?host=\(names)&query=\(Self.query(families))"
+            do throws(ResolutionError) {
+                let (response, ms) = try await transport.get(url, display: endpoint)
+                try checkStatus(response)
+                let parsed = try Self.parseBatch(response.body, hosts: chunk, families: families, ms: ms)
+                for (host, result) in parsed { results[host] = result }
+            } catch {
+                for host in chunk { results[host] = .failure(error) }
+            }
+        }
+        return results
+    }
+
+    /// Parses `{"dns":[{"host","ips":[],"type":1|28,"ttl"}]}`.
+    static func parseBatch(
+        _ body: [UInt8], hosts: [String], families: Set<IPFamily>, ms: Double
+    ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let records = object["dns"] as? [[String: Any]]
+        else { throw .malformed(detail: "expected {\"dns\":[...]}, got \(preview(body))") }
+        var v4: [String: [String]] = [:]
+        var v6: [String: [String]] = [:]
+        var ttls: [String: Int] = [:]
+        for record in records {
+            guard let host = (record["host"] as? String)?.lowercased() else { continue }
+            let ips = try strings(record["ips"], field: "ips")
+            let type = integer(record["type"]) ?? 1
+            if type == 28 { v6[host, default: []] += ips } else { v4[host, default: []] += ips }
+            if let ttl = integer(record["ttl"]) { ttls[host] = min(ttls[host] ?? ttl, ttl) }
+        }
+        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
+        for host in hosts {
+            let key = host.lowercased()
+            do throws(ResolutionError) {
+                results[host] = .success(
+                    try ProviderAnswer.screened(
+                        host: host, rawV4: families.contains(.v4) ? v4[key] ?? [] : [],
+                        rawV6: families.contains(.v6) ? v6[key] ?? [] : [], ttl: ttls[key] ?? 60,
+                        answered: families, ms: ms))
+            } catch {
+                results[host] = .failure(error)
+            }
+        }
+        return results
+    }
+}
+
+/// A JSON array of strings; anything else in it is kept as text so it is named as junk.
+func strings(_ value: Any?, field: String) throws(ResolutionError) -> [String] {
+    guard let value, !(value is NSNull) else { return [] }
+    guard let array = value as? [Any] else { throw .malformed(detail: "'\(field)' is not a list") }
+    return array.map { ($0 as? String) ?? "\($0)" }
+}
+
+/// A JSON number or numeric string as an integer.
+func integer(_ value: Any?) -> Int? {
+    if let n = value as? NSNumber { return n.intValue }
+    if let s = value as? String { return Int(s) }
+    return nil
+}
+
+/// The start of a body for an error message, printable.
+func preview(_ body: [UInt8]) -> String {
+    if body.isEmpty { return "an empty body" }
+    let text = String(decoding: body.prefix(40), as: UTF8.self)
+    return IPLiteral.quoted(text + (body.count > 40 ? "..." : ""))
+}

@@ -1,0 +1,94 @@
+// DNS over HTTPS, JSON flavour (Google, Cloudflare, AliDNS): GET ?name=H&type=A|AAAA with
+// Accept: application/dns-json, one request per family, asked side by side.
+import CurlTransport
+import Foundation
+
+/// A DoH JSON resolver.
+public struct DoHJSONProvider: HTTPDNSProvider {
+    /// The full query URL, e.g. `https://dns.google/resolve`.
+    public let endpoint: String
+    let transport: HTTPDNSTransport
+
+    public var name: String { "doh-json" }
+
+    init(endpoint: String, transport: HTTPDNSTransport) {
+        self.endpoint = endpoint
+        self.transport = transport
+    }
+
+    func url(for host: String, family: IPFamily) -> String {
+        let separator = endpoint.contains("?") ? "&" : "?"
+        return "\(endpoint)\(separator)name=\(queryEscaped(host))&type=\(family == .v4 ? "A" : "AAAA")"
+    }
+
+    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
+        async let v4 = families.contains(.v4) ? ask(host, .v4) : nil
+        async let v6 = families.contains(.v6) ? ask(host, .v6) : nil
+        let (a, b) = await (v4, v6)
+        // One family failing while the other answers still gives a usable answer.
+        var parts: [Family] = []
+        var failures: [ResolutionError] = []
+        for result in [a, b].compactMap({ $0 }) {
+            switch result {
+            case .success(let part): parts.append(part)
+            case .failure(let error): failures.append(error)
+            }
+        }
+        if parts.isEmpty, let first = failures.first { throw first }
+        let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.raw)
+        let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.raw)
+        let ttl = parts.compactMap(\.ttl).min() ?? 60
+        return try ProviderAnswer.screened(
+            host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: Set(parts.map(\.family)),
+            ms: parts.map(\.ms).max() ?? 0)
+    }
+
+    struct Family: Sendable {
+        var family: IPFamily
+        var raw: [String]
+        var ttl: Int?
+        var ms: Double
+    }
+
+    private func ask(_ host: String, _ family: IPFamily) async -> Result<Family, ResolutionError> {
+        do throws(ResolutionError) {
+            let (response, ms) = try await transport.get(
+                url(for: host, family: family), headers: ["Accept: application/dns-json"], display: endpoint)
+            guard (200..<300).contains(response.status) else {
+                throw ResolutionError.http(status: response.status, code: serviceCode(response.body))
+            }
+            let (raw, ttl) = try Self.parse(response.body, host: host, family: family)
+            return .success(Family(family: family, raw: raw, ttl: ttl, ms: ms))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Parses `{"Status":0,"Answer":[{"name","type","TTL","data"}]}`, keeping the records
+    /// of the asked type (CNAME steps are skipped).
+    static func parse(
+        _ body: [UInt8], host: String, family: IPFamily
+    ) throws(ResolutionError) -> (
+        raw: [String], ttl: Int?
+    ) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw .malformed(detail: "expected a DoH JSON object, got \(preview(body))")
+        }
+        guard let status = integer(object["Status"]) else { throw .malformed(detail: "no 'Status' in the answer") }
+        switch status {
+        case 0: break
+        case 3: throw .noSuchName(host: host, families: [family])
+        case 2: throw .transport(detail: "the DoH server failed to resolve \(host) (SERVFAIL)")
+        case 5: throw .transport(detail: "the DoH server refused to resolve \(host) (REFUSED)")
+        default: throw .transport(detail: "the DoH server answered DNS status \(status) for \(host)")
+        }
+        let wanted = family == .v4 ? 1 : 28
+        var raw: [String] = []
+        var ttl: Int?
+        for record in (object["Answer"] as? [[String: Any]]) ?? [] where integer(record["type"]) == wanted {
+            raw.append((record["data"] as? String) ?? "\(record["data"] ?? "")")
+            if let t = integer(record["TTL"]) { ttl = min(ttl ?? t, t) }
+        }
+        return (raw, ttl)
+    }
+}

@@ -1,0 +1,223 @@
+// The seam between the resolver cache and an HTTPDNS service: one protocol, one small type
+// per wire format, and the factory that picks one from the configuration.
+import CurlTransport
+import Foundation
+
+/// What an HTTPDNS service said about one name, already screened: only IP literals remain.
+public struct ProviderAnswer: Sendable, Equatable {
+    public var host: String
+    public var ipv4: [String]
+    public var ipv6: [String]
+    /// Seconds, clamped to `ResolverConfiguration.ttlBounds`.
+    public var ttl: Int
+    /// The families the service answered for (an empty list for an answered family means
+    /// "no address of that family", which is worth caching).
+    public var answered: Set<IPFamily>
+    /// Strings the service sent as addresses that are not IP literals: dropped, and named.
+    public var rejected: [String]
+    /// Wall time of the exchange, milliseconds.
+    public var ms: Double
+
+    public init(
+        host: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int, answered: Set<IPFamily>,
+        rejected: [String] = [], ms: Double = 0
+    ) {
+        self.host = host
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.ttl = ttl
+        self.answered = answered
+        self.rejected = rejected
+        self.ms = ms
+    }
+
+    /// The addresses of one family.
+    public func ips(_ family: IPFamily) -> [String] { family == .v4 ? ipv4 : ipv6 }
+
+    /// Builds an answer from unscreened strings, refusing it when nothing usable is left.
+    ///
+    /// - Throws: `.notAnIP` when every string was junk, `.noSuchName` when there was nothing.
+    static func screened(
+        host: String, rawV4: [String], rawV6: [String], ttl: Int, answered: Set<IPFamily>, ms: Double
+    ) throws(ResolutionError) -> ProviderAnswer {
+        let v4 = IPLiteral.screen(rawV4, family: .v4)
+        let v6 = IPLiteral.screen(rawV6, family: .v6)
+        let rejected = v4.rejected + v6.rejected
+        if v4.valid.isEmpty, v6.valid.isEmpty {
+            if !rejected.isEmpty { throw .notAnIP(junk: rejected) }
+            throw .noSuchName(host: host, families: answered)
+        }
+        return ProviderAnswer(
+            host: host, ipv4: v4.valid, ipv6: v6.valid, ttl: clampTTL(ttl), answered: answered, rejected: rejected,
+            ms: ms)
+    }
+
+    static func clampTTL(_ ttl: Int) -> Int {
+        min(max(ttl, ResolverConfiguration.ttlBounds.lowerBound), ResolverConfiguration.ttlBounds.upperBound)
+    }
+}
+
+/// An HTTPDNS service speaking one wire format.
+public protocol HTTPDNSProvider: Sendable {
+    /// Short name shown to users, e.g. `alicloud`, `doh-json (dns.google)`.
+    var name: String { get }
+
+    /// Asks the service for the addresses of `host` in `families`.
+    ///
+    /// - Throws: `ResolutionError` with the reason in words.
+    func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer
+
+    /// Asks for several names; services with a batch API use it (alicloud: 5 per request).
+    ///
+    /// - Returns: one result per name, in any order.
+    func resolveBatch(
+        _ hosts: [String], families: Set<IPFamily>
+    ) async -> [String: Result<ProviderAnswer, ResolutionError>]
+}
+
+extension HTTPDNSProvider {
+    public func resolveBatch(
+        _ hosts: [String], families: Set<IPFamily>
+    ) async -> [String: Result<
+        ProviderAnswer, ResolutionError
+    >] {
+        await withTaskGroup(of: (String, Result<ProviderAnswer, ResolutionError>).self) { group in
+            for host in hosts {
+                group.addTask {
+                    do throws(ResolutionError) {
+                        return (host, .success(try await self.resolve(host, families: families)))
+                    } catch {
+                        return (host, .failure(error))
+                    }
+                }
+            }
+            var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
+            for await (host, result) in group { results[host] = result }
+            return results
+        }
+    }
+}
+
+/// Builds the provider a configuration asks for.
+public enum ProviderFactory {
+    /// Alibaba Cloud's public HTTPDNS address, used when alicloud has no endpoint.
+    public static let alicloudDefaultEndpoint = "http://203.107.1.1"
+
+    /// - Throws: `ResolutionError.misconfigured` when a required setting is missing.
+    public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {
+        let endpoint = configuration.effectiveEndpoint
+        switch configuration.provider {
+        case .alicloud:
+            guard let account = configuration.account, !account.isEmpty else {
+                throw .misconfigured(
+                    "alicloud needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
+                )
+            }
+            return AliCloudProvider(
+                endpoint: endpoint ?? alicloudDefaultEndpoint, account: account, secret: configuration.secret,
+                transport: HTTPDNSTransport(configuration))
+        case .tencent:
+            guard let endpoint else {
+                throw .misconfigured("tencent needs --endpoint (for example http://119.29.29.29)")
+            }
+            return TencentProvider(
+                endpoint: endpoint, account: configuration.account, transport: HTTPDNSTransport(configuration))
+        case .dohJSON:
+            guard let endpoint else {
+                throw .misconfigured("doh-json needs --endpoint (for example https://dns.google/resolve)")
+            }
+            return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
+        case .system:
+            return SystemProvider(timeout: configuration.timeout)
+        }
+    }
+}
+
+/// The `system` provider: no HTTPDNS at all, system DNS answers in its place, so the rest
+/// of the tool (cache, probe) works the same for comparison.
+public struct SystemProvider: HTTPDNSProvider {
+    public var name: String { "system" }
+    let timeout: Double
+    let resolver = SystemResolver()
+    /// getaddrinfo gives no TTL; a minute keeps repeated probes from re-asking every time.
+    static let ttl = 60
+
+    public init(timeout: Double = 2) { self.timeout = timeout }
+
+    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
+        let answer = await resolver.resolve(host, families: families, timeout: timeout)
+        if let error = answer.error { throw .system(detail: error) }
+        return try ProviderAnswer.screened(
+            host: host, rawV4: answer.ipv4, rawV6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
+    }
+}
+
+// MARK: Transport
+
+/// One GET to an HTTPDNS service through libcurl, off the cooperative thread pool.
+struct HTTPDNSTransport: Sendable {
+    var timeout: Double
+    var caFile: String?
+
+    init(_ configuration: ResolverConfiguration) {
+        timeout = configuration.timeout
+        caFile = configuration.caFile
+    }
+
+    init(timeout: Double, caFile: String?) {
+        self.timeout = timeout
+        self.caFile = caFile
+    }
+
+    /// Performs the request on a thread of its own (libcurl blocks) and maps failures.
+    ///
+    /// - Parameter display: how to name the endpoint in messages (never carries a signature).
+    func get(
+        _ url: String, headers: [String] = [], display: String
+    ) async throws(ResolutionError) -> (
+        HTTPResponse, ms: Double
+    ) {
+        let request = HTTPRequest(
+            url: url, headers: headers, timeout: timeout, caFile: caFile,
+            maxBodyBytes: ResolverConfiguration.maxBodyBytes)
+        let timeout = self.timeout
+        let started = DispatchTime.now()
+        let result: Result<HTTPResponse, ResolutionError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do {
+                    continuation.resume(returning: .success(try HTTPFetch.perform(request)))
+                } catch let error as CurlError {
+                    continuation.resume(returning: .failure(.from(error, endpoint: display, timeout: timeout)))
+                } catch let error as CertificateCheckFailure {
+                    continuation.resume(returning: .failure(.tls(detail: error.verifyMessage)))
+                } catch {
+                    continuation.resume(returning: .failure(.transport(detail: "\(error)")))
+                }
+            }
+            thread.name = "ipdirect.httpdns"
+            thread.start()
+        }
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        return (try result.get(), ms)
+    }
+}
+
+/// Percent-encodes a query value (host names are ASCII, but the input is the user's).
+func queryEscaped(_ value: String) -> String {
+    var allowed = CharacterSet.alphanumerics
+    allowed.insert(charactersIn: "-._~")
+    return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+}
+
+/// Drops a trailing slash so paths can be appended.
+func trimmedBase(_ endpoint: String) -> String {
+    var base = endpoint
+    while base.hasSuffix("/") { base.removeLast() }
+    return base
+}
+
+/// Reads the `code` of a JSON error body (`{"code":"InvalidAccount"}`), if it is one.
+func serviceCode(_ body: [UInt8]) -> String? {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+    return (object["code"] as? String) ?? (object["Code"] as? String)
+}

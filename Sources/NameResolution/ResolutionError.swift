@@ -1,0 +1,102 @@
+// Why a resolution failed, as values a person can read: every HTTPDNS and system DNS
+// failure maps to one case, and each case to one sentence. Nobody reads "error 28".
+import CurlTransport
+import Foundation
+
+/// A failed HTTPDNS or system DNS resolution.
+public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No answer within the timeout.
+    case timeout(seconds: Double)
+    /// Nothing listens at the endpoint (connection refused or unreachable).
+    case refused(endpoint: String, detail: String)
+    /// The endpoint's own host name did not resolve.
+    case endpointUnresolvable(endpoint: String)
+    /// TLS to the service failed: certificate not trusted, wrong name, handshake error.
+    case tls(detail: String)
+    /// The service answered with an HTTP error; `code` is its JSON `code`, when it sent one.
+    case http(status: Int, code: String?)
+    /// The service refused the request signature (wrong secret or a skewed clock).
+    case signatureRejected
+    /// The signature's expiry time had passed when it arrived.
+    case signatureExpired
+    /// The service does not know the account ID.
+    case invalidAccount(String)
+    /// The answer could not be read.
+    case malformed(detail: String)
+    /// The name has no address of the requested families.
+    case noSuchName(host: String, families: Set<IPFamily>)
+    /// Every address in the answer was something other than an IP literal.
+    case notAnIP(junk: [String])
+    /// The configuration makes a request impossible (no account, bad endpoint...).
+    case misconfigured(String)
+    /// System DNS (getaddrinfo) failed.
+    case system(detail: String)
+    /// Some other transport failure, with libcurl's words.
+    case transport(detail: String)
+
+    public var description: String {
+        switch self {
+        case .timeout(let seconds):
+            return "timed out after \(Self.format(seconds)) s"
+        case .refused(let endpoint, let detail):
+            return "connection refused by \(endpoint) (\(detail))"
+        case .endpointUnresolvable(let endpoint):
+            return "the HTTPDNS endpoint's own name did not resolve (\(endpoint))"
+        case .tls(let detail):
+            return "TLS to the HTTPDNS service failed: \(detail)"
+        case .http(let status, let code?):
+            return "HTTPDNS answered HTTP \(status) with code \(code)"
+        case .http(let status, nil):
+            return "HTTPDNS answered HTTP \(status)"
+        case .signatureRejected:
+            return "signature rejected: check the secret and this machine's clock"
+        case .signatureExpired:
+            return "signature expired before it arrived: check this machine's clock"
+        case .invalidAccount(let account):
+            return "the HTTPDNS service does not know account '\(account)'"
+        case .malformed(let detail):
+            return "malformed HTTPDNS answer: \(detail)"
+        case .noSuchName(let host, let families):
+            let what = families == [.v6] ? "IPv6 address" : families == [.v4] ? "IPv4 address" : "address"
+            return "no such name: HTTPDNS has no \(what) for \(host)"
+        case .notAnIP(let junk):
+            let listed = junk.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")
+            return junk.count == 1
+                ? "HTTPDNS answered \(listed), which is not an IP address"
+                : "HTTPDNS answered \(listed), which are not IP addresses"
+        case .misconfigured(let detail):
+            return detail
+        case .system(let detail):
+            return detail
+        case .transport(let detail):
+            return "HTTPDNS request failed: \(detail)"
+        }
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+    }
+
+    /// Maps a libcurl failure on a request to `endpoint` to what it means for a resolver.
+    static func from(_ error: CurlError, endpoint: String, timeout: Double) -> ResolutionError {
+        switch error.kind {
+        case .timeout: return .timeout(seconds: timeout)
+        case .connect: return .refused(endpoint: endpoint, detail: error.message)
+        case .nameResolution: return .endpointUnresolvable(endpoint: endpoint)
+        case .certificate, .tls: return .tls(detail: error.message)
+        case .tooLarge: return .malformed(detail: error.message)
+        case .badURL: return .misconfigured("the HTTPDNS endpoint is not a usable URL: \(endpoint)")
+        case .transfer, .other: return .transport(detail: error.message)
+        }
+    }
+
+    /// Maps an HTTP error status and the service's JSON `code` to a case.
+    static func fromStatus(_ status: Int, code: String?, account: String?) -> ResolutionError {
+        switch code {
+        case "InvalidSignature", "SignatureMismatch": return .signatureRejected
+        case "SignatureExpired": return .signatureExpired
+        case "InvalidAccount", "AccountNotExist", "InvalidAccountId": return .invalidAccount(account ?? "")
+        default: return .http(status: status, code: code)
+        }
+    }
+}

@@ -1,0 +1,537 @@
+// The resolver an app would embed: HTTPDNS answers cached per name and family for their TTL,
+// served at once by a non-blocking lookup, refreshed one request per name, with system DNS
+// as the fallback and every step told as an event.
+import Foundation
+
+/// Where the cache reads the time; tests pass a clock they move by hand.
+public protocol ResolverClock: Sendable {
+    func now() -> Date
+}
+
+/// The real time.
+public struct WallClock: ResolverClock {
+    public init() {}
+    @inline(__always) public func now() -> Date { Date() }
+}
+
+struct CacheKey: Hashable, Sendable {
+    var host: String
+    var family: IPFamily
+}
+
+/// The resolver cache: HTTPDNS through a TTL cache, system DNS beside it.
+///
+/// All state sits behind one mutex so `lookup` can answer without suspending; network work
+/// happens in tasks that take the lock only to read or store entries.
+public final class ResolverCache: Sendable {
+    public let provider: any HTTPDNSProvider
+    let system: SystemResolver
+    let clock: any ResolverClock
+    private let state: Locked<State>
+    /// Problems met while loading the persistent cache (a corrupt file...), for the user.
+    public let loadWarnings: [String]
+
+    typealias Outcome = Result<ProviderAnswer, ResolutionError>
+
+    struct InFlight {
+        var id: Int
+        var families: Set<IPFamily>
+        var task: Task<Outcome, Never>
+    }
+
+    struct State {
+        var configuration: ResolverConfiguration
+        var entries: [CacheKey: CacheEntrySnapshot] = [:]
+        var inflight: [String: InFlight] = [:]
+        var subscribers: [Int: AsyncStream<ResolverEvent>.Continuation] = [:]
+        var nextID = 0
+    }
+
+    /// Creates the cache and loads the persistent file when `configuration.cachePath` is set.
+    ///
+    /// - Parameters:
+    ///   - provider: the HTTPDNS service; `ProviderFactory.make(configuration)` by default.
+    ///   - clock: the time source for TTLs (tests move a manual one).
+    public init(
+        configuration: ResolverConfiguration, provider: any HTTPDNSProvider, system: SystemResolver = .init(),
+        clock: any ResolverClock = WallClock()
+    ) {
+        self.provider = provider
+        self.system = system
+        self.clock = clock
+        var initial = State(configuration: configuration)
+        var warnings: [String] = []
+        if let path = configuration.cachePath {
+            switch CacheFile.load(path, now: clock.now(), keepExpired: configuration.reuseExpired) {
+            case .success(let entries):
+                for entry in entries { initial.entries[CacheKey(host: entry.host, family: entry.family)] = entry }
+            case .failure(let warning):
+                warnings.append(warning.description)
+            }
+        }
+        state = Locked(initial)
+        loadWarnings = warnings
+    }
+
+    deinit {
+        state.withLock { s in
+            for continuation in s.subscribers.values { continuation.finish() }
+        }
+    }
+
+    // MARK: Settings the console toggles
+
+    /// The configuration in force (family and expired-IP reuse change at run time).
+    public var configuration: ResolverConfiguration { state.withLock { $0.configuration } }
+
+    /// Sets the address family `resolve` uses when none is given.
+    public func setFamily(_ family: AddressFamily) {
+        state.withLock { $0.configuration.family = family }
+    }
+
+    /// Turns expired-IP reuse on or off.
+    public func setReuseExpired(_ reuse: Bool) {
+        state.withLock { $0.configuration.reuseExpired = reuse }
+    }
+
+    // MARK: Non-blocking lookup
+
+    /// The cached answer for `host` and `family`, at once, without waiting on the network.
+    ///
+    /// - Returns: the fresh entry; or, with expired-IP reuse on, the expired one (source
+    ///   `.stale`) while a refresh runs in the background; otherwise nil, and a resolve starts
+    ///   in the background so a later lookup finds it.
+    public func lookup(_ host: String, family: IPFamily) -> CacheEntrySnapshot? {
+        let now = clock.now()
+        let key = CacheKey(host: Self.normalized(host), family: family)
+        var follow = LookupFollow.none
+        var listening = false
+        let found: CacheEntrySnapshot? = state.withLock { s in
+            listening = !s.subscribers.isEmpty
+            guard let index = s.entries.index(forKey: key) else {
+                follow = s.inflight[key.host] == nil ? .fetch(expired: false) : .waitMiss
+                return nil
+            }
+            let entry = s.entries.values[index]
+            if entry.expiresAt > now {
+                s.entries.values[index].hits += 1
+                follow = .hit
+                return s.entries.values[index]
+            }
+            if s.configuration.reuseExpired {
+                s.entries.values[index].hits += 1
+                follow = entry.refreshing ? .stale(refresh: false) : .stale(refresh: true)
+                var stale = s.entries.values[index]
+                stale.source = .stale
+                return stale
+            }
+            follow = entry.refreshing ? .waitMiss : .fetch(expired: true)
+            return nil
+        }
+        switch follow {
+        case .none, .hit:
+            if listening, let found {
+                emit([
+                    ResolverEvent(time: now, kind: .hit, host: key.host, family: family, detail: Self.describe(found))
+                ])
+            }
+        case .waitMiss:
+            if listening {
+                emit([
+                    ResolverEvent(
+                        time: now, kind: .miss, host: key.host, family: family,
+                        detail: "\(key.host) \(family.rawValue) not cached; a resolve is under way")
+                ])
+            }
+        case .fetch(let expired):
+            emit([
+                ResolverEvent(
+                    time: now, kind: expired ? .expired : .miss, host: key.host, family: family,
+                    detail: expired
+                        ? "\(key.host) \(family.rawValue) expired; resolving in the background"
+                        : "\(key.host) \(family.rawValue) not cached; resolving in the background")
+            ])
+            _ = fetchTask(key.host, families: [family])
+        case .stale(let refresh):
+            if let found {
+                emit([
+                    ResolverEvent(
+                        time: now, kind: .expired, host: key.host, family: family,
+                        detail:
+                            "\(key.host) \(family.rawValue) served expired (\(found.ips.joined(separator: ", "))) while refreshing"
+                    )
+                ])
+            }
+            if refresh { _ = fetchTask(key.host, families: [family]) }
+        }
+        return found
+    }
+
+    private enum LookupFollow {
+        case none, hit, waitMiss
+        case fetch(expired: Bool)
+        case stale(refresh: Bool)
+    }
+
+    // MARK: Blocking resolve
+
+    /// Resolves `host` through system DNS and HTTPDNS side by side and compares them.
+    ///
+    /// HTTPDNS goes through the cache: a fresh entry answers without a request; an expired
+    /// one with reuse on answers stale and refreshes in the background. When HTTPDNS fails
+    /// and fallback is on, the HTTPDNS side carries system DNS's addresses (source
+    /// `system-fallback`) and the failure's reason in `error`.
+    ///
+    /// - Parameters:
+    ///   - family: nil uses the configured family.
+    ///   - timeout: seconds for each side; nil uses the configured timeout.
+    public func resolve(_ host: String, family: AddressFamily? = nil, timeout: Double? = nil) async -> HostResolution {
+        let name = Self.normalized(host)
+        let config = configuration
+        let families = (family ?? config.family).concrete()
+        let limit = timeout ?? config.timeout
+        if let literal = IPLiteral.family(of: name) {
+            // An address needs no resolving; both sides "answer" it so a probe can use it.
+            let sys = SystemAnswer(ipv4: literal == .v4 ? [name] : [], ipv6: literal == .v6 ? [name] : [])
+            return HostResolution(
+                host: name, system: sys,
+                httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
+        }
+        async let systemSide = system.resolve(name, families: families, timeout: limit)
+        var answer = await httpdnsAnswer(name, families: families, limit: limit)
+        let sys = await systemSide
+        if let failure = answer.error, config.fallbackToSystem {
+            if sys.error == nil {
+                answer.ipv4 = sys.ipv4
+                answer.ipv6 = sys.ipv6
+                answer.source = .systemFallback
+                answer.ttl = config.fallbackTTL
+                storeFallback(name, families: families, system: sys, ttl: config.fallbackTTL)
+                let ips = (sys.ipv4 + sys.ipv6).joined(separator: ", ")
+                emit([
+                    ResolverEvent(
+                        time: clock.now(), kind: .fallback, host: name,
+                        detail: "\(name): HTTPDNS failed (\(failure)); using system DNS: \(ips)")
+                ])
+            } else {
+                emit([
+                    ResolverEvent(
+                        time: clock.now(), kind: .error, host: name,
+                        detail: "\(name): HTTPDNS failed (\(failure)) and so did system DNS (\(sys.error ?? "?"))")
+                ])
+            }
+        }
+        return HostResolution(host: name, system: sys, httpdns: answer)
+    }
+
+    /// The HTTPDNS side of `resolve`, through the cache.
+    func httpdnsAnswer(_ name: String, families: Set<IPFamily>, limit: Double) async -> HTTPDNSAnswer {
+        let now = clock.now()
+        var cached: [IPFamily: CacheEntrySnapshot] = [:]
+        var need: Set<IPFamily> = []
+        var staleRefresh: Set<IPFamily> = []
+        var events: [ResolverEvent] = []
+        state.withLock { s in
+            for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let key = CacheKey(host: name, family: family)
+                // A system-fallback entry serves `lookup`, but `resolve` always asks HTTPDNS again.
+                guard let index = s.entries.index(forKey: key), s.entries.values[index].source != .systemFallback
+                else {
+                    need.insert(family)
+                    events.append(
+                        ResolverEvent(
+                            time: now, kind: .miss, host: name, family: family,
+                            detail: "\(name) \(family.rawValue) not cached; asking HTTPDNS"))
+                    continue
+                }
+                let entry = s.entries.values[index]
+                if entry.expiresAt > now {
+                    s.entries.values[index].hits += 1
+                    cached[family] = s.entries.values[index]
+                    events.append(
+                        ResolverEvent(time: now, kind: .hit, host: name, family: family, detail: Self.describe(entry)))
+                } else if s.configuration.reuseExpired {
+                    s.entries.values[index].hits += 1
+                    var stale = s.entries.values[index]
+                    stale.source = .stale
+                    cached[family] = stale
+                    if !entry.refreshing { staleRefresh.insert(family) }
+                    events.append(
+                        ResolverEvent(
+                            time: now, kind: .expired, host: name, family: family,
+                            detail: "\(name) \(family.rawValue) served expired while refreshing"))
+                } else {
+                    need.insert(family)
+                    events.append(
+                        ResolverEvent(
+                            time: now, kind: .expired, host: name, family: family,
+                            detail: "\(name) \(family.rawValue) expired; asking HTTPDNS"))
+                }
+            }
+        }
+        emit(events)
+        if !staleRefresh.isEmpty { _ = fetchTask(name, families: staleRefresh) }
+
+        var answer = HTTPDNSAnswer(provider: provider.name)
+        answer.ipv4 = cached[.v4]?.ips ?? []
+        answer.ipv6 = cached[.v6]?.ips ?? []
+        let cachedTTL = cached.values.map(\.ttl).min() ?? 0
+        if need.isEmpty {
+            answer.ttl = cachedTTL
+            let sources = Set(cached.values.map(\.source))
+            answer.source = sources.contains(.stale) ? .stale : sources == [.persisted] ? .persisted : .cache
+            return answer
+        }
+        let started = DispatchTime.now()
+        let task = fetchTask(name, families: need)
+        let outcome = await Deadline.first(within: limit) { await task.value }
+        answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        switch outcome {
+        case nil:
+            answer.error = ResolutionError.timeout(seconds: limit).description
+        case .failure(let error)?:
+            answer.error = error.description
+        case .success(let fresh)?:
+            if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
+            if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
+            answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
+            answer.source = .httpdns
+            answer.rejected = fresh.rejected.isEmpty ? nil : fresh.rejected
+        }
+        return answer
+    }
+
+    // MARK: Fetching (one request in flight per name)
+
+    /// The in-flight request for `host` covering `families`, or a new one.
+    func fetchTask(_ host: String, families: Set<IPFamily>) -> Task<Outcome, Never> {
+        state.withLock { s in
+            if let running = s.inflight[host], running.families.isSuperset(of: families) { return running.task }
+            s.nextID += 1
+            let id = s.nextID
+            let wanted = families.union(s.inflight[host]?.families ?? [])
+            for family in wanted {
+                if let index = s.entries.index(forKey: CacheKey(host: host, family: family)) {
+                    s.entries.values[index].refreshing = true
+                }
+            }
+            let task = Task { await self.performFetch(host, families: wanted, id: id) }
+            s.inflight[host] = InFlight(id: id, families: wanted, task: task)
+            return task
+        }
+    }
+
+    private func performFetch(_ host: String, families: Set<IPFamily>, id: Int) async -> Outcome {
+        let outcome: Outcome
+        do throws(ResolutionError) {
+            outcome = .success(try await provider.resolve(host, families: families))
+        } catch {
+            outcome = .failure(error)
+        }
+        store(outcome, host: host, families: families, kind: .refresh, inflightID: id)
+        return outcome
+    }
+
+    /// Stores an outcome: answers replace entries; failures leave what the cache had.
+    private func store(
+        _ outcome: Outcome, host: String, families: Set<IPFamily>, kind: ResolverEvent.Kind, inflightID: Int?
+    ) {
+        let now = clock.now()
+        var events: [ResolverEvent] = []
+        state.withLock { s in
+            if let inflightID, s.inflight[host]?.id == inflightID { s.inflight[host] = nil }
+            switch outcome {
+            case .success(let answer):
+                for family in families.intersection(answer.answered).sorted(by: { $0.rawValue < $1.rawValue }) {
+                    let key = CacheKey(host: host, family: family)
+                    let entry = CacheEntrySnapshot(
+                        host: host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
+                        source: .httpdns, hits: s.entries[key]?.hits ?? 0)
+                    s.entries[key] = entry
+                    events.append(
+                        ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))
+                }
+                for family in families.subtracting(answer.answered) {
+                    if let index = s.entries.index(forKey: CacheKey(host: host, family: family)) {
+                        s.entries.values[index].refreshing = false
+                    }
+                }
+                if !answer.rejected.isEmpty {
+                    events.append(
+                        ResolverEvent(
+                            time: now, kind: .error, host: host,
+                            detail:
+                                "\(host): refused \(answer.rejected.map(IPLiteral.quoted).joined(separator: ", ")) from HTTPDNS (not IP addresses)"
+                        ))
+                }
+            case .failure(let error):
+                for family in families {
+                    if let index = s.entries.index(forKey: CacheKey(host: host, family: family)) {
+                        s.entries.values[index].refreshing = false
+                    }
+                }
+                let kept = families.contains { s.entries[CacheKey(host: host, family: $0)] != nil }
+                events.append(
+                    ResolverEvent(
+                        time: now, kind: .error, host: host,
+                        detail: "\(host): HTTPDNS failed: \(error)" + (kept ? " (keeping the cached answer)" : "")))
+            }
+        }
+        emit(events)
+    }
+
+    private func storeFallback(_ host: String, families: Set<IPFamily>, system: SystemAnswer, ttl: Int) {
+        let now = clock.now()
+        state.withLock { s in
+            for family in families {
+                let key = CacheKey(host: host, family: family)
+                let ips = family == .v4 ? system.ipv4 : system.ipv6
+                // Never displace what HTTPDNS said: the cache keeps what it had.
+                guard s.entries[key] == nil, !ips.isEmpty else { continue }
+                s.entries[key] = CacheEntrySnapshot(
+                    host: host, family: family, ips: ips, ttl: ttl, resolvedAt: now, source: .systemFallback)
+            }
+        }
+    }
+
+    // MARK: Maintenance
+
+    /// Every entry, sorted by name then family: a copy, safe to keep.
+    public func entries() -> [CacheEntrySnapshot] {
+        state.withLock { Array($0.entries.values) }.sorted {
+            ($0.host, $0.family.rawValue) < ($1.host, $1.family.rawValue)
+        }
+    }
+
+    /// Removes one name (both families), or everything when `host` is nil.
+    public func flush(_ host: String? = nil) {
+        let name = host.map(Self.normalized)
+        let removed = state.withLock { s -> Int in
+            let before = s.entries.count
+            if let name {
+                s.entries = s.entries.filter { $0.key.host != name }
+            } else {
+                s.entries.removeAll()
+            }
+            return before - s.entries.count
+        }
+        emit([
+            ResolverEvent(
+                time: clock.now(), kind: .flush, host: name ?? "*",
+                detail: name.map { "flushed \($0) (\(removed) entries)" }
+                    ?? "flushed the whole cache (\(removed) entries)")
+        ])
+    }
+
+    /// Asks HTTPDNS again for `host` now, for the families cached (or configured), and waits.
+    public func refresh(_ host: String) async {
+        let name = Self.normalized(host)
+        var families = state.withLock { s in Set(s.entries.keys.filter { $0.host == name }.map(\.family)) }
+        if families.isEmpty { families = configuration.family.concrete() }
+        _ = await fetchTask(name, families: families).value
+    }
+
+    /// Resolves names ahead of time (the configured `prefetch` list by default), in batches
+    /// where the provider has a batch API.
+    public func prefetch(_ names: [String]? = nil) async {
+        let hosts = (names ?? configuration.prefetch).map(Self.normalized)
+        guard !hosts.isEmpty else { return }
+        let families = configuration.family.concrete()
+        let results = await provider.resolveBatch(hosts, families: families)
+        for host in hosts {
+            guard let result = results[host] else { continue }
+            store(result, host: host, families: families, kind: .prefetch, inflightID: nil)
+        }
+    }
+
+    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses that are
+    /// not IP literals of the entry's family are dropped, as from any other source.
+    public func insert(_ entry: CacheEntrySnapshot) {
+        var clean = entry
+        clean.host = Self.normalized(entry.host)
+        clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
+        clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
+        state.withLock { $0.entries[CacheKey(host: clean.host, family: clean.family)] = clean }
+    }
+
+    // MARK: Persistence
+
+    /// Writes the cache to `configuration.cachePath` atomically (temporary file, then rename).
+    ///
+    /// - Throws: `ConfigurationError.io` when the file cannot be written; nothing happens
+    ///   when persistence is off.
+    public func save() throws(ConfigurationError) {
+        let (path, entries) = state.withLock { s in (s.configuration.cachePath, Array(s.entries.values)) }
+        guard let path else { return }
+        try CacheFile.save(entries, to: path, now: clock.now())
+    }
+
+    // MARK: Events
+
+    /// A new stream of everything the resolver does; each call is a new subscriber.
+    /// The stream keeps the newest 512 events when its reader falls behind.
+    public func events() -> AsyncStream<ResolverEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ResolverEvent.self, bufferingPolicy: .bufferingNewest(512))
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            s.subscribers[s.nextID] = continuation
+            return s.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { s in s.subscribers[id] = nil }
+        }
+        return stream
+    }
+
+    private func emit(_ events: [ResolverEvent]) {
+        guard !events.isEmpty else { return }
+        let listeners = state.withLock { Array($0.subscribers.values) }
+        for listener in listeners {
+            for event in events { listener.yield(event) }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Lowercase, no trailing dot: `Sni-A.Lab.Test.` and `sni-a.lab.test` are one entry.
+    @inline(__always)
+    static func normalized(_ host: String) -> String {
+        var needsWork = false
+        for byte in host.utf8 where (byte >= 65 && byte <= 90) || byte == 46 {
+            if byte != 46 {
+                needsWork = true
+                break
+            }
+        }
+        if !needsWork, host.utf8.last != 46 { return host }
+        var name = host.lowercased()
+        while name.hasSuffix(".") { name.removeLast() }
+        return name
+    }
+
+    static func describe(_ entry: CacheEntrySnapshot) -> String {
+        let ips = entry.ips.isEmpty ? "no address" : entry.ips.joined(separator: ", ")
+        return "\(entry.host) \(entry.family.rawValue) from \(entry.source.rawValue): \(ips) (ttl \(entry.ttl)s)"
+    }
+}
+
+/// Waiting for something with a deadline, without cancelling it: a request that misses the
+/// deadline still lands in the cache when it finishes.
+enum Deadline {
+    /// The operation's result, or nil when `seconds` pass first.
+    static func first<T: Sendable>(within seconds: Double, _ operation: @escaping @Sendable () async -> T) async -> T? {
+        let once = Locked(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            let finish: @Sendable (T?) -> Void = { value in
+                let first = once.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            Task { finish(await operation()) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finish(nil) }
+        }
+    }
+}

@@ -1,0 +1,396 @@
+// The resolver's settings and where they come from: command line over environment over
+// the TOML file over built-in defaults. The signing secret never comes from argv nor leaves.
+import BundledResources
+import Foundation
+import TOMLKit
+
+/// Everything the resolver needs to know, already merged from every source.
+public struct ResolverConfiguration: Sendable, Equatable {
+    public var provider: ProviderKind
+    /// alicloud/tencent: the service's base URL; doh-json: the full query URL.
+    public var endpoint: String?
+    public var account: String?
+    /// The alicloud signing secret. Never printed: `description`, `debugDescription` and
+    /// reflection all redact it.
+    public var secret: String?
+    /// Extra CA file (PEM) to trust for the HTTPDNS service.
+    public var caFile: String?
+    /// Seconds to wait for HTTPDNS and for system DNS.
+    public var timeout: Double
+    public var family: AddressFamily
+    /// Answer with system DNS when HTTPDNS fails.
+    public var fallbackToSystem: Bool
+    /// Serve expired answers at once while refreshing in the background.
+    public var reuseExpired: Bool
+    /// Names to resolve ahead of time.
+    public var prefetch: [String]
+    /// The persistent cache file; nil means no persistence.
+    public var cachePath: String?
+    /// How long a system-fallback answer stays in the cache, seconds.
+    public var fallbackTTL: Int
+
+    /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
+    /// one of years would pin an address long after the service changed its mind.
+    public static let ttlBounds: ClosedRange<Int> = 1...86_400
+    /// Bodies larger than this are refused as malformed: an HTTPDNS answer is a few hundred bytes.
+    public static let maxBodyBytes = 64 * 1024
+
+    public init(
+        provider: ProviderKind = .dohJSON, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
+        caFile: String? = nil, timeout: Double = 2, family: AddressFamily = .auto, fallbackToSystem: Bool = true,
+        reuseExpired: Bool = false, prefetch: [String] = [], cachePath: String? = nil, fallbackTTL: Int = 30
+    ) {
+        self.provider = provider
+        self.endpoint = endpoint
+        self.account = account
+        self.secret = secret
+        self.caFile = caFile
+        self.timeout = timeout
+        self.family = family
+        self.fallbackToSystem = fallbackToSystem
+        self.reuseExpired = reuseExpired
+        self.prefetch = prefetch
+        self.cachePath = cachePath
+        self.fallbackTTL = fallbackTTL
+    }
+
+    /// The endpoint with a preset name replaced by the preset's URL, or the provider's
+    /// default preset when none is set.
+    public var effectiveEndpoint: String? {
+        if let endpoint, !endpoint.isEmpty {
+            return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
+        }
+        return ProviderPreset.defaultPreset(for: provider)?.endpoint
+    }
+
+    /// A readable summary with the secret redacted.
+    public var redactedLines: [(key: String, value: String)] {
+        [
+            ("provider", provider.rawValue),
+            ("endpoint", effectiveEndpoint ?? "(none)"),
+            ("account", account ?? "(none)"),
+            ("secret", secret == nil ? "(none)" : "(set, redacted)"),
+            ("ca_file", caFile ?? "(none)"),
+            ("timeout", ResolutionError.format(timeout)),
+            ("family", family.rawValue),
+            ("fallback_to_system", String(fallbackToSystem)),
+            ("reuse_expired", String(reuseExpired)),
+            ("prefetch", prefetch.isEmpty ? "(none)" : prefetch.joined(separator: ", ")),
+            ("cache_path", cachePath ?? "(not persisted)"),
+        ]
+    }
+}
+
+extension ResolverConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "ResolverConfiguration(" + redactedLines.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: redactedLines.map { (label: Optional($0.key), value: $0.value as Any) })
+    }
+}
+
+// MARK: Presets
+
+/// A public HTTPDNS or DoH service usable with no account (Resources/providers.json).
+public struct ProviderPreset: Sendable, Codable, Equatable {
+    public var name: String
+    public var kind: ProviderKind
+    public var endpoint: String
+    public var description: String
+
+    private struct File: Decodable {
+        var `default`: String
+        var presets: [ProviderPreset]
+    }
+
+    private static let file: File = {
+        do {
+            return try JSONDecoder().decode(File.self, from: Data(BundledResources.providersJSON.utf8))
+        } catch {
+            // The file ships inside the binary; failing to read it is a build defect, made loud.
+            fatalError("Resources/providers.json does not parse: \(error)")
+        }
+    }()
+
+    /// Every preset, in the file's order.
+    public static var all: [ProviderPreset] { file.presets }
+
+    /// The preset with this name (case-insensitive), if any.
+    public static func named(_ name: String) -> ProviderPreset? {
+        all.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The preset used when nothing is configured.
+    public static var fallback: ProviderPreset { named(file.default) ?? all[0] }
+
+    /// The preset a provider kind uses when no endpoint is given: the default preset for
+    /// doh-json, DNSPod's public service for tencent; alicloud needs an account, so none.
+    public static func defaultPreset(for kind: ProviderKind) -> ProviderPreset? {
+        switch kind {
+        case .dohJSON: return fallback.kind == .dohJSON ? fallback : all.first { $0.kind == .dohJSON }
+        case .tencent: return all.first { $0.kind == .tencent }
+        case .alicloud, .system: return nil
+        }
+    }
+}
+
+// MARK: Sources
+
+/// The settings one source (file, environment, command line) gives; nil means "not given".
+public struct ConfigurationLayer: Sendable, Equatable {
+    public var provider: ProviderKind?
+    public var endpoint: String?
+    public var account: String?
+    public var secret: String?
+    public var caFile: String?
+    public var timeout: Double?
+    public var family: AddressFamily?
+    public var fallbackToSystem: Bool?
+    public var reuseExpired: Bool?
+    public var prefetch: [String]?
+    public var persistCache: Bool?
+    public var cachePath: String?
+
+    public init(
+        provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
+        caFile: String? = nil, timeout: Double? = nil, family: AddressFamily? = nil, fallbackToSystem: Bool? = nil,
+        reuseExpired: Bool? = nil, prefetch: [String]? = nil, persistCache: Bool? = nil, cachePath: String? = nil
+    ) {
+        self.provider = provider
+        self.endpoint = endpoint
+        self.account = account
+        self.secret = secret
+        self.caFile = caFile
+        self.timeout = timeout
+        self.family = family
+        self.fallbackToSystem = fallbackToSystem
+        self.reuseExpired = reuseExpired
+        self.prefetch = prefetch
+        self.persistCache = persistCache
+        self.cachePath = cachePath
+    }
+
+    /// The layer the environment gives: `IPDIRECT_PROVIDER`, `IPDIRECT_ENDPOINT`,
+    /// `IPDIRECT_ACCOUNT`, `IPDIRECT_HTTPDNS_SECRET`.
+    ///
+    /// - Throws: `ConfigurationError` for an unknown provider name.
+    public static func environment(_ env: [String: String]) throws(ConfigurationError) -> ConfigurationLayer {
+        func value(_ key: String) -> String? {
+            guard let v = env[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        var layer = ConfigurationLayer()
+        if let name = value("IPDIRECT_PROVIDER") {
+            guard let kind = ProviderKind(rawValue: name) else {
+                throw .invalid("IPDIRECT_PROVIDER", name, expected: ProviderKind.allCases.map(\.rawValue))
+            }
+            layer.provider = kind
+        }
+        layer.endpoint = value("IPDIRECT_ENDPOINT")
+        layer.account = value("IPDIRECT_ACCOUNT")
+        layer.secret = env["IPDIRECT_HTTPDNS_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        return layer
+    }
+
+    /// Parses the TOML configuration file's text.
+    ///
+    /// - Throws: `ConfigurationError` naming the line of a syntax error, or the key whose
+    ///   value has the wrong type or an unknown value.
+    public static func toml(
+        _ text: String, path: String
+    ) throws(ConfigurationError) -> (
+        layer: ConfigurationLayer, warnings: [String]
+    ) {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw .unreadable(path, "\(error.description) at line \(error.source.begin.line)")
+        } catch {
+            throw .unreadable(path, "\(error)")
+        }
+        var warnings: [String] = []
+        var layer = ConfigurationLayer()
+        let known: Set<String> = [
+            "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
+            "reuse_expired", "prefetch", "persist_cache", "cache_path",
+        ]
+        for key in table.keys where !known.contains(key) {
+            warnings.append("\(path): unknown setting '\(key)' ignored")
+        }
+        func string(_ key: String) throws(ConfigurationError) -> String? {
+            guard let raw = table[key] else { return nil }
+            guard let s = raw.string else { throw .wrongType(path, key, "a string") }
+            return s.isEmpty ? nil : s
+        }
+        func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+            guard let raw = table[key] else { return nil }
+            guard let b = raw.bool else { throw .wrongType(path, key, "true or false") }
+            return b
+        }
+        if let name = try string("provider") {
+            guard let kind = ProviderKind(rawValue: name) else {
+                throw .invalid("\(path): provider", name, expected: ProviderKind.allCases.map(\.rawValue))
+            }
+            layer.provider = kind
+        }
+        if let name = try string("family") {
+            guard let family = AddressFamily(rawValue: name) else {
+                throw .invalid("\(path): family", name, expected: AddressFamily.allCases.map(\.rawValue))
+            }
+            layer.family = family
+        }
+        layer.endpoint = try string("endpoint")
+        layer.account = try string("account")
+        layer.secret = try string("secret")
+        layer.caFile = try string("ca_file")
+        layer.cachePath = try string("cache_path")
+        if let raw = table["timeout"] {
+            guard let t = raw.double ?? raw.int.map(Double.init), t > 0 else {
+                throw .wrongType(path, "timeout", "a positive number of seconds")
+            }
+            layer.timeout = t
+        }
+        layer.fallbackToSystem = try bool("fallback_to_system")
+        layer.reuseExpired = try bool("reuse_expired")
+        layer.persistCache = try bool("persist_cache")
+        if let raw = table["prefetch"] {
+            guard let array = raw.array else { throw .wrongType(path, "prefetch", "an array of names") }
+            var names: [String] = []
+            for item in array {
+                guard let name = item.string else { throw .wrongType(path, "prefetch", "an array of names") }
+                names.append(name)
+            }
+            layer.prefetch = names
+        }
+        return (layer, warnings)
+    }
+
+    /// This layer over `base`: every setting this layer gives replaces the base's.
+    public func over(_ base: ConfigurationLayer) -> ConfigurationLayer {
+        ConfigurationLayer(
+            provider: provider ?? base.provider, endpoint: endpoint ?? base.endpoint, account: account ?? base.account,
+            secret: secret ?? base.secret, caFile: caFile ?? base.caFile, timeout: timeout ?? base.timeout,
+            family: family ?? base.family, fallbackToSystem: fallbackToSystem ?? base.fallbackToSystem,
+            reuseExpired: reuseExpired ?? base.reuseExpired, prefetch: prefetch ?? base.prefetch,
+            persistCache: persistCache ?? base.persistCache, cachePath: cachePath ?? base.cachePath)
+    }
+
+    /// The finished configuration: this layer over the built-in defaults.
+    ///
+    /// An endpoint naming a preset also picks the preset's provider kind when no provider
+    /// was given, so `--endpoint dnspod` alone means tencent.
+    public func resolved(defaultCachePath: String?) -> ResolverConfiguration {
+        var kind = provider
+        if kind == nil, let endpoint, let preset = ProviderPreset.named(endpoint) { kind = preset.kind }
+        let kindFinal = kind ?? ProviderPreset.fallback.kind
+        return ResolverConfiguration(
+            provider: kindFinal, endpoint: endpoint ?? (provider == nil ? ProviderPreset.fallback.name : nil),
+            account: account, secret: secret, caFile: caFile, timeout: timeout ?? 2, family: family ?? .auto,
+            fallbackToSystem: fallbackToSystem ?? true, reuseExpired: reuseExpired ?? false, prefetch: prefetch ?? [],
+            cachePath: (persistCache ?? true) ? (cachePath ?? defaultCachePath) : nil)
+    }
+}
+
+/// A configuration that cannot be used, in words.
+public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unreadable(String, String)
+    case wrongType(String, String, String)
+    case invalid(String, String, expected: [String])
+    case exists(String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let why): return "cannot read \(path): \(why)"
+        case .wrongType(let path, let key, let expected): return "\(path): '\(key)' must be \(expected)"
+        case .invalid(let what, let value, let expected):
+            return "\(what): '\(value)' is not one of \(expected.joined(separator: ", "))"
+        case .exists(let path): return "\(path) already exists (use --force to overwrite it)"
+        case .io(let why): return why
+        }
+    }
+}
+
+/// Where ipdirect keeps its files, following the XDG base directory convention.
+public enum ConfigurationPaths {
+    /// `$XDG_CONFIG_HOME/ipdirect/config.toml`, or `~/.config/ipdirect/config.toml`.
+    public static func configFile(environment env: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        base("XDG_CONFIG_HOME", fallback: ".config", env) + "/ipdirect/config.toml"
+    }
+
+    /// `$XDG_CACHE_HOME/ipdirect/cache.json`, or `~/.cache/ipdirect/cache.json`.
+    public static func cacheFile(environment env: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        base("XDG_CACHE_HOME", fallback: ".cache", env) + "/ipdirect/cache.json"
+    }
+
+    private static func base(_ variable: String, fallback: String, _ env: [String: String]) -> String {
+        // XDG says a relative value is invalid and must be ignored.
+        if let value = env[variable], value.hasPrefix("/") { return value }
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/" + fallback
+    }
+}
+
+/// Loads the configuration from every source.
+public enum ConfigurationLoader {
+    /// Merges command line over environment over file over defaults.
+    ///
+    /// - Parameters:
+    ///   - commandLine: what the user typed (never a secret).
+    ///   - environment: the process environment.
+    ///   - file: the configuration file; nil means the XDG default. A missing file is fine.
+    /// - Returns: the configuration and warnings to show (unknown keys, a file others can read).
+    /// - Throws: `ConfigurationError` for a file that exists but cannot be used.
+    public static func load(
+        commandLine: ConfigurationLayer = .init(),
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        file: String? = nil
+    ) throws(ConfigurationError) -> (configuration: ResolverConfiguration, warnings: [String]) {
+        let path = file ?? ConfigurationPaths.configFile(environment: environment)
+        var warnings: [String] = []
+        var fileLayer = ConfigurationLayer()
+        if FileManager.default.fileExists(atPath: path) {
+            let text: String
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw .unreadable(path, error.localizedDescription)
+            }
+            let parsed = try ConfigurationLayer.toml(text, path: path)
+            fileLayer = parsed.layer
+            warnings += parsed.warnings
+            if fileLayer.secret != nil, let mode = permissions(of: path), mode & 0o077 != 0 {
+                warnings.append(
+                    "\(path) holds the HTTPDNS secret and others can read it (mode \(String(mode, radix: 8))): run chmod 600 \(path)"
+                )
+            }
+        }
+        let merged = commandLine.over(try ConfigurationLayer.environment(environment)).over(fileLayer)
+        return (merged.resolved(defaultCachePath: ConfigurationPaths.cacheFile(environment: environment)), warnings)
+    }
+
+    /// Writes the commented default configuration to `path`.
+    ///
+    /// - Parameter force: overwrite an existing file.
+    /// - Throws: `ConfigurationError.exists` when the file exists and `force` is off.
+    public static func writeDefault(to path: String, force: Bool) throws(ConfigurationError) {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path), !force { throw .exists(path) }
+        do {
+            try manager.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            // Created private from the start: the file is where the signing secret goes.
+            try Data(BundledResources.defaultConfigTOML.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        } catch {
+            throw .io("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    static func permissions(of path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+    }
+}

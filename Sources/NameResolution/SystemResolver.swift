@@ -1,0 +1,134 @@
+// System DNS through getaddrinfo, which can block for seconds: each lookup runs on a thread
+// of its own, and the caller gets an answer at the timeout whether or not the thread is done.
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The operating system's resolver (getaddrinfo), timed and bounded by a timeout.
+public struct SystemResolver: Sendable {
+    public init() {}
+
+    /// Resolves `host` for `families`.
+    ///
+    /// - Parameter timeout: seconds; past it the answer is a timeout error and the lookup's
+    ///   thread is abandoned (its result is dropped when it finally returns).
+    /// - Returns: the addresses found, the time taken, or the reason in words.
+    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+        let started = DispatchTime.now()
+        let once = Locked(false)
+        let answer: SystemAnswer = await withCheckedContinuation { continuation in
+            let finish: @Sendable (SystemAnswer) -> Void = { answer in
+                let first = once.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: answer) }
+            }
+            let thread = Thread { finish(Self.lookup(host, families: families)) }
+            thread.name = "ipdirect.getaddrinfo"
+            thread.start()
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                finish(SystemAnswer(error: "system DNS timed out after \(ResolutionError.format(timeout)) s"))
+            }
+        }
+        var timed = answer
+        timed.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        return timed
+    }
+
+    /// The blocking lookup itself.
+    static func lookup(_ host: String, families: Set<IPFamily>) -> SystemAnswer {
+        if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
+        var hints = addrinfo()
+        hints.ai_family = families == [.v4] ? AF_INET : families == [.v6] ? AF_INET6 : AF_UNSPEC
+        #if canImport(Darwin)
+            hints.ai_socktype = SOCK_STREAM
+        #else
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        defer { if let list { freeaddrinfo(list) } }
+        guard status == 0 else { return SystemAnswer(error: describe(status, host: host)) }
+        var v4: [String] = []
+        var v6: [String] = []
+        var node = list
+        while let info = node {
+            if let address = info.pointee.ai_addr, let text = numericHost(address, length: info.pointee.ai_addrlen) {
+                if info.pointee.ai_family == AF_INET, !v4.contains(text) { v4.append(text) }
+                if info.pointee.ai_family == AF_INET6, !v6.contains(text) { v6.append(text) }
+            }
+            node = info.pointee.ai_next
+        }
+        if v4.isEmpty, v6.isEmpty { return SystemAnswer(error: "system DNS: no address for \(host)") }
+        return SystemAnswer(ipv4: families.contains(.v4) ? v4 : [], ipv6: families.contains(.v6) ? v6 : [])
+    }
+
+    static func numericHost(_ address: UnsafeMutablePointer<sockaddr>, length: socklen_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(address, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
+            return nil
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func describe(_ status: Int32, host: String) -> String {
+        switch status {
+        case EAI_NONAME: return "system DNS: no such name \(host)"
+        case EAI_AGAIN: return "system DNS: temporary failure resolving \(host) (no DNS server answered)"
+        case EAI_FAIL: return "system DNS: the DNS server failed for \(host)"
+        default:
+            #if !canImport(Darwin)
+                // glibc's EAI_NODATA (-5) and EAI_ADDRFAMILY (-9) need _GNU_SOURCE to be visible.
+                if status == -5 || status == -9 { return "system DNS: \(host) has no address of that family" }
+            #endif
+            return "system DNS: " + String(cString: gai_strerror(status)) + " (\(host))"
+        }
+    }
+}
+
+/// Whether this machine could reach the IPv6 internet, for the `auto` family.
+public enum IPv6Route {
+    /// True when a UDP socket can be connected to a global IPv6 address. connect() on UDP
+    /// only consults the routing table; no packet leaves the machine.
+    public static func available() -> Bool { cached }
+
+    private static let cached: Bool = probe()
+
+    static func probe() -> Bool {
+        #if canImport(Darwin)
+            let fd = socket(AF_INET6, SOCK_DGRAM, 0)
+        #else
+            let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
+        #endif
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = in_port_t(53).bigEndian
+        guard inet_pton(AF_INET6, "2001:4860:4860::8888", &address.sin6_addr) == 1 else { return false }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+            }
+        }
+    }
+}
+
+extension AddressFamily {
+    /// The concrete families to ask for; `auto` consults this machine's IPv6 route.
+    public func concrete(ipv6Route: Bool = IPv6Route.available()) -> Set<IPFamily> {
+        switch self {
+        case .v4: return [.v4]
+        case .v6: return [.v6]
+        case .both: return [.v4, .v6]
+        case .auto: return ipv6Route ? [.v4, .v6] : [.v4]
+        }
+    }
+}
