@@ -1,0 +1,190 @@
+// The lab's HTTPDNS service: the Alibaba Cloud legacy API, Tencent's text format and DoH JSON,
+// all answered from the zone. Pure request-to-answer logic; the fault switch is applied on top.
+import Crypto
+import Foundation
+
+/// Answers HTTPDNS queries the way the real services do.
+struct HTTPDNSService: Sendable {
+    var zone: LabZone
+    var account: String
+    var secret: String
+    /// The clock for signature expiry, in seconds since 1970.
+    var now: @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+
+    /// An answer and what it was about, for the query log.
+    struct Answer: Sendable {
+        var response: LabResponse
+        var format: String
+        var host: String
+        /// Whether the body is JSON, so the `malformed` fault knows how to garble it.
+        var isJSON: Bool
+    }
+
+    func answer(_ request: LabRequest) -> Answer {
+        let parts = request.path.split(separator: "/").map(String.init)
+        switch parts.count {
+        case 1 where parts[0] == "d":
+            return tencent(request)
+        case 1 where parts[0] == "resolve":
+            return dohJSON(request)
+        case 1 where parts[0] == "dns-query":
+            let accept = request.headers.first(name: "accept") ?? ""
+            guard accept.contains("application/dns-json") || request.query["ct"] == "application/dns-json" else {
+                return Answer(
+                    response: .text(415, "this lab answers DoH JSON only: send Accept: application/dns-json\n"),
+                    format: "doh-json", host: request.query["name"] ?? "", isJSON: false)
+            }
+            return dohJSON(request)
+        case 2 where ["d", "sign_d", "resolve"].contains(parts[1]):
+            return alicloud(request, account: parts[0], endpoint: parts[1])
+        default:
+            return Answer(
+                response: .text(404, "no such HTTPDNS endpoint\n"), format: "unknown", host: "", isJSON: false)
+        }
+    }
+
+    // MARK: Alibaba Cloud legacy API
+
+    private func alicloud(_ request: LabRequest, account: String, endpoint: String) -> Answer {
+        let format = ["d": "alicloud", "sign_d": "alicloud-signed", "resolve": "alicloud-batch"][endpoint]!
+        let host = request.query["host"] ?? ""
+        func failure(_ status: Int, _ code: String) -> Answer {
+            Answer(response: .json(status, #"{"code":"\#(code)"}"#), format: format, host: host, isJSON: true)
+        }
+        guard account == self.account else { return failure(403, "InvalidAccount") }
+        guard !host.isEmpty else { return failure(400, "MissingArgument") }
+        let wanted = request.query["query"] ?? "4"
+        let families = Set(wanted.split(separator: ","))
+        guard !families.isEmpty, families.isSubset(of: ["4", "6"]) else { return failure(400, "InvalidQuery") }
+        if endpoint == "sign_d" {
+            guard let t = request.query["t"], let s = request.query["s"] else { return failure(400, "MissingArgument") }
+            guard s.lowercased() == Self.signature(host: host, secret: secret, expiry: t) else {
+                return failure(403, "InvalidSignature")
+            }
+            guard let expiry = Int(t), expiry >= now() else { return failure(403, "SignatureExpired") }
+        }
+        let clientIP = request.remoteAddress ?? "127.0.0.1"
+        if endpoint == "resolve" {
+            let names = host.split(separator: ",").map(String.init)
+            var entries: [String] = []
+            for name in names {
+                let record = zone.record(for: name)
+                let ttl = record?.ttl ?? 60
+                if families.contains("4") {
+                    entries.append(
+                        #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(record?.ipv4 ?? [])),"type":1,"ttl":\#(ttl),"origin_ttl":\#(ttl)}"#
+                    )
+                }
+                if families.contains("6") {
+                    entries.append(
+                        #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(record?.ipv6 ?? [])),"type":28,"ttl":\#(ttl),"origin_ttl":\#(ttl)}"#
+                    )
+                }
+            }
+            return Answer(
+                response: .json(200, #"{"dns":[\#(entries.joined(separator: ","))]}"#), format: format, host: host,
+                isJSON: true)
+        }
+        let record = zone.record(for: host)
+        let ttl = record?.ttl ?? 60
+        var fields = [#""host":\#(json(host))"#]
+        fields.append(#""ips":\#(json(families.contains("4") ? record?.ipv4 ?? [] : []))"#)
+        if families.contains("6") { fields.append(#""ipsv6":\#(json(record?.ipv6 ?? []))"#) }
+        fields.append(#""ttl":\#(ttl)"#)
+        fields.append(#""origin_ttl":\#(ttl)"#)
+        fields.append(#""client_ip":\#(json(clientIP))"#)
+        return Answer(
+            response: .json(200, "{" + fields.joined(separator: ",") + "}"), format: format, host: host, isJSON: true)
+    }
+
+    /// The Alibaba Cloud signature: lowercase hex of md5("host-secret-t").
+    static func signature(host: String, secret: String, expiry: String) -> String {
+        Insecure.MD5.hash(data: Data("\(host)-\(secret)-\(expiry)".utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: Tencent DNSPod D+
+
+    /// Answers as DNSPod D+ documents it: `ip;ip[,ttl]`, A and AAAA joined by `-` with
+    /// `type=addrs` (`0` for a family with no record), `name.:` prefixes for `query=1` and for a
+    /// batch (`dn=a,b`, one line each), `|client-ip` with `clientip=1`; an unknown single name
+    /// gets an empty body.
+    private func tencent(_ request: LabRequest) -> Answer {
+        let dn = request.query["dn"] ?? ""
+        guard !dn.isEmpty else {
+            return Answer(response: .text(200, ""), format: "tencent", host: dn, isJSON: false)
+        }
+        let withTTL = request.query["ttl"] == "1"
+        let type = request.query["type"]?.lowercased() ?? "a"
+        let names = dn.split(separator: ",").map(String.init)
+        let batch = names.count > 1
+        let lines = names.map { name -> String in
+            let record = zone.record(for: name)
+            func part(_ ips: [String], emptyAs empty: String) -> String {
+                guard let record, !ips.isEmpty else { return empty }
+                return ips.joined(separator: ";") + (withTTL ? ",\(record.ttl)" : "")
+            }
+            let missing = batch ? "0" : ""
+            let result: String
+            switch type {
+            case "addrs": result = part(record?.ipv4 ?? [], emptyAs: "0") + "-" + part(record?.ipv6 ?? [], emptyAs: "0")
+            case "aaaa": result = part(record?.ipv6 ?? [], emptyAs: missing)
+            default: result = part(record?.ipv4 ?? [], emptyAs: missing)
+            }
+            return batch || request.query["query"] == "1" ? "\(name).:\(result)" : result
+        }
+        var body = lines.joined(separator: "\n")
+        if request.query["clientip"] == "1" { body += "|" + (request.remoteAddress ?? "127.0.0.1") }
+        return Answer(response: .text(200, body), format: "tencent", host: dn, isJSON: false)
+    }
+
+    // MARK: DoH JSON
+
+    private func dohJSON(_ request: LabRequest) -> Answer {
+        let host = request.query["name"] ?? ""
+        guard !host.isEmpty else {
+            return Answer(
+                response: .json(400, #"{"Status":1,"Comment":"missing name"}"#), format: "doh-json", host: host,
+                isJSON: true)
+        }
+        let type: Int
+        switch (request.query["type"] ?? "1").uppercased() {
+        case "1", "A": type = 1
+        case "28", "AAAA": type = 28
+        case let other: type = Int(other) ?? 1
+        }
+        let fqdn = host.hasSuffix(".") ? host : host + "."
+        let question = #""Question":[{"name":\#(json(fqdn)),"type":\#(type)}]"#
+        let flags = #""TC":false,"RD":true,"RA":true,"AD":false,"CD":false"#
+        guard let record = zone.record(for: host) else {
+            return Answer(
+                response: .json(200, #"{"Status":3,\#(flags),\#(question)}"#), format: "doh-json", host: host,
+                isJSON: true)
+        }
+        let data = type == 1 ? record.ipv4 : type == 28 ? record.ipv6 : []
+        let answers = data.map { #"{"name":\#(json(fqdn)),"type":\#(type),"TTL":\#(record.ttl),"data":\#(json($0))}"# }
+        let answerField = answers.isEmpty ? "" : #","Answer":[\#(answers.joined(separator: ","))]"#
+        return Answer(
+            response: .json(200, #"{"Status":0,\#(flags),\#(question)\#(answerField)}"#), format: "doh-json",
+            host: host, isJSON: true)
+    }
+}
+
+/// A JSON string literal.
+func json(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+/// A JSON array of strings.
+func json(_ texts: [String]) -> String { "[" + texts.map { json($0) }.joined(separator: ",") + "]" }

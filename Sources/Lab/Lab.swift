@@ -1,0 +1,379 @@
+// The embedded lab: starts the HTTPDNS service, the fault switch and every origin on loopback,
+// with a CA made at start-up, and tears it all down again. `ipdirect lab`, `--lab` and tests use it.
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// A running lab. Start one with `Lab.start`, stop it with `shutdown()`.
+public final class Lab: Sendable {
+    /// Where everything is reached.
+    public let endpoints: LabEndpoints
+
+    private let group: MultiThreadedEventLoopGroup
+    private let ledger: LabLedger
+    private let httpdnsListeners: HTTPDNSListeners
+    private let listeners: [any Channel]
+    private let connections: LabConnections
+    /// The state directory, when the lab made it (removed at shutdown).
+    private let ownedDirectory: String?
+    private let stopped = LabOnce()
+
+    private init(
+        endpoints: LabEndpoints, group: MultiThreadedEventLoopGroup, ledger: LabLedger,
+        httpdnsListeners: HTTPDNSListeners, listeners: [any Channel], connections: LabConnections,
+        ownedDirectory: String?
+    ) {
+        self.endpoints = endpoints
+        self.group = group
+        self.ledger = ledger
+        self.httpdnsListeners = httpdnsListeners
+        self.listeners = listeners
+        self.connections = connections
+        self.ownedDirectory = ownedDirectory
+    }
+
+    /// The servers in port order: with `portBase` N the i-th listens on N+i.
+    static let serverOrder = [
+        "httpdns", "httpdns-tls", "control", "plain", "single", "sni", "wrong-name", "expired", "self-signed",
+        "untrusted", "slow", "redirect", "dual", "short-ttl", "poisoned",
+    ]
+
+    /// Starts a lab: makes its CAs and certificates, writes `ca.pem`, binds every server.
+    ///
+    /// - Parameter options: ports, initial fault, state directory, delays, logger.
+    /// - Returns: the running lab.
+    /// - Throws: `LabError` when a port is taken or the state directory cannot be written.
+    public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
+        let zone = try LabZone.bundled()
+        let (directory, owned) = try stateDirectory(options.stateDirectory)
+        let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let ca = try LabCertificateAuthority.make(commonName: "ipdirect lab CA \(tag)", constrainedToLab: true)
+        let untrustedCA = try LabCertificateAuthority.make(
+            commonName: "ipdirect untrusted CA \(tag)", constrainedToLab: false)
+        let caPath = (directory as NSString).appendingPathComponent("ca.pem")
+        do {
+            try ca.pem().write(toFile: caPath, atomically: true, encoding: .utf8)
+        } catch {
+            throw LabError("cannot write the lab CA to \(caPath): \(error.localizedDescription)")
+        }
+
+        let account = "139450"
+        let secret = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let ledger = LabLedger(fault: options.fault)
+        let service = HTTPDNSService(zone: zone, account: account, secret: secret)
+        let logger = options.logger
+        let httpdns = httpdnsResponder(
+            service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: logger)
+
+        func single(_ identity: LabIdentity) throws -> LabTLS {
+            LabTLS(byName: [:], fallback: try identity.serverContext())
+        }
+        func issued(_ name: String) throws -> LabTLS { try single(ca.issue(dnsNames: [name])) }
+        let now = Date()
+        let plainNames = Set(zone.records.filter { $0.origin == "plain" }.map(\.name))
+        let loopback4: [UInt8] = [127, 0, 0, 1]
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let connections = LabConnections()
+        let httpdnsConnections = LabConnections()
+        let httpdnsServers = [
+            LabServer(role: "httpdns", addresses: ["127.0.0.1"], tls: nil, respond: httpdns),
+            LabServer(
+                role: "httpdns-tls", addresses: ["127.0.0.1"],
+                tls: try single(
+                    ca.issue(
+                        dnsNames: ["httpdns.lab.test"], addresses: [loopback4, LabCertificateAuthority.ipv6Loopback])),
+                respond: httpdns),
+        ]
+        let httpdnsListeners = HTTPDNSListeners(
+            servers: httpdnsServers, group: group, connections: httpdnsConnections, ledger: ledger)
+        let control = controlResponder(ledger: ledger, listeners: httpdnsListeners)
+        func origin(_ name: String, _ behaviour: LabOriginBehaviour = .answer) -> LabResponder {
+            originResponder(name: name, behaviour: behaviour, ledger: ledger)
+        }
+        let servers: [LabServer] = [
+            LabServer(role: "control", addresses: ["127.0.0.1"], tls: nil, respond: control),
+            LabServer(
+                role: "plain", addresses: ["127.0.0.1"], tls: nil, respond: origin("plain", .routeByHost(plainNames))),
+            LabServer(
+                role: "single", addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin("single")),
+            LabServer(
+                role: "sni", addresses: ["127.0.0.1"],
+                tls: LabTLS(
+                    byName: [
+                        "sni-a.lab.test": try ca.issue(dnsNames: ["sni-a.lab.test"]).serverContext(),
+                        "sni-b.lab.test": try ca.issue(dnsNames: ["sni-b.lab.test"]).serverContext(),
+                    ],
+                    fallback: try ca.issue(dnsNames: ["default.lab.test"]).serverContext()),
+                respond: origin("sni")),
+            LabServer(
+                role: "wrong-name", addresses: ["127.0.0.1"], tls: try issued("other.lab.test"),
+                respond: origin("wrong-name")),
+            LabServer(
+                role: "expired", addresses: ["127.0.0.1"],
+                tls: try single(
+                    ca.issue(dnsNames: ["expired.lab.test"], validity: (now - 60 * 86400)...(now - 30 * 86400))),
+                respond: origin("expired")),
+            LabServer(
+                role: "self-signed", addresses: ["127.0.0.1"],
+                tls: try single(LabCertificateAuthority.selfSigned(dnsNames: ["self-signed.lab.test"])),
+                respond: origin("self-signed")),
+            LabServer(
+                role: "untrusted", addresses: ["127.0.0.1"],
+                tls: try single(untrustedCA.issue(dnsNames: ["untrusted.lab.test"])), respond: origin("untrusted")),
+            LabServer(
+                role: "slow", addresses: ["127.0.0.1"], tls: try issued("slow.lab.test"),
+                respond: origin("slow", .slow(options.slowOriginDelay))),
+            LabServer(
+                role: "redirect", addresses: ["127.0.0.1"], tls: try issued("redirect.lab.test"),
+                respond: origin("redirect", .redirect(to: "sni-b.lab.test"))),
+            LabServer(
+                role: "dual", addresses: ["127.0.0.1", "::1"], tls: try issued("dual.lab.test"), respond: origin("dual")
+            ),
+            LabServer(
+                role: "short-ttl", addresses: ["127.0.0.1"], tls: try issued("short-ttl.lab.test"),
+                respond: origin("short-ttl")),
+            LabServer(
+                role: "poisoned", addresses: ["127.0.0.1"], tls: try issued("poisoned.lab.test"),
+                respond: origin("poisoned")),
+        ]
+
+        var bound: [any Channel] = []
+        var ports: [String: Int] = [:]
+        do {
+            let httpdnsPorts = try await httpdnsListeners.start(
+                ports: [options.portBase.map { $0 } ?? 0, options.portBase.map { $0 + 1 } ?? 0],
+                down: options.fault == .down)
+            ports["httpdns"] = httpdnsPorts[0]
+            ports["httpdns-tls"] = httpdnsPorts[1]
+            for server in servers {
+                let index = serverOrder.firstIndex(of: server.role)!
+                let (channels, port) = try await server.bind(
+                    group: group, port: options.portBase.map { $0 + index } ?? 0, connections: connections)
+                bound += channels
+                ports[server.role] = port
+            }
+        } catch {
+            for channel in bound { try? await channel.close() }
+            await httpdnsListeners.close()
+            try? await group.shutdownGracefully()
+            if owned { try? FileManager.default.removeItem(atPath: directory) }
+            throw error
+        }
+
+        var hosts: [String: String] = [:]
+        for record in zone.records {
+            guard let origin = record.origin, let port = ports[origin] else { continue }
+            hosts[record.name] = "\(origin == "plain" ? "http" : "https")://\(record.name):\(port)/"
+        }
+        ledger.hosts = hosts
+        let endpoints = LabEndpoints(
+            httpdns: "http://127.0.0.1:\(ports["httpdns"]!)", httpdnsTLS: "https://127.0.0.1:\(ports["httpdns-tls"]!)",
+            account: account, secret: secret, ca: caPath, control: "http://127.0.0.1:\(ports["control"]!)",
+            hosts: hosts, zone: zone.records)
+        logger.info(
+            "lab started",
+            metadata: ["httpdns": "\(endpoints.httpdns)", "ca": "\(caPath)", "fault": "\(options.fault.rawValue)"])
+        return Lab(
+            endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners, listeners: bound,
+            connections: connections, ownedDirectory: owned ? directory : nil)
+    }
+
+    /// The HTTPDNS fault in force.
+    public var fault: HTTPDNSFault { ledger.fault }
+
+    /// Switches the HTTPDNS fault; `down` closes its listeners, leaving `down` re-binds the same ports.
+    ///
+    /// - Throws: `LabError` when a port cannot be bound again.
+    public func setFault(_ fault: HTTPDNSFault) async throws {
+        try await httpdnsListeners.apply(fault)
+    }
+
+    /// Every query the HTTPDNS service answered, oldest first.
+    public func httpdnsQueries() -> [LabHTTPDNSQuery] { ledger.queries }
+
+    /// Every request an origin answered, oldest first.
+    public func originRequests() -> [LabOriginRequest] { ledger.originRequests }
+
+    /// Closes every listener and connection, stops the lab's threads and frees its ports.
+    /// Calling it again does nothing.
+    public func shutdown() async throws {
+        guard stopped.claim() else { return }
+        for channel in listeners { try? await channel.close() }
+        await httpdnsListeners.close()
+        await connections.closeAll()
+        try await group.shutdownGracefully()
+        if let ownedDirectory { try? FileManager.default.removeItem(atPath: ownedDirectory) }
+    }
+
+    private static func stateDirectory(_ path: String?) throws -> (String, owned: Bool) {
+        if let path {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw LabError("cannot create the lab state directory \(path): \(error.localizedDescription)")
+            }
+            return (path, false)
+        }
+        var template = Array(
+            (NSTemporaryDirectory() as NSString).appendingPathComponent("ipdirect-lab-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw LabError("cannot create a temporary directory for the lab CA")
+        }
+        return (String(cString: made), true)
+    }
+}
+
+/// Something that happens once (shutdown), whoever asks first.
+final class LabOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+
+    /// True for the first caller only.
+    func claim() -> Bool {
+        lock.withLock {
+            defer { done = true }
+            return !done
+        }
+    }
+}
+
+/// The HTTPDNS listeners (plain and TLS), which the `down` fault closes and re-binds.
+actor HTTPDNSListeners {
+    private let servers: [LabServer]
+    private let group: any EventLoopGroup
+    private let connections: LabConnections
+    private let ledger: LabLedger
+    private var ports: [Int] = []
+    private var channels: [any Channel] = []
+    private var closed = false
+
+    init(servers: [LabServer], group: any EventLoopGroup, connections: LabConnections, ledger: LabLedger) {
+        self.servers = servers
+        self.group = group
+        self.connections = connections
+        self.ledger = ledger
+    }
+
+    /// Binds every server (0 = a free port) and returns the ports; with `down`, closes them at once
+    /// so the ports are known but refuse connections.
+    func start(ports wanted: [Int], down: Bool) async throws -> [Int] {
+        for (server, port) in zip(servers, wanted) {
+            let (bound, chosen) = try await server.bind(group: group, port: port, connections: connections)
+            channels += bound
+            ports.append(chosen)
+        }
+        if down { await closeListeners() }
+        return ports
+    }
+
+    func apply(_ fault: HTTPDNSFault) async throws {
+        guard !closed else { throw LabError("the lab is shut down") }
+        if fault == .down {
+            ledger.fault = fault
+            await closeListeners()
+        } else {
+            if channels.isEmpty {
+                for (server, port) in zip(servers, ports) {
+                    channels += try await server.bind(group: group, port: port, connections: connections).channels
+                }
+            }
+            ledger.fault = fault
+        }
+    }
+
+    func close() async {
+        closed = true
+        await closeListeners()
+    }
+
+    private func closeListeners() async {
+        let open = channels
+        channels = []
+        for channel in open { try? await channel.close() }
+        await connections.closeAll()
+    }
+}
+
+/// The HTTPDNS service with the fault switch applied and every answer logged.
+private func httpdnsResponder(
+    service: HTTPDNSService, ledger: LabLedger, slowDelay: Double, logger: Logger
+) -> LabResponder {
+    { request, loop in
+        let fault = ledger.fault
+        let answer = service.answer(request)
+        var response = answer.response
+        switch fault {
+        case .none:
+            break
+        case .slow:
+            response.delay = slowDelay
+        case .error:
+            response = .text(500, "lab fault: internal error\n")
+        case .malformed:
+            response.body = garbled(response.body, json: answer.isJSON)
+        case .down:
+            response = .hangUp
+        }
+        ledger.record(
+            LabHTTPDNSQuery(
+                time: Date(), path: request.target, format: answer.format, host: answer.host,
+                status: response.status, fault: fault))
+        logger.info(
+            "httpdns \(answer.format) host=\(answer.host) status=\(response.status) fault=\(fault.rawValue) \(request.method) \(request.path)"
+        )
+        return loop.makeSucceededFuture(response)
+    }
+}
+
+/// A body a client must reject: JSON cut in half, or text that is no answer at all.
+private func garbled(_ body: [UInt8], json: Bool) -> [UInt8] {
+    if json { return Array(body.prefix(max(1, body.count / 2))) }
+    return Array("<html>\u{1}lab;;,garbage-".utf8)
+}
+
+/// The fault switch over HTTP: `GET /fault`, `POST /fault?mode=M`, and the logs as JSON.
+private func controlResponder(ledger: LabLedger, listeners: HTTPDNSListeners) -> LabResponder {
+    { request, loop in
+        switch (request.method, request.path) {
+        case ("GET", "/fault"):
+            return loop.makeSucceededFuture(.json(200, #"{"fault":"\#(ledger.fault.rawValue)"}"#))
+        case ("POST", "/fault"), ("PUT", "/fault"):
+            let mode = request.query["mode"] ?? String(decoding: request.body, as: UTF8.self)
+            guard let fault = HTTPDNSFault(rawValue: mode.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                let modes = HTTPDNSFault.allCases.map(\.rawValue).joined(separator: ", ")
+                return loop.makeSucceededFuture(
+                    .json(400, #"{"error":"unknown fault mode \#(mode); use one of \#(modes)"}"#))
+            }
+            let promise = loop.makePromise(of: LabResponse.self)
+            promise.completeWithTask {
+                do {
+                    try await listeners.apply(fault)
+                    return .json(200, #"{"fault":"\#(fault.rawValue)"}"#)
+                } catch {
+                    return .json(500, #"{"error":\#(json("\(error)"))}"#)
+                }
+            }
+            return promise.futureResult
+        case ("GET", "/queries"):
+            return loop.makeSucceededFuture(.json(200, encoded(ledger.queries)))
+        case ("GET", "/requests"):
+            return loop.makeSucceededFuture(.json(200, encoded(ledger.originRequests)))
+        default:
+            return loop.makeSucceededFuture(
+                .text(
+                    404,
+                    "control: GET /fault, POST /fault?mode=none|slow|error|malformed|down, GET /queries, GET /requests\n"
+                ))
+        }
+    }
+}
+
+private func encoded(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "[]"
+}

@@ -1,0 +1,249 @@
+// The lab's NIO plumbing: one listener per origin or service, plain HTTP or TLS with the
+// certificate chosen from the client's SNI, and a handler that turns each request into a response.
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// One request as a lab server saw it.
+struct LabRequest: Sendable {
+    var method: String
+    /// Request target as sent, path and query.
+    var target: String
+    var path: String
+    /// Query parameters, percent-decoded; the first value of a repeated name wins.
+    var query: [String: String]
+    var headers: HTTPHeaders
+    var body: [UInt8]
+    /// The whole body length, even beyond what `body` keeps.
+    var bodyLength: Int
+    /// The TLS server name the client sent; nil for none or plain HTTP.
+    var sni: String?
+    var remoteAddress: String?
+
+    var host: String { headers.first(name: "host") ?? "" }
+}
+
+/// What a lab server answers.
+struct LabResponse: Sendable {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+    /// Wait this long before the first byte.
+    var delay: Double = 0
+    /// Close the connection without answering (the HTTPDNS service while `down`).
+    var hangsUp = false
+
+    static let hangUp = LabResponse(status: 0, headers: [], body: [], hangsUp: true)
+
+    static func text(_ status: Int, _ text: String, delay: Double = 0) -> LabResponse {
+        LabResponse(
+            status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(text.utf8),
+            delay: delay)
+    }
+
+    static func json(_ status: Int, _ text: String) -> LabResponse {
+        LabResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
+    }
+}
+
+/// Answers one request; may complete later (the fault switch awaits listeners).
+typealias LabResponder = @Sendable (LabRequest, any EventLoop) -> EventLoopFuture<LabResponse>
+
+/// How a listener speaks TLS: a context per SNI name and one for every other client.
+struct LabTLS: Sendable {
+    var byName: [String: NIOSSLContext]
+    var fallback: NIOSSLContext
+}
+
+/// The channels a lab has accepted, so shutdown and `down` can close them all.
+final class LabConnections: @unchecked Sendable {
+    private let lock = NSLock()
+    private var channels: [ObjectIdentifier: any Channel] = [:]
+
+    func add(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        lock.withLock { channels[id] = channel }
+        channel.closeFuture.whenComplete { _ in
+            self.lock.withLock { _ = self.channels.removeValue(forKey: id) }
+        }
+    }
+
+    func closeAll() async {
+        let open = lock.withLock { Array(channels.values) }
+        for channel in open { try? await channel.close() }
+    }
+}
+
+/// One lab server: where it listens, whether it speaks TLS, and who answers.
+struct LabServer: Sendable {
+    var role: String
+    var addresses: [String]
+    var tls: LabTLS?
+    var respond: LabResponder
+
+    /// Binds every address on one port.
+    ///
+    /// - Parameters:
+    ///   - port: the port, 0 for a free one (the same free port is then used on every address).
+    /// - Returns: the listening channels and the port they share.
+    func bind(
+        group: any EventLoopGroup, port: Int, connections: LabConnections
+    ) async throws -> (channels: [any Channel], port: Int) {
+        // A free port on 127.0.0.1 may be taken on ::1; retry a few times before giving up.
+        var lastError: (any Error)?
+        for _ in 0..<(port == 0 ? 8 : 1) {
+            var channels: [any Channel] = []
+            do {
+                var chosen = port
+                for address in addresses {
+                    let channel = try await bootstrap(group: group, connections: connections)
+                        .bind(host: address, port: chosen).get()
+                    channels.append(channel)
+                    chosen = channel.localAddress?.port ?? chosen
+                }
+                return (channels, chosen)
+            } catch {
+                lastError = error
+                for channel in channels { try? await channel.close() }
+            }
+        }
+        throw LabError("the lab's \(role) server could not listen on port \(port): \(lastError.map { "\($0)" } ?? "?")")
+    }
+
+    private func bootstrap(group: any EventLoopGroup, connections: LabConnections) -> ServerBootstrap {
+        let tls = tls
+        let respond = respond
+        return ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                connections.add(channel)
+                guard let tls else {
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(sni: nil, respond: respond))
+                    }
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    let sni = SNIHandler { result in
+                        var name: String?
+                        if case .hostname(let hostname) = result { name = hostname.lowercased() }
+                        let context = name.flatMap { tls.byName[$0] } ?? tls.fallback
+                        return channel.eventLoop.makeCompletedFuture {
+                            let pipeline = channel.pipeline.syncOperations
+                            try pipeline.addHandler(NIOSSLServerHandler(context: context))
+                            try pipeline.configureHTTPServerPipeline()
+                            try pipeline.addHandler(LabHTTPHandler(sni: name, respond: respond))
+                        }
+                    }
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(sni))
+                }
+            }
+    }
+}
+
+/// Collects one HTTP/1.1 request, asks the responder, writes the answer (after its delay).
+final class LabHTTPHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Bodies are counted in full but kept only up to this size (only /echo sees big ones).
+    private static let keptBodyBytes = 1 << 20
+
+    private let sni: String?
+    private let respond: LabResponder
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var bodyLength = 0
+
+    init(sni: String?, respond: @escaping LabResponder) {
+        self.sni = sni
+        self.respond = respond
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+            bodyLength = 0
+            if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                context.writeAndFlush(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+            }
+        case .body(var buffer):
+            bodyLength += buffer.readableBytes
+            if body.count < Self.keptBodyBytes, let bytes = buffer.readBytes(length: buffer.readableBytes) {
+                body.append(contentsOf: bytes.prefix(Self.keptBodyBytes - body.count))
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let request = LabRequest(
+                method: head.method.rawValue, target: head.uri, path: Self.path(of: head.uri),
+                query: Self.query(of: head.uri), headers: head.headers, body: body, bodyLength: bodyLength,
+                sni: sni, remoteAddress: context.channel.remoteAddress?.ipAddress)
+            body = []
+            let keepAlive = head.isKeepAlive
+            let version = head.version
+            let loop = context.eventLoop.assumeIsolated()
+            respond(request, context.eventLoop).assumeIsolated().whenComplete { result in
+                let response =
+                    (try? result.get()) ?? LabResponse.text(500, "lab error\n")
+                if response.delay > 0 {
+                    loop.scheduleTask(in: .milliseconds(Int64(response.delay * 1000))) {
+                        self.write(response, version: version, keepAlive: keepAlive, context: context)
+                    }
+                } else {
+                    self.write(response, version: version, keepAlive: keepAlive, context: context)
+                }
+            }
+        }
+    }
+
+    private func write(_ response: LabResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        if response.hangsUp {
+            context.close(promise: nil)
+            return
+        }
+        var headers = HTTPHeaders(response.headers)
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let status = HTTPResponseStatus(statusCode: response.status)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: response.body.count)
+        buffer.writeBytes(response.body)
+        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            done.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    static func path(of target: String) -> String {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return String(path)
+    }
+
+    static func query(of target: String) -> [String: String] {
+        guard let mark = target.firstIndex(of: "?") else { return [:] }
+        var query: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            if query[name] == nil { query[name] = value }
+        }
+        return query
+    }
+}

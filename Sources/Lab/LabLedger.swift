@@ -1,0 +1,30 @@
+// What a running lab remembers: the HTTPDNS fault in force, every query and origin request
+// it answered, and the hosts' URLs (the redirect origin points at sni-b's port).
+import Foundation
+
+/// The lab's shared, lock-protected record; servers on any event loop write to it.
+final class LabLedger: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _fault: HTTPDNSFault
+    private var _queries: [LabHTTPDNSQuery] = []
+    private var _originRequests: [LabOriginRequest] = []
+    private var _hosts: [String: String] = [:]
+
+    init(fault: HTTPDNSFault) { _fault = fault }
+
+    var fault: HTTPDNSFault {
+        get { lock.withLock { _fault } }
+        set { lock.withLock { _fault = newValue } }
+    }
+
+    var hosts: [String: String] {
+        get { lock.withLock { _hosts } }
+        set { lock.withLock { _hosts = newValue } }
+    }
+
+    var queries: [LabHTTPDNSQuery] { lock.withLock { _queries } }
+    var originRequests: [LabOriginRequest] { lock.withLock { _originRequests } }
+
+    func record(_ query: LabHTTPDNSQuery) { lock.withLock { _queries.append(query) } }
+    func record(_ request: LabOriginRequest) { lock.withLock { _originRequests.append(request) } }
+}

@@ -1,0 +1,142 @@
+// The lab's public vocabulary: options, endpoints, zone records and what the servers saw.
+// Other modules and the tests code against these types; keep names and JSON fields stable.
+import Foundation
+import Logging
+
+/// How the lab's HTTPDNS service misbehaves, switchable while it runs.
+public enum HTTPDNSFault: String, Sendable, Codable, CaseIterable {
+    /// Answers correctly.
+    case none
+    /// Answers after a delay longer than a client's default timeout.
+    case slow
+    /// Answers HTTP 500.
+    case error
+    /// Answers 200 with a truncated or garbled body in every format.
+    case malformed
+    /// Refuses connections: the listeners are closed until the fault is switched off.
+    case down
+}
+
+/// How to start a lab.
+public struct LabOptions: Sendable {
+    /// First port of a fixed, deterministic layout (N, N+1, ...); nil picks free ports.
+    public var portBase: Int?
+    /// The HTTPDNS fault at start-up.
+    public var fault: HTTPDNSFault
+    /// Where `ca.pem` is written; nil makes a fresh temporary directory, removed at shutdown.
+    public var stateDirectory: String?
+    /// Delay before the `slow.lab.test` origin answers, in seconds.
+    public var slowOriginDelay: Double
+    /// Delay before the HTTPDNS service answers under the `slow` fault, in seconds.
+    public var slowFaultDelay: Double
+    /// Where the lab logs every HTTPDNS query it answers; silent by default.
+    public var logger: Logger
+
+    public init(
+        portBase: Int? = nil, fault: HTTPDNSFault = .none, stateDirectory: String? = nil,
+        slowOriginDelay: Double = 3, slowFaultDelay: Double = 5,
+        logger: Logger = Logger(label: "ipdirect.lab", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.portBase = portBase
+        self.fault = fault
+        self.stateDirectory = stateDirectory
+        self.slowOriginDelay = slowOriginDelay
+        self.slowFaultDelay = slowFaultDelay
+        self.logger = logger
+    }
+}
+
+/// One name of the lab's zone.
+public struct LabZoneRecord: Sendable, Codable, Equatable {
+    public var name: String
+    /// What the HTTPDNS service answers for A queries. Not always IP literals: the
+    /// `poisoned.lab.test` record carries junk on purpose.
+    public var ipv4: [String]
+    /// What the HTTPDNS service answers for AAAA queries.
+    public var ipv6: [String]
+    /// TTL in seconds.
+    public var ttl: Int
+    /// The lab origin serving the name (`plain`, `sni`, ...), nil when nothing serves it.
+    public var origin: String?
+
+    public init(name: String, ipv4: [String], ipv6: [String], ttl: Int, origin: String? = nil) {
+        self.name = name
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.ttl = ttl
+        self.origin = origin
+    }
+}
+
+/// Where everything of a running lab is reached.
+public struct LabEndpoints: Sendable, Codable {
+    /// HTTPDNS base URL: alicloud `{httpdns}/{account}/d`, tencent `{httpdns}/d`,
+    /// DoH `{httpdns}/resolve` and `{httpdns}/dns-query`.
+    public var httpdns: String
+    /// The same service over HTTPS (certificate for 127.0.0.1 and httpdns.lab.test).
+    public var httpdnsTLS: String
+    public var account: String
+    public var secret: String
+    /// Path of the lab CA's PEM file.
+    public var ca: String
+    /// Base URL of the fault switch: `POST {control}/fault?mode=slow`, `GET {control}/fault`.
+    public var control: String
+    /// Name → base URL with port, e.g. `"sni-a.lab.test": "https://sni-a.lab.test:43121/"`.
+    public var hosts: [String: String]
+    public var zone: [LabZoneRecord]
+
+    public init(
+        httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,
+        hosts: [String: String], zone: [LabZoneRecord]
+    ) {
+        self.httpdns = httpdns
+        self.httpdnsTLS = httpdnsTLS
+        self.account = account
+        self.secret = secret
+        self.ca = ca
+        self.control = control
+        self.hosts = hosts
+        self.zone = zone
+    }
+
+    /// The port of a host's base URL, e.g. `port(of: "sni-a.lab.test")`.
+    public func port(of name: String) -> Int? {
+        guard let url = hosts[name], let components = URLComponents(string: url) else { return nil }
+        return components.port
+    }
+}
+
+/// One query the HTTPDNS service answered.
+public struct LabHTTPDNSQuery: Sendable, Codable, Equatable {
+    public var time: Date
+    /// Request target as sent, path and query.
+    public var path: String
+    /// `alicloud`, `alicloud-signed`, `alicloud-batch`, `tencent`, `doh-json`, or `unknown`.
+    public var format: String
+    /// The name asked for (comma-joined for a batch), empty when missing.
+    public var host: String
+    public var status: Int
+    /// The fault in force when it answered.
+    public var fault: HTTPDNSFault
+}
+
+/// One request an origin answered.
+public struct LabOriginRequest: Sendable, Codable, Equatable {
+    /// The origin's name: `plain`, `single`, `sni`, `slow`, ...
+    public var origin: String
+    /// The Host header as received, port included.
+    public var host: String
+    /// The TLS server name the client sent, nil when none (or plain HTTP).
+    public var sni: String?
+    public var method: String
+    public var path: String
+    public var bodyLength: Int
+    public var status: Int
+    public var time: Date
+}
+
+/// Why the lab could not start or switch.
+public struct LabError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
