@@ -108,6 +108,16 @@ static int ccurl_verify_certificate(X509_STORE_CTX *store, void *arg) {
     check->ran = 1;
     check->verify_error = X509_STORE_CTX_get_error(store);
     check->error_depth = X509_STORE_CTX_get_error_depth(store);
+    // Record the SNI the client actually put in its ClientHello (libcurl sends none for an
+    // IP literal), so a trace says what happened rather than what we expected.
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    const char *server_name = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : NULL;
+    check->sni_sent = server_name != NULL && server_name[0] != 0;
+    check->sni[0] = 0;
+    if (check->sni_sent) {
+        strncpy(check->sni, server_name, sizeof(check->sni) - 1);
+        check->sni[sizeof(check->sni) - 1] = 0;
+    }
     ccurl_tls_check_reset_chain(check);
     X509 *leaf = X509_STORE_CTX_get0_cert(store);
     ccurl_tls_check_keep(check, leaf);

@@ -62,6 +62,10 @@ typedef struct ccurl_tls_check {
     /// The chain the server presented, leaf first. At most 8 certificates are kept.
     ccurl_der chain[8];
     int chain_count;
+    /// 1 when the ClientHello carried a server name (SNI); the name is in `sni`.
+    int sni_sent;
+    /// The SNI host name as OpenSSL had it for this connection ("" when none was sent).
+    char sni[256];
 } ccurl_tls_check;
 
 ccurl_tls_check *ccurl_tls_check_new(const char *expected_name);

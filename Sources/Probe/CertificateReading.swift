@@ -1,0 +1,64 @@
+// Turns the DER chain the shim's TLS hook kept into summaries a person reads: subject,
+// names, issuer, validity and SHA-256 fingerprint, parsed with swift-certificates.
+import CCurl
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+enum CertificateReading {
+    /// Summarises one DER certificate; a certificate that does not parse still gets its
+    /// fingerprint, so the trace shows that something was presented.
+    static func summary(_ der: [UInt8]) -> CertificateSummary {
+        let fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined(separator: ":")
+        guard let certificate = try? Certificate(derEncoded: der) else {
+            return CertificateSummary(
+                subject: "(unparsable certificate)", subjectAlternativeNames: [], issuer: "",
+                notBefore: Date(timeIntervalSince1970: 0), notAfter: Date(timeIntervalSince1970: 0),
+                sha256: fingerprint)
+        }
+        var names: [String] = []
+        if let san = try? certificate.extensions.subjectAlternativeNames {
+            for name in san {
+                switch name {
+                case .dnsName(let dns): names.append(dns)
+                case .ipAddress(let octets): names.append(ipText(Array(octets.bytes)))
+                default: continue
+                }
+            }
+        }
+        return CertificateSummary(
+            subject: certificate.subject.description, subjectAlternativeNames: names,
+            issuer: certificate.issuer.description, notBefore: certificate.notValidBefore,
+            notAfter: certificate.notValidAfter, sha256: fingerprint)
+    }
+
+    static func report(chain: [[UInt8]], verifyError: Int) -> CertificateReport {
+        CertificateReport(
+            chain: chain.map(summary), verifyResult: verifyError, verifyMessage: verifyMessage(verifyError))
+    }
+
+    /// OpenSSL's words for a verify result ("ok", "hostname mismatch", ...).
+    static func verifyMessage(_ error: Int) -> String {
+        if error == 0 { return "ok" }
+        guard let text = ccurl_verify_error_string(error) else { return "verify error \(error)" }
+        return String(cString: text)
+    }
+
+    /// The names a certificate is for: its DNS names, else its common name.
+    static func names(of summary: CertificateSummary) -> [String] {
+        if !summary.subjectAlternativeNames.isEmpty { return summary.subjectAlternativeNames }
+        let parts = summary.subject.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return parts.filter { $0.hasPrefix("CN=") }.map { String($0.dropFirst(3)) }
+    }
+
+    private static func ipText(_ bytes: [UInt8]) -> String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        guard bytes.count == 16 else { return bytes.map { String(format: "%02x", $0) }.joined() }
+        var groups: [String] = []
+        for i in stride(from: 0, to: 16, by: 2) {
+            groups.append(String(UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]), radix: 16))
+        }
+        return groups.joined(separator: ":")
+    }
+}

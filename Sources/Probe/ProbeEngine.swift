@@ -1,0 +1,339 @@
+// The probe engine: resolves a URL's host both ways, plans one attempt per scenario and IP,
+// runs them over the multi loop (following redirects hop by hop) and writes the verdict.
+import Foundation
+import NameResolution
+
+/// Probes URLs: every applicable scenario against the addresses HTTPDNS and system DNS give.
+public final class ProbeEngine: Sendable {
+    public let options: ProbeOptions
+    /// Proxy variables found in the environment (names only, never their values).
+    public let proxyVariables: [String]
+    private let resolve: HostResolver
+    private let loop: TransferLoop
+
+    /// Creates an engine with its own libcurl multi loop.
+    ///
+    /// - Parameters:
+    ///   - resolve: how names are resolved (system DNS and HTTPDNS side by side).
+    ///   - options: what to send and how.
+    ///   - environment: where proxy variables are looked for.
+    public init(
+        resolve: @escaping HostResolver, options: ProbeOptions = ProbeOptions(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.resolve = resolve
+        self.options = options
+        proxyVariables = environment.keys
+            .filter { ["http_proxy", "https_proxy", "all_proxy"].contains($0.lowercased()) }
+            .filter { !(environment[$0] ?? "").isEmpty }
+            .sorted()
+        loop = TransferLoop(maxActive: options.concurrency)
+    }
+
+    deinit { loop.stop() }
+
+    /// Probes one URL, reporting as it goes.
+    ///
+    /// - Parameter url: the URL as the user wrote it (no scheme means https).
+    /// - Returns: events ending with `.finished` (or `.rejected` for an unusable URL).
+    public func probe(_ url: String) -> AsyncStream<ProbeEvent> {
+        AsyncStream { continuation in
+            let task = Task {
+                _ = await self.report(url) { continuation.yield($0) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Probes many URLs at once (requests share the concurrency limit).
+    ///
+    /// - Parameter urls: the URLs; unusable ones are left out of the result.
+    /// - Returns: one report per usable URL, in the order given.
+    public func probeAll(_ urls: [String]) async -> [URLReport] {
+        await withTaskGroup(of: (Int, URLReport?).self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask { (index, await self.report(url, emit: { _ in })) }
+            }
+            var reports: [(Int, URLReport)] = []
+            for await (index, report) in group {
+                if let report { reports.append((index, report)) }
+            }
+            return reports.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Probes one URL.
+    ///
+    /// - Parameters:
+    ///   - text: the URL as written.
+    ///   - emit: receives each event as it happens.
+    /// - Returns: the report, nil when the URL cannot be probed.
+    public func report(_ text: String, emit: @escaping @Sendable (ProbeEvent) -> Void) async -> URLReport? {
+        let url: ProbeURL
+        do {
+            url = try ProbeURL.parse(text)
+        } catch {
+            emit(.rejected(error))
+            return nil
+        }
+        let resolution = await resolution(of: url.host)
+        emit(.resolved(resolution))
+        let plans = plan(url, resolution)
+        let attempts = await withTaskGroup(of: (Int, Attempt).self) { group in
+            for (index, plan) in plans.enumerated() {
+                emit(
+                    .attemptStarted(
+                        PlannedAttempt(
+                            id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source)))
+                group.addTask {
+                    let attempt = await self.run(plan, url: url)
+                    emit(.attemptFinished(attempt))
+                    return (index, attempt)
+                }
+            }
+            var done: [(Int, Attempt)] = []
+            for await item in group { done.append(item) }
+            return done.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        let verdict = VerdictWriting.verdict(
+            url: url, resolution: resolution, attempts: attempts, proxyVariables: proxyVariables)
+        let report = URLReport(
+            url: options.redact ? Redaction.url(url.text) : url.text, host: url.host, resolution: resolution,
+            attempts: attempts, verdict: verdict)
+        emit(.finished(report))
+        return report
+    }
+
+    // MARK: Planning
+
+    /// One attempt to make: a scenario against one address, or a reason it cannot be made.
+    struct Plan: Sendable {
+        var id = UUID()
+        var scenario: Scenario
+        var ip: String?
+        var source: IPSource?
+        /// For system-dns: every address system DNS gave, pinned together as an app would see them.
+        var pins: [String] = []
+        /// Set when the attempt is not made: the outcome and the sentence.
+        var settled: (Outcome, String)?
+    }
+
+    private func resolution(of host: String) async -> HostResolution {
+        if IPAddressText.isLiteral(host) {
+            let v4 = IPAddressText.isIPv4(host) ? [host] : []
+            let v6 = v4.isEmpty ? [host] : []
+            return HostResolution(
+                host: host, system: SystemAnswer(ipv4: v4, ipv6: v6),
+                httpdns: HTTPDNSAnswer(provider: "literal", ipv4: v4, ipv6: v6))
+        }
+        return await resolve(host)
+    }
+
+    func plan(_ url: ProbeURL, _ resolution: HostResolution) -> [Plan] {
+        let httpdns = resolution.httpdns
+        let system = resolution.system
+        let httpdnsIPs = httpdns.error == nil ? (httpdns.ipv4 + httpdns.ipv6).filter(IPAddressText.isLiteral) : []
+        let systemIPs = system.error == nil ? (system.ipv4 + system.ipv6).filter(IPAddressText.isLiteral) : []
+
+        var targets: [(ip: String, source: IPSource)] = []
+        if !httpdnsIPs.isEmpty {
+            let source = Self.ipSource(httpdns.source)
+            targets = (options.allIPs ? httpdnsIPs : [httpdnsIPs[0]]).map { ($0, source) }
+            // When the two disagree, the system IP too, so a user sees whether the address
+            // or the technique is at fault.
+            if resolution.agreement == .disjoint || resolution.agreement == .overlap,
+                let other = systemIPs.first(where: { ip in !targets.contains { $0.ip == ip } })
+            {
+                targets.append((other, .system))
+            }
+        } else if let first = systemIPs.first {
+            targets = [(first, .system)]
+        }
+        let noAddress =
+            "neither HTTPDNS (\(httpdns.error ?? "no address")) nor system DNS (\(system.error ?? "no address")) gave an address for \(url.host)"
+
+        var plans: [Plan] = []
+        for scenario in Scenario.allCases where options.scenarios.contains(scenario) {
+            switch scenario {
+            case .systemDNS:
+                if let first = systemIPs.first {
+                    plans.append(Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs))
+                } else {
+                    let reason = "system DNS could not resolve \(url.host): \(system.error ?? "no address")"
+                    plans.append(Plan(scenario: scenario, settled: (.dnsFailed, reason)))
+                }
+                continue
+            case .directHTTP where url.isHTTPS:
+                plans.append(
+                    Plan(
+                        scenario: scenario,
+                        settled: (.skipped, "direct-http applies to http URLs; this one is https")))
+                continue
+            case .directHTTPS where !url.isHTTPS, .directSNI where !url.isHTTPS:
+                plans.append(
+                    Plan(
+                        scenario: scenario,
+                        settled: (.skipped, "\(scenario.rawValue) applies to https URLs; this one is http")))
+                continue
+            default:
+                break
+            }
+            if targets.isEmpty {
+                plans.append(Plan(scenario: scenario, settled: (.dnsFailed, noAddress)))
+            }
+            for target in targets {
+                plans.append(Plan(scenario: scenario, ip: target.ip, source: target.source))
+            }
+        }
+        return plans
+    }
+
+    static func ipSource(_ source: AnswerSource) -> IPSource {
+        switch source {
+        case .httpdns: .httpdns
+        case .cache, .stale, .persisted: .cache
+        case .systemFallback: .system
+        }
+    }
+
+    // MARK: Running
+
+    private func run(_ plan: Plan, url: ProbeURL) async -> Attempt {
+        let checkedName = url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil
+        guard let firstIP = plan.ip, plan.settled == nil else {
+            let (outcome, reason) = plan.settled ?? (.dnsFailed, "no address")
+            return Attempt(
+                id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source,
+                outcome: outcome, error: reason)
+        }
+        var hops: [Hop] = []
+        var current = url
+        var method = options.method
+        var body = options.body
+        var ip = firstIP
+        var pins = plan.pins
+        var resolver = (plan.source ?? .system).rawValue
+        for index in 0...options.maxRedirects {
+            let hop = await exchange(
+                plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body)
+            hops.append(hop)
+            guard hop.outcome.reachedServer, let status = hop.status, [301, 302, 303, 307, 308].contains(status),
+                let location = hop.responseHeaders.first(where: { $0.name.lowercased() == "location" })?.value
+            else { break }
+            if index == options.maxRedirects {
+                hops[hops.count - 1].error = "stopped after \(options.maxRedirects) redirects"
+                break
+            }
+            let next: ProbeURL
+            do {
+                next = try current.resolving(location)
+            } catch {
+                hops[hops.count - 1].error = "the redirect goes nowhere usable: \(error.reason)"
+                break
+            }
+            // 307 and 308 keep method and body; the others become GET (HEAD stays HEAD).
+            if [301, 302, 303].contains(status) && method != "HEAD" {
+                method = "GET"
+                body = nil
+            }
+            if next.host != current.host {
+                // A new host is resolved again, with the technique of this attempt.
+                let answer = await resolution(of: next.host)
+                let picked: (String, IPSource)?
+                if plan.scenario == .systemDNS {
+                    let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
+                    pins = ips.filter(IPAddressText.isLiteral)
+                    picked = pins.first.map { ($0, .system) }
+                } else {
+                    let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
+                    picked = ips.first(where: IPAddressText.isLiteral).map {
+                        ($0, Self.ipSource(answer.httpdns.source))
+                    }
+                }
+                guard let (nextIP, source) = picked else {
+                    let which = plan.scenario == .systemDNS ? "system DNS" : "HTTPDNS"
+                    let reason = plan.scenario == .systemDNS ? answer.system.error : answer.httpdns.error
+                    hops.append(
+                        Hop(
+                            url: next.text, originalURL: next.text, method: method,
+                            resolver: plan.scenario == .systemDNS ? "system" : "httpdns", outcome: .dnsFailed,
+                            error: "\(which) gave no address for \(next.host): \(reason ?? "empty answer")"))
+                    break
+                }
+                ip = nextIP
+                resolver = source.rawValue
+            }
+            current = next
+        }
+        let last = hops[hops.count - 1]
+        let first = hops[0]
+        return Attempt(
+            id: plan.id, url: url.text, scenario: plan.scenario, ip: first.remoteIP ?? firstIP, ipSource: plan.source,
+            sni: first.sni, checkedName: checkedName, outcome: last.outcome, status: last.status,
+            httpVersion: last.httpVersion, timings: last.timings, certificate: last.certificate ?? first.certificate,
+            error: last.error, hops: hops)
+    }
+
+    /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).
+    private func exchange(
+        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: String, method: String,
+        body: [UInt8]?
+    ) async -> Hop {
+        let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
+        let requestURL = ipInURL ? url.replacingHost(with: ip) : url.text
+        var headers = options.headers.filter { $0.name.lowercased() != "host" }
+        if ipInURL { headers.insert(HeaderField(name: "Host", value: url.hostHeader), at: 0) }
+        let resolvePins: [String]
+        switch scenario {
+        case .systemDNS: resolvePins = url.hostIsIPLiteral ? [] : [url.resolvePin(toAll: pins.isEmpty ? [ip] : pins)]
+        case .directSNI: resolvePins = url.hostIsIPLiteral ? [] : [url.resolvePin(to: ip)]
+        default: resolvePins = []
+        }
+        let checkedName = url.isHTTPS ? url.host : nil
+        let spec = TransferSpec(
+            url: requestURL, method: method, headers: headers, body: body, timeout: options.timeout,
+            caFile: options.caFile, resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL)
+        let record = await loop.perform(spec)
+
+        // SNI as OpenSSL had it when the handshake reached the certificate; before that,
+        // what libcurl sends by rule (none for an IP literal).
+        let expectedSNI = url.isHTTPS && !ipInURL && !url.hostIsIPLiteral ? url.host : nil
+        let sni = record.tls.map { $0.sni } ?? expectedSNI
+        let port = url.port
+        let target = "\(ip.contains(":") ? "[\(ip)]" : ip):\(port)"
+        let (outcome, error) = OutcomeReading.read(
+            record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
+            usesTLS: url.isHTTPS)
+        let reached = outcome.reachedServer
+        var hop = Hop(
+            url: requestURL, originalURL: url.text, method: method,
+            requestHeaders: record.requestLine == nil ? headers : record.requestHeaders,
+            requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP, remotePort: record.remotePort,
+            resolver: resolver, sni: sni, checkedName: checkedName, outcome: outcome,
+            status: reached ? record.status : nil, httpVersion: reached ? record.httpVersion : nil,
+            responseHeaders: record.responseHeaders, responseBytes: record.responseBytes,
+            bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
+            timings: Self.timings(record, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
+            certificate: record.tls.map { CertificateReading.report(chain: $0.chain, verifyError: $0.verifyError) },
+            error: error, log: record.log, startedAt: record.startedAt)
+        if options.redact { hop = Redaction.hop(hop) }
+        return hop
+    }
+
+    /// curl's cumulative timings in milliseconds; nil for phases that did not happen.
+    static func timings(_ record: TransferRecord, ipInURL: Bool, usesTLS: Bool) -> PhaseTimings {
+        func ms(_ us: Int64) -> Double? { us > 0 ? Double(us) / 1000 : nil }
+        return PhaseTimings(
+            nameLookup: ipInURL ? nil : ms(record.nameLookupUs), connect: ms(record.connectUs),
+            tlsDone: usesTLS ? ms(record.appConnectUs) : nil, preTransfer: ms(record.preTransferUs),
+            firstByte: ms(record.startTransferUs), total: Double(record.totalUs) / 1000)
+    }
+}
+
+extension ProbeURL {
+    /// A `CURLOPT_RESOLVE` entry pinning the host to several addresses (libcurl tries them in order).
+    func resolvePin(toAll ips: [String]) -> String {
+        "\(host):\(port):" + ips.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
+    }
+}

@@ -1,0 +1,286 @@
+// Exports of probe reports: a JSON array, JSON Lines, HAR 1.2 (one entry per attempt and
+// hop, timings from curl's cumulative values) and the table `ipdirect probe` prints.
+import Foundation
+
+/// Turns reports into the formats users hand to scripts, browsers and colleagues.
+public enum ProbeExport {
+    /// One JSON object per line, each a whole `URLReport`.
+    public static func jsonLines(_ reports: [URLReport], redact: Bool = true) -> Data {
+        let encoder = ProbeJSON.encoder(pretty: false)
+        var data = Data()
+        for report in reports {
+            if let line = try? encoder.encode(redact ? Redaction.report(report) : report) {
+                data.append(line)
+                data.append(0x0A)
+            }
+        }
+        return data
+    }
+
+    /// A JSON array of `URLReport`s, pretty-printed.
+    public static func json(_ reports: [URLReport], redact: Bool = true) -> Data {
+        let encoded = try? ProbeJSON.encoder(pretty: true).encode(redact ? reports.map(Redaction.report) : reports)
+        return (encoded ?? Data("[]".utf8)) + Data("\n".utf8)
+    }
+
+    // MARK: HAR
+
+    /// A HAR 1.2 log: one entry per hop of every attempt made (an attempt that could not be
+    /// made, for lack of an address, gets one entry with status 0; skipped ones none).
+    ///
+    /// - Parameters:
+    ///   - reports: what to export.
+    ///   - redact: hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets.
+    /// - Returns: the HAR file's bytes.
+    public static func har(_ reports: [URLReport], redact: Bool = true) -> Data {
+        var entries: [JSONValue] = []
+        for report in reports {
+            for attempt in report.attempts where attempt.outcome != .skipped {
+                if attempt.hops.isEmpty {
+                    entries.append(harEntry(unmade: attempt))
+                }
+                for (index, hop) in attempt.hops.enumerated() {
+                    entries.append(harEntry(hop, index: index, attempt: attempt, redact: redact))
+                }
+            }
+        }
+        let log: JSONValue = .object([
+            (
+                "log",
+                .object([
+                    ("version", "1.2"),
+                    ("creator", .object([("name", "ipdirect"), ("version", "0.1.0")])),
+                    ("entries", .array(entries)),
+                ])
+            )
+        ])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        return ((try? encoder.encode(log)) ?? Data()) + Data("\n".utf8)
+    }
+
+    /// HAR timings from curl's cumulative ones: connect includes ssl (as HAR says), -1 where
+    /// a phase did not happen; `time` is the sum of the non-negative phases.
+    static func harTimings(_ t: PhaseTimings, usesTLS: Bool) -> (time: Double, fields: [(String, JSONValue)]) {
+        func round3(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+        let dns = t.nameLookup.map(round3) ?? -1
+        let base = t.nameLookup ?? 0
+        var connect = -1.0
+        var ssl = -1.0
+        if let connected = t.connect {
+            // A handshake that never finished lasted until the exchange ended.
+            let handshakeEnd = t.tlsDone ?? (usesTLS && t.preTransfer == nil ? t.total : connected)
+            connect = round3(max(0, handshakeEnd - base))
+            if usesTLS { ssl = round3(max(0, handshakeEnd - connected)) }
+        } else if t.total > 0 {
+            connect = round3(max(0, t.total - base))  // time spent failing to connect
+        }
+        let ready = t.preTransfer
+        let send = ready.map { round3(max(0, $0 - (t.tlsDone ?? t.connect ?? $0))) } ?? 0
+        var wait = 0.0
+        var receive = 0.0
+        if let ready, let first = t.firstByte {
+            wait = round3(max(0, first - ready))
+            receive = round3(max(0, t.total - first))
+        } else if let ready {
+            wait = round3(max(0, t.total - ready))
+        }
+        let time = [dns, connect, send, wait, receive].filter { $0 >= 0 }.reduce(0, +)
+        return (
+            round3(time),
+            [
+                ("blocked", .number(-1)), ("dns", .number(dns)), ("connect", .number(connect)),
+                ("ssl", .number(ssl)), ("send", .number(send)), ("wait", .number(wait)),
+                ("receive", .number(receive)),
+            ]
+        )
+    }
+
+    private static func harEntry(_ hop: Hop, index: Int, attempt: Attempt, redact: Bool) -> JSONValue {
+        let hop = redact ? Redaction.hop(hop) : hop
+        let usesTLS = hop.url.lowercased().hasPrefix("https:")
+        let (time, timings) = harTimings(hop.timings, usesTLS: usesTLS)
+        let url = (try? ProbeURL.parse(hop.url))
+        let query = (url?.queryItems ?? []).map { item in
+            JSONValue.object([
+                ("name", .string(item.name)),
+                ("value", .string(redact && Redaction.isSecretParameter(item.name) ? Redaction.marker : item.value)),
+            ])
+        }
+        var request: [(String, JSONValue)] = [
+            ("method", .string(hop.method)), ("url", .string(hop.url)),
+            ("httpVersion", .string(hop.httpVersion ?? "HTTP/1.1")), ("cookies", .array([])),
+            ("headers", headers(hop.requestHeaders)), ("queryString", .array(query)), ("headersSize", .int(-1)),
+            ("bodySize", .int(hop.requestBodyBytes)),
+        ]
+        if hop.requestBodyBytes > 0 {
+            let type = hop.requestHeaders.first { $0.name.lowercased() == "content-type" }?.value
+            request.append(("postData", .object([("mimeType", .string(type ?? "application/octet-stream"))])))
+        }
+        let contentType = hop.responseHeaders.first { $0.name.lowercased() == "content-type" }?.value
+        let location = hop.responseHeaders.first { $0.name.lowercased() == "location" }?.value
+        var content: [(String, JSONValue)] = [
+            ("size", .int(hop.responseBytes)), ("mimeType", .string(contentType ?? "x-unknown")),
+        ]
+        if !hop.bodyPreview.isEmpty { content.append(("text", .string(hop.bodyPreview))) }
+        let response: [(String, JSONValue)] = [
+            ("status", .int(hop.status ?? 0)), ("statusText", .string(reason(hop.status))),
+            ("httpVersion", .string(hop.httpVersion ?? "")), ("cookies", .array([])),
+            ("headers", headers(hop.responseHeaders)), ("content", .object(content)),
+            ("redirectURL", .string(location ?? "")), ("headersSize", .int(-1)),
+            ("bodySize", .int(hop.status == nil ? -1 : hop.responseBytes)),
+        ]
+        var entry: [(String, JSONValue)] = [
+            ("startedDateTime", .string(ProbeJSON.timestamp(hop.startedAt))), ("time", .number(time)),
+            ("request", .object(request)), ("response", .object(response)), ("cache", .object([])),
+            ("timings", .object(timings)),
+        ]
+        if let ip = hop.remoteIP, IPAddressText.isLiteral(ip) { entry.append(("serverIPAddress", .string(ip))) }
+        if let port = hop.remotePort { entry.append(("connection", .string(String(port)))) }
+        entry += [
+            ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),
+            ("_checkedName", hop.checkedName.map(JSONValue.string) ?? .null), ("_resolver", .string(hop.resolver)),
+            ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map(JSONValue.string) ?? .null),
+            ("_originalURL", .string(hop.originalURL)), ("_hop", .int(index + 1)),
+            ("_attempt", .string(attempt.id.uuidString)),
+        ]
+        return .object(entry)
+    }
+
+    private static func harEntry(unmade attempt: Attempt) -> JSONValue {
+        let (time, timings) = harTimings(PhaseTimings(), usesTLS: false)
+        return .object([
+            ("startedDateTime", .string(ProbeJSON.timestamp(Date()))), ("time", .number(time)),
+            (
+                "request",
+                .object([
+                    ("method", "GET"), ("url", .string(attempt.url)), ("httpVersion", "HTTP/1.1"),
+                    ("cookies", .array([])), ("headers", .array([])), ("queryString", .array([])),
+                    ("headersSize", .int(-1)), ("bodySize", .int(0)),
+                ])
+            ),
+            (
+                "response",
+                .object([
+                    ("status", .int(0)), ("statusText", ""), ("httpVersion", ""), ("cookies", .array([])),
+                    ("headers", .array([])), ("content", .object([("size", .int(0)), ("mimeType", "x-unknown")])),
+                    ("redirectURL", ""), ("headersSize", .int(-1)), ("bodySize", .int(-1)),
+                ])
+            ),
+            ("cache", .object([])), ("timings", .object(timings)),
+            ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", .null), ("_checkedName", .null),
+            ("_resolver", .string(attempt.ipSource?.rawValue ?? "none")),
+            ("_outcome", .string(attempt.outcome.rawValue)),
+            ("_error", attempt.error.map(JSONValue.string) ?? .null), ("_attempt", .string(attempt.id.uuidString)),
+        ])
+    }
+
+    private static func headers(_ fields: [HeaderField]) -> JSONValue {
+        .array(fields.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) })
+    }
+
+    private static func reason(_ status: Int?) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 421: "Misdirected Request"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        default: ""
+        }
+    }
+
+    // MARK: Table
+
+    /// The human summary `ipdirect probe` prints: per URL, the resolution, one row per
+    /// attempt with its sentence when it failed, the verdict and the notes.
+    public static func table(_ reports: [URLReport]) -> String {
+        var out = ""
+        for report in reports {
+            out += "\(report.url)\n"
+            out += "  resolution: \(VerdictWriting.agreementNote(report.resolution))\n"
+            let rows = report.attempts.map { attempt -> [String] in
+                let ip = attempt.ip.map { "\($0) (\(attempt.ipSource?.rawValue ?? "?"))" } ?? "-"
+                let sni = attempt.url.lowercased().hasPrefix("https:") ? (attempt.sni ?? "none") : "-"
+                let status = attempt.status.map(String.init) ?? "-"
+                let time =
+                    attempt.hops.isEmpty
+                    ? "-" : String(format: "%.1f ms", attempt.hops.map(\.timings.total).reduce(0, +))
+                let hops = attempt.hops.count > 1 ? "\(attempt.hops.count) hops" : ""
+                return [attempt.scenario.rawValue, ip, sni, attempt.outcome.rawValue, status, time, hops]
+            }
+            let header = ["scenario", "ip", "sni", "outcome", "status", "time", ""]
+            let widths = (0..<header.count).map { column in
+                ([header] + rows).map { $0[column].count }.max() ?? 0
+            }
+            func line(_ cells: [String]) -> String {
+                "  "
+                    + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
+            }
+            out += line(header)
+            for (attempt, row) in zip(report.attempts, rows) {
+                out += line(row)
+                if let error = attempt.error { out += "      \(error)\n" }
+            }
+            out += "  verdict: \(report.verdict.summary)\n"
+            for note in report.verdict.notes.dropFirst() { out += "  note: \(note)\n" }
+            out += "\n"
+        }
+        return out
+    }
+}
+
+/// A JSON value with ordered keys, for documents whose shape is fixed by others (HAR).
+enum JSONValue: Encodable, ExpressibleByStringLiteral {
+    case string(String)
+    case number(Double)
+    case int(Int)
+    case null
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    init(stringLiteral value: String) { self = .string(value) }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .string(let value):
+            var c = encoder.singleValueContainer()
+            try c.encode(value)
+        case .number(let value):
+            var c = encoder.singleValueContainer()
+            try c.encode(value)
+        case .int(let value):
+            var c = encoder.singleValueContainer()
+            try c.encode(value)
+        case .null:
+            var c = encoder.singleValueContainer()
+            try c.encodeNil()
+        case .array(let values):
+            var c = encoder.unkeyedContainer()
+            for value in values { try c.encode(value) }
+        case .object(let fields):
+            var c = encoder.container(keyedBy: Key.self)
+            for (name, value) in fields { try c.encode(value, forKey: Key(stringValue: name)) }
+        }
+    }
+}

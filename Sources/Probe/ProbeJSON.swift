@@ -1,0 +1,111 @@
+// The JSON shape of probe results: absent values are written as null (a script reads
+// `"sni": null` as "no SNI was sent"), dates as ISO 8601 with milliseconds.
+import Foundation
+
+extension Attempt {
+    private enum Field: String, CodingKey {
+        case id, url, scenario, ip, ipSource, sni, checkedName, outcome, status, httpVersion, timings, certificate,
+            error, hops
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Field.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(url, forKey: .url)
+        try c.encode(scenario, forKey: .scenario)
+        try c.encode(ip, forKey: .ip)
+        try c.encode(ipSource, forKey: .ipSource)
+        try c.encode(sni, forKey: .sni)
+        try c.encode(checkedName, forKey: .checkedName)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(status, forKey: .status)
+        try c.encode(httpVersion, forKey: .httpVersion)
+        try c.encode(timings, forKey: .timings)
+        try c.encode(certificate, forKey: .certificate)
+        try c.encode(error, forKey: .error)
+        try c.encode(hops, forKey: .hops)
+    }
+}
+
+extension Hop {
+    private enum Field: String, CodingKey {
+        case url, originalURL, method, requestHeaders, requestBodyBytes, remoteIP, remotePort, resolver, sni,
+            checkedName, outcome, status, httpVersion, responseHeaders, responseBytes, bodyPreview, timings,
+            certificate, error, log, startedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Field.self)
+        try c.encode(url, forKey: .url)
+        try c.encode(originalURL, forKey: .originalURL)
+        try c.encode(method, forKey: .method)
+        try c.encode(requestHeaders, forKey: .requestHeaders)
+        try c.encode(requestBodyBytes, forKey: .requestBodyBytes)
+        try c.encode(remoteIP, forKey: .remoteIP)
+        try c.encode(remotePort, forKey: .remotePort)
+        try c.encode(resolver, forKey: .resolver)
+        try c.encode(sni, forKey: .sni)
+        try c.encode(checkedName, forKey: .checkedName)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encode(status, forKey: .status)
+        try c.encode(httpVersion, forKey: .httpVersion)
+        try c.encode(responseHeaders, forKey: .responseHeaders)
+        try c.encode(responseBytes, forKey: .responseBytes)
+        try c.encode(bodyPreview, forKey: .bodyPreview)
+        try c.encode(timings, forKey: .timings)
+        try c.encode(certificate, forKey: .certificate)
+        try c.encode(error, forKey: .error)
+        try c.encode(log, forKey: .log)
+        try c.encode(startedAt, forKey: .startedAt)
+    }
+}
+
+extension PhaseTimings {
+    private enum Field: String, CodingKey {
+        case nameLookup, connect, tlsDone, preTransfer, firstByte, total
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Field.self)
+        try c.encode(nameLookup, forKey: .nameLookup)
+        try c.encode(connect, forKey: .connect)
+        try c.encode(tlsDone, forKey: .tlsDone)
+        try c.encode(preTransfer, forKey: .preTransfer)
+        try c.encode(firstByte, forKey: .firstByte)
+        try c.encode(total, forKey: .total)
+    }
+}
+
+extension Verdict {
+    private enum Field: String, CodingKey {
+        case works, recommended, summary, notes
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Field.self)
+        try c.encode(works, forKey: .works)
+        try c.encode(recommended, forKey: .recommended)
+        try c.encode(summary, forKey: .summary)
+        try c.encode(notes, forKey: .notes)
+    }
+}
+
+enum ProbeJSON {
+    static func encoder(pretty: Bool) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting =
+            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(timestamp(date))
+        }
+        return encoder
+    }
+
+    /// ISO 8601 with milliseconds, UTC.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,74 @@
+// What a probe is asked to do (scenarios, method, body, headers, limits) and the events it
+// reports while it runs, for the console and the batch command alike.
+import Foundation
+import NameResolution
+
+/// How to probe: the same for every URL of a run.
+public struct ProbeOptions: Sendable {
+    /// The scenarios to try, in the order they are reported.
+    public var scenarios: [Scenario]
+    /// Direct attempts to every HTTPDNS IP, not only the first.
+    public var allIPs: Bool
+    /// `GET`, `HEAD`, `POST` (or any token; the body goes with every method that has one).
+    public var method: String
+    public var body: [UInt8]?
+    /// Extra request headers; `Host` is always the engine's.
+    public var headers: [HeaderField]
+    /// A PEM file of CAs trusted for every request, besides the system's.
+    public var caFile: String?
+    /// Per-request timeout in seconds.
+    public var timeout: Double
+    /// How many requests may run at once.
+    public var concurrency: Int
+    /// Hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets in traces and exports.
+    public var redact: Bool
+    public var maxRedirects: Int
+
+    public init(
+        scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: String = "GET",
+        body: [UInt8]? = nil, headers: [HeaderField] = [], caFile: String? = nil, timeout: Double = 10,
+        concurrency: Int = 16, redact: Bool = true, maxRedirects: Int = 10
+    ) {
+        self.scenarios = scenarios
+        self.allIPs = allIPs
+        self.method = method
+        self.body = body
+        self.headers = headers
+        self.caFile = caFile
+        self.timeout = timeout
+        self.concurrency = concurrency
+        self.redact = redact
+        self.maxRedirects = maxRedirects
+    }
+}
+
+/// An attempt about to start: enough for a front end to show a row before results arrive.
+public struct PlannedAttempt: Sendable, Equatable {
+    public var id: UUID
+    public var url: String
+    public var scenario: Scenario
+    public var ip: String?
+    public var ipSource: IPSource?
+
+    public init(id: UUID, url: String, scenario: Scenario, ip: String?, ipSource: IPSource?) {
+        self.id = id
+        self.url = url
+        self.scenario = scenario
+        self.ip = ip
+        self.ipSource = ipSource
+    }
+}
+
+/// What a running probe reports, in order: resolution, attempts, the report.
+public enum ProbeEvent: Sendable {
+    case resolved(HostResolution)
+    case attemptStarted(PlannedAttempt)
+    case attemptFinished(Attempt)
+    case finished(URLReport)
+    /// The URL cannot be probed; nothing else follows.
+    case rejected(ProbeURLError)
+}
+
+/// How the engine learns the addresses of a name: system DNS and HTTPDNS side by side.
+/// The command passes `ResolverCache.resolve`; tests may answer from the lab's zone.
+public typealias HostResolver = @Sendable (String) async -> HostResolution

@@ -1,0 +1,191 @@
+// URLs as the probe uses them: parsed and rewritten with libcurl's URL API (`curl_url`), so
+// only the authority's host ever changes and path, query and port stay exactly as written.
+import CCurl
+import CurlTransport
+import Foundation
+
+/// Why a URL cannot be probed, in words a person reads.
+public struct ProbeURLError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The text as the user gave it.
+    public let url: String
+    /// What is wrong with it.
+    public let reason: String
+
+    public init(url: String, reason: String) {
+        self.url = url
+        self.reason = reason
+    }
+
+    public var description: String { "\(url): \(reason)" }
+}
+
+/// An http or https URL the probe can request, its host in ASCII form.
+///
+/// The value keeps the URL as text; every operation parses it again with `curl_url`, since a
+/// `CURLU` handle is not safe to share between threads.
+public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
+    /// The URL as libcurl renders it, with the host in its ASCII (punycode) form.
+    public let text: String
+    /// `http` or `https`.
+    public let scheme: String
+    /// The host without brackets, ASCII, lowercased: what SNI, `Host` and the certificate use.
+    public let host: String
+    /// The port connected to (the scheme's default when none is written).
+    public let port: Int
+    /// Whether the URL names a port other than the scheme's default.
+    public let hasExplicitPort: Bool
+
+    /// Parses a URL; one without a scheme means https.
+    ///
+    /// - Parameter input: what the user typed.
+    /// - Returns: the parsed URL.
+    /// - Throws: `ProbeURLError` for anything but a well-formed http or https URL with a host.
+    public static func parse(_ input: String) throws(ProbeURLError) -> ProbeURL {
+        let trimmed = input.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw ProbeURLError(url: input, reason: "the URL is empty") }
+        Curl.initialise()
+        guard let handle = curl_url() else { throw ProbeURLError(url: input, reason: "libcurl is out of memory") }
+        defer { curl_url_cleanup(handle) }
+        let code = curl_url_set(handle, CURLUPART_URL, trimmed, UInt32(CURLU_DEFAULT_SCHEME))
+        guard code == CURLUE_OK else {
+            throw ProbeURLError(url: input, reason: "not a valid URL (\(URLPart.message(code)))")
+        }
+        guard let scheme = URLPart.get(handle, CURLUPART_SCHEME)?.lowercased(), scheme == "http" || scheme == "https"
+        else {
+            throw ProbeURLError(url: input, reason: "only http and https URLs can be probed")
+        }
+        // CURLU_PUNYCODE (libcurl 7.88, with libidn2) gives the ASCII form of an
+        // internationalised name, which is what DNS, SNI and certificates carry.
+        guard var host = URLPart.get(handle, CURLUPART_HOST, flags: UInt32(CURLU_PUNYCODE)), !host.isEmpty else {
+            throw ProbeURLError(url: input, reason: "the URL has no host, or its name cannot be converted to ASCII")
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        _ = curl_url_set(handle, CURLUPART_HOST, URLPart.authorityForm(host), 0)
+        _ = curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0)
+        let defaultPort = scheme == "https" ? 443 : 80
+        let written = URLPart.get(handle, CURLUPART_PORT).flatMap { Int($0) }
+        guard let text = URLPart.get(handle, CURLUPART_URL) else {
+            throw ProbeURLError(url: input, reason: "libcurl could not render the URL")
+        }
+        return ProbeURL(
+            text: text, scheme: scheme, host: host.lowercased(), port: written ?? defaultPort,
+            hasExplicitPort: written != nil && written != defaultPort)
+    }
+
+    private init(text: String, scheme: String, host: String, port: Int, hasExplicitPort: Bool) {
+        self.text = text
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.hasExplicitPort = hasExplicitPort
+    }
+
+    public var description: String { text }
+
+    /// Whether the URL is https.
+    public var isHTTPS: Bool { scheme == "https" }
+
+    /// Whether the host is already an IP address.
+    public var hostIsIPLiteral: Bool { IPAddressText.isLiteral(host) }
+
+    /// The `Host` header value: the name, with the port when it is not the scheme's default.
+    public var hostHeader: String {
+        let name = URLPart.authorityForm(host)
+        return hasExplicitPort ? "\(name):\(port)" : name
+    }
+
+    /// The `CURLOPT_RESOLVE` entry pinning this URL's host and port to an address.
+    public func resolvePin(to ip: String) -> String {
+        "\(host):\(port):\(URLPart.authorityForm(ip))"
+    }
+
+    /// The same URL with the authority's host replaced by an IP (bracketed when IPv6).
+    /// Path, query and port stay as they are, even when they contain the host name.
+    ///
+    /// - Parameter ip: an IPv4 or IPv6 literal.
+    /// - Returns: the rewritten URL as text.
+    public func replacingHost(with ip: String) -> String {
+        guard let handle = curl_url() else { return text }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
+            curl_url_set(handle, CURLUPART_HOST, URLPart.authorityForm(ip), 0) == CURLUE_OK
+        else { return text }
+        return URLPart.get(handle, CURLUPART_URL) ?? text
+    }
+
+    /// Resolves a `Location` value (absolute or relative) against this URL.
+    ///
+    /// - Parameter location: the header value.
+    /// - Returns: the URL to go to next.
+    /// - Throws: `ProbeURLError` when the result is not an http or https URL.
+    public func resolving(_ location: String) throws(ProbeURLError) -> ProbeURL {
+        guard let handle = curl_url() else { throw ProbeURLError(url: location, reason: "libcurl is out of memory") }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else {
+            throw ProbeURLError(url: location, reason: "cannot resolve against \(text)")
+        }
+        let code = curl_url_set(handle, CURLUPART_URL, location, 0)
+        guard code == CURLUE_OK, let next = URLPart.get(handle, CURLUPART_URL) else {
+            throw ProbeURLError(url: location, reason: "not a valid redirect target (\(URLPart.message(code)))")
+        }
+        return try ProbeURL.parse(next)
+    }
+
+    /// The query as name/value pairs, for HAR's `queryString`.
+    public var queryItems: [HeaderField] {
+        guard let handle = curl_url() else { return [] }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
+            let query = URLPart.get(handle, CURLUPART_QUERY)
+        else { return [] }
+        return query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            return HeaderField(name: name, value: value)
+        }
+    }
+}
+
+/// Small readers over `curl_url_get`.
+enum URLPart {
+    static func get(_ handle: OpaquePointer, _ part: CURLUPart, flags: UInt32 = 0) -> String? {
+        var value: UnsafeMutablePointer<CChar>? = nil
+        guard curl_url_get(handle, part, &value, flags) == CURLUE_OK, let value else { return nil }
+        defer { curl_free(value) }
+        return String(cString: value)
+    }
+
+    static func message(_ code: CURLUcode) -> String {
+        switch code {
+        case CURLUE_MALFORMED_INPUT: "malformed input"
+        case CURLUE_BAD_PORT_NUMBER: "bad port number"
+        case CURLUE_UNSUPPORTED_SCHEME: "unsupported scheme"
+        case CURLUE_NO_HOST: "no host"
+        case CURLUE_BAD_HOSTNAME: "bad host name"
+        case CURLUE_BAD_IPV6: "bad IPv6 address"
+        default: "libcurl URL error \(code.rawValue)"
+        }
+    }
+
+    /// A host as it appears in an authority: IPv6 literals in brackets.
+    static func authorityForm(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+    }
+}
+
+/// Checks on address text, since every IP from an HTTPDNS service is untrusted input.
+public enum IPAddressText {
+    /// Whether the text is an IPv4 or IPv6 literal (IPv6 without brackets).
+    public static func isLiteral(_ text: String) -> Bool { isIPv4(text) || isIPv6(text) }
+
+    public static func isIPv4(_ text: String) -> Bool {
+        var address = in_addr()
+        return inet_pton(AF_INET, text, &address) == 1
+    }
+
+    public static func isIPv6(_ text: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET6, text, &address) == 1
+    }
+}

@@ -1,0 +1,81 @@
+// Keeps secrets out of traces and exports: credentials in headers, cookies, and query values
+// whose names say they are secret. On by default; `--no-redact` turns it off.
+import Foundation
+
+/// Replaces secret values with a marker, keeping names so a trace still shows what was sent.
+public enum Redaction {
+    public static let marker = "[redacted]"
+
+    private static let secretHeaders: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
+    ]
+    private static let secretWords = [
+        "token", "secret", "signature", "password", "passwd", "apikey", "api_key", "auth",
+    ]
+
+    /// Whether a header's value should be hidden.
+    public static func isSecretHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return secretHeaders.contains(lower) || secretWords.contains { lower.contains($0) }
+    }
+
+    /// Whether a query parameter's value should be hidden.
+    public static func isSecretParameter(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return ["s", "sig", "key", "sign"].contains(lower) || secretWords.contains { lower.contains($0) }
+    }
+
+    public static func headers(_ fields: [HeaderField]) -> [HeaderField] {
+        fields.map { isSecretHeader($0.name) ? HeaderField(name: $0.name, value: marker) : $0 }
+    }
+
+    /// A URL with the values of secret query parameters hidden; path and host untouched.
+    public static func url(_ text: String) -> String {
+        guard let question = text.firstIndex(of: "?") else { return text }
+        let fragmentStart = text[question...].firstIndex(of: "#") ?? text.endIndex
+        let query = text[text.index(after: question)..<fragmentStart]
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, isSecretParameter(String(parts[0])) else { return String(pair) }
+            return "\(parts[0])=\(marker)"
+        }
+        return String(text[...question]) + pairs.joined(separator: "&") + String(text[fragmentStart...])
+    }
+
+    /// One line of curl's log with a secret header value or query value hidden.
+    public static func logLine(_ line: CurlLogLine) -> CurlLogLine {
+        var copy = line
+        if line.kind.hasPrefix("header"), let field = HeaderField(line: line.text), isSecretHeader(field.name) {
+            copy.text = "\(field.name): \(marker)"
+        } else if line.text.contains("?") {
+            copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)
+                .map { $0.contains("?") ? url(String($0)) : String($0) }
+                .joined(separator: " ")
+        }
+        return copy
+    }
+
+    public static func hop(_ hop: Hop) -> Hop {
+        var copy = hop
+        copy.url = url(hop.url)
+        copy.originalURL = url(hop.originalURL)
+        copy.requestHeaders = headers(hop.requestHeaders)
+        copy.responseHeaders = headers(hop.responseHeaders)
+        copy.log = hop.log.map(logLine)
+        return copy
+    }
+
+    public static func attempt(_ attempt: Attempt) -> Attempt {
+        var copy = attempt
+        copy.url = url(attempt.url)
+        copy.hops = attempt.hops.map(hop)
+        return copy
+    }
+
+    public static func report(_ report: URLReport) -> URLReport {
+        var copy = report
+        copy.url = url(report.url)
+        copy.attempts = report.attempts.map(attempt)
+        return copy
+    }
+}
