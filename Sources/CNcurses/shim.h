@@ -20,6 +20,7 @@ static inline int cnc_attr_bold(void) { return (int)A_BOLD; }
 static inline int cnc_attr_dim(void) { return (int)A_DIM; }
 static inline int cnc_attr_reverse(void) { return (int)A_REVERSE; }
 static inline int cnc_attr_underline(void) { return (int)A_UNDERLINE; }
+static inline int cnc_color_pairs(void) { return COLOR_PAIRS; }
 static inline int cnc_key_resize(void) { return KEY_RESIZE; }
 static inline int cnc_err(void) { return ERR; }
 static inline int cnc_key_f(int n) { return KEY_F(n); }

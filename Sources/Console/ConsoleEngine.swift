@@ -1,0 +1,68 @@
+// The seam between the console and the engine: what the console asks for and what it hears
+// back. The executable adapts the real probe engine, resolver cache and lab to it.
+import Foundation
+import NameResolution
+import Probe
+
+/// What a probe of one URL reports while it runs, in the order it happens.
+public enum ConsoleProbeEvent: Sendable {
+    /// The name was resolved both ways (system DNS and HTTPDNS).
+    case resolved(HostResolution)
+    /// One scenario started against one IP (the cell shows it running).
+    case attemptStarted(scenario: Scenario, ip: String?, ipSource: IPSource?)
+    /// One scenario finished against one IP.
+    case attemptFinished(Attempt)
+    /// All attempts are in; the verdict is made.
+    case finished(URLReport)
+    /// The probe could not start or broke off; a sentence a person reads.
+    case failed(String)
+}
+
+/// The lab's fault switch as the console shows it: how the lab's HTTPDNS service misbehaves.
+public enum LabFault: String, Sendable, CaseIterable {
+    case none, slow, error, malformed, down
+
+    /// The next setting in the cycle the key walks through.
+    public var next: LabFault {
+        let all = LabFault.allCases
+        return all[(all.firstIndex(of: self)! + 1) % all.count]
+    }
+}
+
+/// Who the console talks to, for the status bar.
+public struct EngineDescription: Sendable, Equatable {
+    public var provider: String
+    public var endpoint: String
+    /// Whether the lab runs in-process (the fault switch is then available).
+    public var lab: Bool
+
+    public init(provider: String, endpoint: String, lab: Bool) {
+        self.provider = provider
+        self.endpoint = endpoint
+        self.lab = lab
+    }
+}
+
+/// The engine as the console uses it. Every call may take time; none runs on the screen's thread.
+public protocol ConsoleEngine: Sendable {
+    var description: EngineDescription { get }
+    /// Probes a host or URL with every scenario; the stream ends after `.finished` or `.failed`.
+    func probe(_ target: String) -> AsyncStream<ConsoleProbeEvent>
+    /// A copy of the resolver cache.
+    func cacheEntries() async -> [CacheEntrySnapshot]
+    /// The resolver's events from now on.
+    func resolverEvents() -> AsyncStream<ResolverEvent>
+    /// Drops one name (or every name, with nil) from the cache.
+    func flush(_ host: String?) async
+    /// Asks HTTPDNS again for one name.
+    func refresh(_ host: String) async
+    func setFamily(_ family: AddressFamily) async
+    func setReuseExpired(_ enabled: Bool) async
+    /// Switches the lab's fault; returns the setting now in force, nil without a lab.
+    func setLabFault(_ fault: LabFault) async -> LabFault?
+    /// Writes the attempts as JSON Lines and HAR next to `basePath` (which has no extension).
+    ///
+    /// - Returns: the paths written.
+    /// - Throws: an error whose description a person reads when a file cannot be written.
+    func export(_ attempts: [Attempt], basePath: String) async throws -> [String]
+}

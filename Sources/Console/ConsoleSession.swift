@@ -1,0 +1,245 @@
+// Runs the console: one thread owns ncurses and the state; engine work runs in tasks whose
+// results come back as actions through a queue that wakes the loop (a self-pipe).
+import CNcurses
+import Foundation
+import NameResolution
+import Probe
+
+/// How the console was started.
+public struct ConsoleOptions: Sendable {
+    /// False with `--no-color` or when `NO_COLOR` is set.
+    public var useColor: Bool
+    /// How many traces are kept; older ones are dropped (`--max-traces`).
+    public var maxTraces: Int
+    /// A host to probe as soon as the console is up.
+    public var initialTarget: String?
+
+    public init(useColor: Bool = true, maxTraces: Int = 10_000, initialTarget: String? = nil) {
+        self.useColor = useColor
+        self.maxTraces = maxTraces
+        self.initialTarget = initialTarget
+    }
+
+    /// Whether the environment asks for no color (https://no-color.org: set and not empty).
+    public static var environmentForbidsColor: Bool {
+        if let value = ProcessInfo.processInfo.environment["NO_COLOR"], !value.isEmpty { return true }
+        return false
+    }
+}
+
+/// Why the console cannot start.
+public enum ConsoleStartError: Error, CustomStringConvertible {
+    case notATerminal
+
+    public var description: String {
+        switch self {
+        case .notATerminal:
+            "the console needs a terminal (stdin and stdout are not one); for scripts use 'ipdirect probe URL...' or 'ipdirect resolve HOST...'"
+        }
+    }
+}
+
+/// Actions from other threads, handed to the console loop; posting wakes it at once.
+final class ActionQueue: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pending: [ConsoleAction] = []
+    let readDescriptor: Int32
+    let writeDescriptor: Int32
+
+    init() {
+        var descriptors: [Int32] = [-1, -1]
+        _ = pipe(&descriptors)
+        readDescriptor = descriptors[0]
+        writeDescriptor = descriptors[1]
+        for descriptor in descriptors {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        }
+    }
+
+    deinit {
+        close(readDescriptor)
+        close(writeDescriptor)
+    }
+
+    func post(_ action: ConsoleAction) {
+        lock.lock()
+        let wasEmpty = pending.isEmpty
+        pending.append(action)
+        lock.unlock()
+        if wasEmpty {
+            var byte: UInt8 = 1
+            _ = write(writeDescriptor, &byte, 1)
+        }
+    }
+
+    func drain() -> [ConsoleAction] {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while read(readDescriptor, &bytes, bytes.count) > 0 {}
+        lock.lock()
+        defer { lock.unlock() }
+        let actions = pending
+        pending.removeAll(keepingCapacity: true)
+        return actions
+    }
+}
+
+/// The interactive console.
+public enum ConsoleSession {
+    /// Whether stdin and stdout are a terminal, as the console needs.
+    public static var hasTerminal: Bool { isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 }
+
+    /// Runs the console until the user quits or a signal asks it to stop.
+    ///
+    /// - Throws: `ConsoleStartError.notATerminal` without a terminal.
+    public static func run(engine: any ConsoleEngine, options: ConsoleOptions) async throws {
+        guard hasTerminal else { throw ConsoleStartError.notATerminal }
+        _ = cnc_setlocale_all_from_env()
+        let codeset = cnc_codeset().map { String(cString: $0) } ?? ""
+        let glyphs = Glyphs.forCodeset(codeset)
+        let queue = ActionQueue()
+        let events = Task {
+            for await event in engine.resolverEvents() { queue.post(.resolverEvent(event)) }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                let loop = ConsoleLoop(engine: engine, options: options, glyphs: glyphs, queue: queue)
+                loop.run()
+                continuation.resume()
+            }
+            thread.name = "ipdirect console"
+            thread.start()
+        }
+        events.cancel()
+    }
+}
+
+/// The loop of the console thread: wait for a key, an engine event or the next second;
+/// reduce; draw what changed.
+final class ConsoleLoop {
+    private let engine: any ConsoleEngine
+    private let queue: ActionQueue
+    private let options: ConsoleOptions
+    private let screen: Screen
+    private var state: ConsoleState
+    private var dirty = true
+    private var probes: [Int: Task<Void, Never>] = [:]
+    private let cacheLoading = CacheLoadFlag()
+
+    init(engine: any ConsoleEngine, options: ConsoleOptions, glyphs: Glyphs, queue: ActionQueue) {
+        self.engine = engine
+        self.queue = queue
+        self.options = options
+        screen = Screen(useColor: options.useColor)
+        state = ConsoleState(
+            size: screen.size, now: Date(), engine: engine.description, glyphs: glyphs, maxTraces: options.maxTraces)
+        installTerminalRestoration(wakeDescriptor: queue.writeDescriptor)
+    }
+
+    func run() {
+        dispatch(.message(state.message))
+        perform(.loadCache)
+        if let target = options.initialTarget {
+            state.input = target
+            dispatch(.key(.enter))
+        }
+        var nextTick = Date().timeIntervalSince1970.rounded(.down) + 1
+        while !state.quitting {
+            if dirty {
+                screen.draw(render(state, size: state.size))
+                dirty = false
+            }
+            let wait = max(0, nextTick - Date().timeIntervalSince1970)
+            var descriptors = [
+                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: queue.readDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            // Interrupted by SIGWINCH: ncurses then reports KEY_RESIZE through getch.
+            _ = poll(&descriptors, 2, Int32((wait * 1000).rounded(.up)))
+            if terminalState.terminationRequested != 0 { dispatch(.terminate) }
+            while let input = screen.read() {
+                switch input {
+                case .key(let key): dispatch(.key(key))
+                case .resize(let size): dispatch(.resize(size))
+                }
+            }
+            for action in queue.drain() { dispatch(action) }
+            let now = Date().timeIntervalSince1970
+            if now >= nextTick {
+                dispatch(.tick(Date()))
+                nextTick = now.rounded(.down) + 1
+            }
+        }
+        for task in probes.values { task.cancel() }
+        screen.end()
+    }
+
+    private func dispatch(_ action: ConsoleAction) {
+        if case .cacheEntries = action { cacheLoading.clear() }
+        for effect in reduce(into: &state, action: action) { perform(effect) }
+        dirty = true
+    }
+
+    private func perform(_ effect: ConsoleEffect) {
+        let engine = engine
+        let queue = queue
+        switch effect {
+        case .probe(let runID, let target):
+            probes[runID] = Task {
+                for await event in engine.probe(target) { queue.post(.probeEvent(runID: runID, event)) }
+                queue.post(.probeEnded(runID: runID))
+            }
+        case .loadCache:
+            // One load at a time: a burst of resolver events asks for one snapshot, not many.
+            guard cacheLoading.begin() else { return }
+            Task { queue.post(.cacheEntries(await engine.cacheEntries())) }
+        case .flush(let host):
+            Task {
+                await engine.flush(host)
+                queue.post(.cacheEntries(await engine.cacheEntries()))
+            }
+        case .refresh(let host):
+            Task {
+                await engine.refresh(host)
+                queue.post(.cacheEntries(await engine.cacheEntries()))
+            }
+        case .setFamily(let family):
+            Task { await engine.setFamily(family) }
+        case .setReuseExpired(let enabled):
+            Task { await engine.setReuseExpired(enabled) }
+        case .setLabFault(let fault):
+            Task { queue.post(.labFaultChanged(await engine.setLabFault(fault))) }
+        case .export(let attempts, let basePath):
+            Task {
+                do {
+                    queue.post(.exported(try await engine.export(attempts, basePath: basePath)))
+                } catch {
+                    queue.post(.exportFailed("\(error)"))
+                }
+            }
+        case .quit:
+            break
+        }
+    }
+}
+
+/// Whether a cache snapshot is being loaded.
+final class CacheLoadFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var loading = false
+
+    /// Marks a load as started; false when one is already under way.
+    func begin() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if loading { return false }
+        loading = true
+        return true
+    }
+
+    func clear() {
+        lock.lock()
+        loading = false
+        lock.unlock()
+    }
+}

@@ -1,0 +1,158 @@
+// The one table of key bindings: the reducer dispatches through it and the help view is
+// generated from it, so the two can never disagree.
+
+/// A key as the console understands it, whatever the terminal sent.
+public enum Key: Hashable, Sendable {
+    case character(Character)
+    case up, down, left, right, pageUp, pageDown, home, end
+    case enter, escape, backspace, tab, backTab, delete
+    /// Ctrl plus a letter (lowercase).
+    case control(Character)
+
+    /// How the help view names the key.
+    public var label: String {
+        switch self {
+        case .character(" "): "Space"
+        case .character(let c): String(c)
+        case .up: "Up"
+        case .down: "Down"
+        case .left: "Left"
+        case .right: "Right"
+        case .pageUp: "PgUp"
+        case .pageDown: "PgDn"
+        case .home: "Home"
+        case .end: "End"
+        case .enter: "Enter"
+        case .escape: "Esc"
+        case .backspace: "Backspace"
+        case .tab: "Tab"
+        case .backTab: "Shift-Tab"
+        case .delete: "Del"
+        case .control(let c): "Ctrl-\(String(c).uppercased())"
+        }
+    }
+}
+
+/// What a key asks for.
+public enum Command: Hashable, Sendable {
+    case showView(ConsoleView)
+    case nextView, previousView
+    case up, down, top, bottom, pageUp, pageDown
+    case open, back
+    case filter
+    case typeHost
+    case reprobe
+    case refreshEntry
+    case export
+    case quit
+    case help
+    case sortNext, sortReverse
+    case flushEntry, flushAll
+    case cycleFamily, toggleReuseExpired
+    case nextLabFault, clearLabFault
+    // While typing on the input line, a filter or a confirmation.
+    case submit, cancel, historyPrevious, historyNext, deleteBackward
+    case confirmYes, confirmNo
+}
+
+/// Where a binding applies. The first matching scope wins, most specific first.
+public enum KeyScope: String, Sendable, CaseIterable {
+    case typing = "While typing a host or a filter"
+    case confirm = "When asked to confirm"
+    case traceDetail = "Trace detail"
+    case probe = "Probe view"
+    case cache = "Cache view"
+    case traces = "Traces view"
+    case events = "Events view"
+    case global = "Everywhere"
+}
+
+/// One row of the key map.
+public struct KeyBinding: Sendable {
+    public var keys: [Key]
+    public var command: Command
+    public var scope: KeyScope
+    public var summary: String
+    /// Shown only when the console runs against the lab.
+    public var labOnly = false
+}
+
+/// The key map of the console.
+public enum KeyMap {
+    public static let bindings: [KeyBinding] = [
+        KeyBinding(keys: [.enter], command: .submit, scope: .typing, summary: "probe the host, or apply the filter"),
+        KeyBinding(keys: [.escape], command: .cancel, scope: .typing, summary: "stop typing (the filter is cleared)"),
+        KeyBinding(keys: [.up], command: .historyPrevious, scope: .typing, summary: "previous host from the history"),
+        KeyBinding(keys: [.down], command: .historyNext, scope: .typing, summary: "next host from the history"),
+        KeyBinding(
+            keys: [.backspace, .delete], command: .deleteBackward, scope: .typing, summary: "delete a character"),
+        KeyBinding(
+            keys: [.character("y"), .character("Y")], command: .confirmYes, scope: .confirm, summary: "yes, do it"),
+        KeyBinding(
+            keys: [.character("n"), .character("N"), .escape], command: .confirmNo, scope: .confirm,
+            summary: "no, leave it"),
+        KeyBinding(
+            keys: [.escape, .backspace], command: .back, scope: .traceDetail, summary: "back to the traces list"),
+        KeyBinding(keys: [.up, .character("k")], command: .up, scope: .traceDetail, summary: "scroll up"),
+        KeyBinding(keys: [.down, .character("j")], command: .down, scope: .traceDetail, summary: "scroll down"),
+        KeyBinding(
+            keys: [.character(":"), .character("p")], command: .typeHost, scope: .probe,
+            summary: "type a host or URL to probe"),
+        KeyBinding(keys: [.character("r")], command: .reprobe, scope: .probe, summary: "probe the selected host again"),
+        KeyBinding(keys: [.character("s")], command: .sortNext, scope: .cache, summary: "sort by the next column"),
+        KeyBinding(keys: [.character("S")], command: .sortReverse, scope: .cache, summary: "reverse the sort order"),
+        KeyBinding(keys: [.character("d")], command: .flushEntry, scope: .cache, summary: "flush the selected name"),
+        KeyBinding(
+            keys: [.character("D")], command: .flushAll, scope: .cache, summary: "flush every name (asks first)"),
+        KeyBinding(
+            keys: [.character("r")], command: .refreshEntry, scope: .cache,
+            summary: "refresh the selected name from HTTPDNS"),
+        KeyBinding(
+            keys: [.character("f")], command: .cycleFamily, scope: .cache,
+            summary: "next address family (auto, v4, v6, both)"),
+        KeyBinding(
+            keys: [.character("x")], command: .toggleReuseExpired, scope: .cache,
+            summary: "turn expired-IP reuse on or off"),
+        KeyBinding(keys: [.enter], command: .open, scope: .traces, summary: "open the selected trace"),
+        KeyBinding(
+            keys: [.character("F")], command: .nextLabFault, scope: .events,
+            summary: "next lab fault (none, slow, error, malformed, down)", labOnly: true),
+        KeyBinding(
+            keys: [.character("N")], command: .clearLabFault, scope: .events, summary: "lab fault back to none",
+            labOnly: true),
+        KeyBinding(keys: [.character("1")], command: .showView(.probe), scope: .global, summary: "Probe view"),
+        KeyBinding(keys: [.character("2")], command: .showView(.cache), scope: .global, summary: "Cache view"),
+        KeyBinding(keys: [.character("3")], command: .showView(.traces), scope: .global, summary: "Traces view"),
+        KeyBinding(keys: [.character("4")], command: .showView(.events), scope: .global, summary: "Events view"),
+        KeyBinding(keys: [.character("5"), .character("?")], command: .help, scope: .global, summary: "this help"),
+        KeyBinding(keys: [.tab], command: .nextView, scope: .global, summary: "next view"),
+        KeyBinding(keys: [.backTab], command: .previousView, scope: .global, summary: "previous view"),
+        KeyBinding(keys: [.up, .character("k")], command: .up, scope: .global, summary: "move up"),
+        KeyBinding(keys: [.down, .character("j")], command: .down, scope: .global, summary: "move down"),
+        KeyBinding(keys: [.character("g"), .home], command: .top, scope: .global, summary: "go to the top"),
+        KeyBinding(keys: [.character("G"), .end], command: .bottom, scope: .global, summary: "go to the bottom"),
+        KeyBinding(keys: [.pageUp, .control("b")], command: .pageUp, scope: .global, summary: "page up"),
+        KeyBinding(keys: [.pageDown, .control("f")], command: .pageDown, scope: .global, summary: "page down"),
+        KeyBinding(keys: [.character("/")], command: .filter, scope: .global, summary: "filter the current list"),
+        KeyBinding(
+            keys: [.character(":"), .character("p")], command: .typeHost, scope: .global,
+            summary: "type a host to probe (from any view)"),
+        KeyBinding(
+            keys: [.character("e")], command: .export, scope: .global,
+            summary: "export the traces listed (JSON Lines and HAR)"),
+        KeyBinding(
+            keys: [.escape], command: .back, scope: .global, summary: "clear the filter, or back to the probe view"),
+        KeyBinding(keys: [.character("q"), .control("c")], command: .quit, scope: .global, summary: "quit"),
+    ]
+
+    /// The command a key means in the given scopes, most specific scope first.
+    public static func command(for key: Key, in scopes: [KeyScope], lab: Bool) -> Command? {
+        for scope in scopes {
+            for binding in bindings where binding.scope == scope && binding.keys.contains(key) {
+                if binding.labOnly && !lab { continue }
+                return binding.command
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,184 @@
+// The probe view: the input line, then per probed URL the scenarios against the two IP
+// sources (system DNS, HTTPDNS) with outcome, status and time, and the verdict in words.
+import Foundation
+import NameResolution
+import Probe
+
+func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+    var y = rows.lowerBound
+    let typing = state.mode == .probeInput
+    var x = buffer.put(" Host or URL: ", x: 0, y: y, style: .bold)
+    if typing {
+        x = buffer.put(state.input, x: x, y: y)
+        buffer.put(" ", x: x, y: y, style: .reverse)
+    } else {
+        buffer.put(
+            state.input.isEmpty ? "(press p or : to type a host, r to probe the selected one again)" : state.input,
+            x: x, y: y, style: .dim)
+    }
+    y += 1
+    buffer.fill(x: 0, y: y, count: buffer.width, character: state.glyphs.horizontal, style: .dim)
+    y += 1
+
+    let runs = state.listedRuns
+    if runs.isEmpty {
+        let examples =
+            state.engine.lab
+            ? [
+                "Try the lab's names:", "  sni-a.lab.test      several certificates, chosen by SNI",
+                "  single.lab.test     one certificate for every client",
+                "  wrong.lab.test      a certificate for another name",
+                "  redirect.lab.test   a redirect to another host",
+                "  http://plain.lab.test/   plain HTTP by Host header",
+            ]
+            : [
+                "Type a host (example.com) or a URL (https://example.com/path) and press Enter.",
+                "Each IP-direct way is tried with system DNS's and HTTPDNS's addresses.",
+            ]
+        for line in examples where y < rows.upperBound {
+            buffer.put(" " + line, x: 0, y: y, style: .dim)
+            y += 1
+        }
+        return
+    }
+    let first = min(state.probeCursor.selected, runs.count - 1)
+    for (index, run) in runs.enumerated().dropFirst(first) {
+        guard y < rows.upperBound else { break }
+        let lines = runLines(run, selected: index == state.probeCursor.selected, state: state, width: buffer.width)
+        for line in lines {
+            guard y < rows.upperBound else { break }
+            buffer.draw(line, x: 0, y: y, width: buffer.width)
+            y += 1
+        }
+        y += 1
+    }
+    if first > 0 {
+        buffer.put(
+            " \(state.glyphs.ascending) \(first) newer ", x: buffer.width - 16, y: rows.lowerBound + 1, style: .dim)
+    }
+}
+
+/// The lines of one probe run: title, resolution, matrix, verdict.
+func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) -> [StyledLine] {
+    let g = state.glyphs
+    var lines: [StyledLine] = []
+    let url = run.report?.url ?? run.attempts.first?.url ?? run.target
+    var title: StyledLine = [
+        Span(selected ? "\(g.selected) " : "  ", .fg(.cyan, bold: true)), Span(url, .bold),
+    ]
+    if !run.finished {
+        title.append(Span("  probing\(g.ellipsis) \(run.attempts.count) done", .fg(.yellow)))
+    } else if let failure = run.failure, run.report == nil {
+        title.append(Span("  failed: \(failure)", .fg(.red)))
+    }
+    lines.append(title)
+
+    // What each source answered.
+    var answer: StyledLine = [Span("  ")]
+    if let resolution = run.resolution {
+        let system = resolution.system
+        answer.append(Span("system DNS ", .dim))
+        if let error = system.error {
+            answer.append(Span(g.clip(error, 30), .fg(.red)))
+        } else {
+            answer.append(Span(addresses(system.ipv4 + system.ipv6, g) + " " + formatMilliseconds(system.ms)))
+        }
+        answer.append(Span("   HTTPDNS ", .dim))
+        let httpdns = resolution.httpdns
+        if let error = httpdns.error {
+            answer.append(Span(g.clip(error, 30), .fg(.red)))
+        } else {
+            answer.append(
+                Span(
+                    addresses(httpdns.ipv4 + httpdns.ipv6, g) + " ttl \(httpdns.ttl)s " + httpdns.source.rawValue + " "
+                        + formatMilliseconds(httpdns.ms)))
+        }
+        let agreementStyle: CellStyle =
+            resolution.agreement == .same ? .fg(.green) : (resolution.agreement == .overlap ? .fg(.yellow) : .fg(.red))
+        answer.append(Span("   " + resolution.agreement.rawValue, agreementStyle))
+    } else {
+        answer.append(Span("resolving\(g.ellipsis)", .dim))
+    }
+    lines.append(answer)
+
+    // The matrix: scenarios down, IP sources across.
+    let labelWidth = 14
+    let cellWidth = max(20, (width - 2 - labelWidth - 2) / 2)
+    var header: StyledLine = [Span("  "), Span("scenario".padded(labelWidth), .bold)]
+    header.append(Span("system DNS IP".padded(cellWidth), .bold))
+    header.append(Span("HTTPDNS IP".padded(cellWidth), .bold))
+    lines.append(header)
+    for scenario in Scenario.allCases {
+        var row: StyledLine = [Span("  "), Span(scenario.rawValue.padded(labelWidth))]
+        for column in [IPColumn.system, IPColumn.httpdns] {
+            row += matrixCell(run, scenario: scenario, column: column, width: cellWidth, glyphs: g)
+        }
+        lines.append(row)
+    }
+
+    // The verdict in words.
+    if let report = run.report {
+        let verdict = report.verdict
+        let style: CellStyle = verdict.recommended == nil ? .fg(.red, bold: true) : .fg(.green, bold: true)
+        let wrapped = wrap(verdict.summary, width: width - 13)
+        for (index, text) in wrapped.enumerated() {
+            lines.append([Span(index == 0 ? "  Verdict: " : "           ", .bold), Span(text, style)])
+        }
+        for note in verdict.notes {
+            for (index, text) in wrap(note, width: width - 10).enumerated() {
+                lines.append([Span(index == 0 ? "  note: " : "        ", .dim), Span(text, .fg(.yellow))])
+            }
+        }
+    }
+    return lines
+}
+
+enum IPColumn { case system, httpdns }
+
+private func column(of attempt: Attempt) -> IPColumn {
+    switch attempt.ipSource {
+    case .system: return .system
+    case .httpdns, .cache: return .httpdns
+    case nil: return attempt.scenario == .systemDNS ? .system : .httpdns
+    }
+}
+
+private func matrixCell(
+    _ run: ProbeRun, scenario: Scenario, column wanted: IPColumn, width: Int, glyphs: Glyphs
+)
+    -> StyledLine
+{
+    let attempts = run.attempts.filter { $0.scenario == scenario && column(of: $0) == wanted }
+    guard let attempt = attempts.first(where: { $0.outcome == .ok }) ?? attempts.first else {
+        if scenario == .systemDNS && wanted == .httpdns { return [Span("n/a".padded(width), .dim)] }
+        let running = run.running.contains { running in
+            running.scenario == scenario
+                && (running.ipSource == .system || (running.ipSource == nil && scenario == .systemDNS)
+                    ? IPColumn.system : IPColumn.httpdns) == wanted
+        }
+        if running { return [Span("running\(glyphs.ellipsis)".padded(width), .fg(.yellow))] }
+        let text = run.finished ? "-" : "\(glyphs.ellipsis)"
+        return [Span(text.padded(width), .dim)]
+    }
+    var text = attempt.outcome.rawValue
+    if let status = attempt.status { text += " \(status)" }
+    if attempt.outcome != .skipped { text += " " + formatMilliseconds(attempt.timings.total) }
+    var line: StyledLine = [Span(text, outcomeStyle(attempt.outcome))]
+    var used = text.count
+    if attempts.count > 1 {
+        let more = " +\(attempts.count - 1)"
+        line.append(Span(more, .dim))
+        used += more.count
+    }
+    if let ip = attempt.ip, used + ip.count + 3 < width {
+        line.append(Span(" @ " + ip, .dim))
+        used += ip.count + 3
+    }
+    line.append(Span(String(repeating: " ", count: max(0, width - used))))
+    return line
+}
+
+private func addresses(_ ips: [String], _ glyphs: Glyphs) -> String {
+    guard let first = ips.first else { return "(none)" }
+    return ips.count == 1 ? first : "\(first) +\(ips.count - 1)"
+}

@@ -1,0 +1,488 @@
+// Actions in, effects out: the only place the console's state changes. Keys go through the
+// key map; engine events arrive as actions; what must reach the engine leaves as effects.
+import Foundation
+import NameResolution
+import Probe
+
+/// Something that happened: a key, a tick of the clock, an engine event.
+public enum ConsoleAction: Sendable {
+    case key(Key)
+    case resize(TerminalSize)
+    /// The clock moved (once a second when idle), so countdowns tick.
+    case tick(Date)
+    case probeEvent(runID: Int, ConsoleProbeEvent)
+    /// The probe's stream ended (after its last event).
+    case probeEnded(runID: Int)
+    case cacheEntries([CacheEntrySnapshot])
+    case resolverEvent(ResolverEvent)
+    case labFaultChanged(LabFault?)
+    case exported([String])
+    case exportFailed(String)
+    /// A line for the status bar.
+    case message(String)
+    /// A signal asked the console to stop.
+    case terminate
+}
+
+/// Work for the outside world, done by the runner against the engine.
+public enum ConsoleEffect: Sendable, Equatable {
+    case probe(runID: Int, target: String)
+    case loadCache
+    case flush(String?)
+    case refresh(String)
+    case setFamily(AddressFamily)
+    case setReuseExpired(Bool)
+    case setLabFault(LabFault)
+    case export([Attempt], basePath: String)
+    case quit
+}
+
+/// Applies one action to the state.
+///
+/// - Returns: the effects the runner must carry out.
+public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [ConsoleEffect] {
+    switch action {
+    case .key(let key):
+        return handleKey(key, state: &state)
+    case .resize(let size):
+        state.size = size
+        clampCursors(&state)
+        return []
+    case .tick(let now):
+        state.now = now
+        // The cache view shows hit counts and refreshes as they happen.
+        return state.view == .cache ? [.loadCache] : []
+    case .probeEvent(let runID, let event):
+        return applyProbeEvent(event, runID: runID, state: &state)
+    case .probeEnded(let runID):
+        if let index = state.runs.firstIndex(where: { $0.id == runID }), !state.runs[index].finished {
+            state.runs[index].finished = true
+            if state.runs[index].report == nil && state.runs[index].failure == nil {
+                state.runs[index].failure = "the probe ended without a verdict"
+            }
+        }
+        return [.loadCache]
+    case .cacheEntries(let entries):
+        state.cache = entries
+        resortCache(&state)
+        return []
+    case .resolverEvent(let event):
+        state.events.append(event)
+        if state.eventCursor.selected > 0 { state.eventCursor.selected += 1 }
+        return [.loadCache]
+    case .labFaultChanged(let fault):
+        state.labFault = fault
+        if let fault { state.message = "Lab fault is now \(fault.rawValue)" }
+        return []
+    case .exported(let paths):
+        state.message = "Exported \(state.listedTraces.count) traces to " + paths.joined(separator: " and ")
+        return []
+    case .exportFailed(let reason):
+        state.message = "Export failed: \(reason)"
+        return []
+    case .message(let text):
+        state.message = text
+        return []
+    case .terminate:
+        state.quitting = true
+        return [.quit]
+    }
+}
+
+// MARK: - Keys
+
+private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect] {
+    switch state.mode {
+    case .probeInput, .filter:
+        if let command = KeyMap.command(for: key, in: [.typing], lab: state.engine.lab) {
+            return typingCommand(command, state: &state)
+        }
+        if case .control("c") = key { return perform(.quit, state: &state) }
+        if case .character(let c) = key, !c.isNewline, c.unicodeScalars.allSatisfy({ $0.value >= 0x20 }) {
+            if state.mode == .probeInput {
+                state.input.append(c)
+            } else {
+                state.filters[state.view, default: ""].append(c)
+                applyFilter(&state)
+            }
+        }
+        return []
+    case .confirmFlushAll:
+        guard let command = KeyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else { return [] }
+        state.mode = state.modeBeforePrompt
+        if command == .confirmYes {
+            state.message = "Flushed every name from the cache"
+            return [.flush(nil), .loadCache]
+        }
+        state.message = "Nothing flushed"
+        return []
+    case .command:
+        var scopes: [KeyScope] = []
+        if state.view == .traces && state.detailSequence != nil { scopes.append(.traceDetail) }
+        switch state.view {
+        case .probe: scopes.append(.probe)
+        case .cache: scopes.append(.cache)
+        case .traces: scopes.append(.traces)
+        case .events: scopes.append(.events)
+        case .help: break
+        }
+        scopes.append(.global)
+        guard let command = KeyMap.command(for: key, in: scopes, lab: state.engine.lab) else { return [] }
+        return perform(command, state: &state)
+    }
+}
+
+private func typingCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect] {
+    switch command {
+    case .submit:
+        if state.mode == .filter {
+            state.mode = state.modeBeforePrompt
+            return []
+        }
+        let target = state.input.trimmingCharacters(in: .whitespaces)
+        guard !target.isEmpty else { return [] }
+        state.input = ""
+        state.historyIndex = nil
+        state.history.removeAll { $0 == target }
+        state.history.append(target)
+        state.mode = .command
+        return startProbe(target, state: &state)
+    case .cancel:
+        if state.mode == .filter {
+            state.filters[state.view] = nil
+            applyFilter(&state)
+            state.mode = state.modeBeforePrompt
+        } else {
+            state.mode = .command
+            state.historyIndex = nil
+        }
+        return []
+    case .historyPrevious, .historyNext:
+        guard state.mode == .probeInput, !state.history.isEmpty else { return [] }
+        var index = state.historyIndex ?? state.history.count
+        index += command == .historyPrevious ? -1 : 1
+        if index >= state.history.count {
+            state.historyIndex = nil
+            state.input = ""
+        } else {
+            index = max(0, index)
+            state.historyIndex = index
+            state.input = state.history[index]
+        }
+        return []
+    case .deleteBackward:
+        if state.mode == .probeInput {
+            if !state.input.isEmpty { state.input.removeLast() }
+        } else if var filter = state.filters[state.view], !filter.isEmpty {
+            filter.removeLast()
+            state.filters[state.view] = filter
+            applyFilter(&state)
+        }
+        return []
+    default:
+        return []
+    }
+}
+
+private func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] {
+    let id = state.nextRunID
+    state.nextRunID += 1
+    state.runs.append(ProbeRun(id: id, target: target, startedAt: state.now))
+    if state.runs.count > state.maxRuns { state.runs.removeFirst(state.runs.count - state.maxRuns) }
+    state.probeCursor = ListCursor()
+    state.view = .probe
+    state.message = "Probing \(target)\u{2026}"
+    return [.probe(runID: id, target: target)]
+}
+
+private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect] {
+    let page = max(1, bodyHeight(state) - 2)
+    switch command {
+    case .showView(let view):
+        switchView(to: view, state: &state)
+        return view == .cache ? [.loadCache] : []
+    case .help:
+        switchView(to: .help, state: &state)
+    case .nextView, .previousView:
+        let all = ConsoleView.allCases
+        let step = command == .nextView ? 1 : all.count - 1
+        switchView(to: all[(state.view.rawValue - 1 + step) % all.count], state: &state)
+        return state.view == .cache ? [.loadCache] : []
+    case .up: move(by: -1, state: &state)
+    case .down: move(by: 1, state: &state)
+    case .pageUp: move(by: -page, state: &state)
+    case .pageDown: move(by: page, state: &state)
+    case .top: move(by: -Int.max / 2, state: &state)
+    case .bottom: move(by: Int.max / 2, state: &state)
+    case .open:
+        if state.view == .traces, let record = state.traceAt(row: state.traceCursor.selected) {
+            state.detailSequence = record.sequence
+            state.detailScroll = 0
+        }
+    case .back:
+        if state.view == .traces && state.detailSequence != nil {
+            state.detailSequence = nil
+        } else if !(state.filters[state.view] ?? "").isEmpty {
+            state.filters[state.view] = nil
+            applyFilter(&state)
+        } else if state.view != .probe {
+            switchView(to: .probe, state: &state)
+        }
+    case .filter:
+        guard state.view != .help else { return [] }
+        state.modeBeforePrompt = .command
+        state.mode = .filter
+        if state.view == .traces { state.detailSequence = nil }
+    case .typeHost:
+        switchView(to: .probe, state: &state)
+        state.mode = .probeInput
+    case .reprobe:
+        let runs = state.listedRuns
+        guard state.probeCursor.selected < runs.count else {
+            state.message = "Nothing to probe again: type a host first (p)"
+            return []
+        }
+        return startProbe(runs[state.probeCursor.selected].target, state: &state)
+    case .refreshEntry:
+        guard let entry = state.selectedCacheEntry else { return [] }
+        state.message = "Refreshing \(entry.host) from HTTPDNS\u{2026}"
+        return [.refresh(entry.host), .loadCache]
+    case .flushEntry:
+        guard let entry = state.selectedCacheEntry else { return [] }
+        state.message = "Flushed \(entry.host)"
+        return [.flush(entry.host), .loadCache]
+    case .flushAll:
+        state.modeBeforePrompt = state.mode
+        state.mode = .confirmFlushAll
+    case .sortNext:
+        let all = CacheSortColumn.allCases
+        state.cacheSort = all[(all.firstIndex(of: state.cacheSort)! + 1) % all.count]
+        state.cacheSortDescending = false
+        resortCache(&state)
+        state.message = "Sorted by \(state.cacheSort.rawValue)"
+    case .sortReverse:
+        state.cacheSortDescending.toggle()
+        resortCache(&state)
+    case .cycleFamily:
+        let all = AddressFamily.allCases
+        state.family = all[(all.firstIndex(of: state.family)! + 1) % all.count]
+        state.message = "Address family is now \(state.family.rawValue)"
+        return [.setFamily(state.family)]
+    case .toggleReuseExpired:
+        state.reuseExpired.toggle()
+        state.message = "Expired-IP reuse is now \(state.reuseExpired ? "on" : "off")"
+        return [.setReuseExpired(state.reuseExpired)]
+    case .nextLabFault:
+        guard let fault = state.labFault else { return [] }
+        return [.setLabFault(fault.next)]
+    case .clearLabFault:
+        guard state.labFault != nil else { return [] }
+        return [.setLabFault(LabFault.none)]
+    case .export:
+        let records = state.listedTraces
+        guard !records.isEmpty else {
+            state.message = "Nothing to export: no traces listed"
+            return []
+        }
+        let base = "./ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
+        state.message = "Exporting \(records.count) traces to \(base).jsonl and \(base).har\u{2026}"
+        return [.export(records.map(\.attempt), basePath: base)]
+    case .quit:
+        state.quitting = true
+        return [.quit]
+    default:
+        break
+    }
+    return []
+}
+
+private func switchView(to view: ConsoleView, state: inout ConsoleState) {
+    state.view = view
+    if state.mode == .probeInput && view != .probe { state.mode = .command }
+    if view == .probe && state.runs.isEmpty { state.mode = .probeInput }
+}
+
+/// Rows the body of a view has: the screen minus the tab bar, hint line and status bar.
+func bodyHeight(_ state: ConsoleState) -> Int { max(1, state.size.height - 3) }
+
+private func move(by delta: Int, state: inout ConsoleState) {
+    func step(_ cursor: inout ListCursor, count: Int, visible: Int) {
+        guard count > 0 else {
+            cursor = ListCursor()
+            return
+        }
+        let target = delta > 0 ? min(count - 1, cursor.selected &+ delta) : max(0, cursor.selected &+ delta)
+        cursor.selected = max(0, min(count - 1, target))
+        if cursor.selected < cursor.offset { cursor.offset = cursor.selected }
+        if cursor.selected >= cursor.offset + visible { cursor.offset = cursor.selected - visible + 1 }
+    }
+    let visible = max(1, bodyHeight(state) - 2)
+    switch state.view {
+    case .probe:
+        step(&state.probeCursor, count: state.listedRuns.count, visible: 1)
+    case .cache:
+        step(&state.cacheCursor, count: state.cacheOrder.count, visible: visible)
+    case .traces:
+        if state.detailSequence != nil {
+            state.detailScroll = max(0, state.detailScroll &+ delta)
+        } else {
+            step(&state.traceCursor, count: state.traceListCount, visible: visible)
+        }
+    case .events:
+        step(&state.eventCursor, count: state.listedEvents.count, visible: visible - (state.labFault == nil ? 0 : 2))
+    case .help:
+        state.helpScroll = max(0, state.helpScroll &+ delta)
+    }
+}
+
+private func clampCursors(_ state: inout ConsoleState) {
+    let visible = max(1, bodyHeight(state) - 2)
+    func clamp(_ cursor: inout ListCursor, count: Int) {
+        cursor.selected = max(0, min(cursor.selected, count - 1))
+        if cursor.selected >= cursor.offset + visible { cursor.offset = cursor.selected - visible + 1 }
+        cursor.offset = max(0, min(cursor.offset, cursor.selected))
+    }
+    clamp(&state.cacheCursor, count: state.cacheOrder.count)
+    clamp(&state.traceCursor, count: state.traceListCount)
+}
+
+// MARK: - Engine events
+
+private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inout ConsoleState) -> [ConsoleEffect] {
+    let index = state.runs.firstIndex { $0.id == runID }
+    switch event {
+    case .resolved(let resolution):
+        if let index { state.runs[index].resolution = resolution }
+    case .attemptStarted(let scenario, let ip, let ipSource):
+        if let index {
+            state.runs[index].running.append(RunningAttempt(scenario: scenario, ip: ip, ipSource: ipSource))
+        }
+    case .attemptFinished(let attempt):
+        if let index {
+            state.runs[index].attempts.append(attempt)
+            if let done = state.runs[index].running.firstIndex(where: {
+                $0.scenario == attempt.scenario && $0.ip == attempt.ip
+            }) {
+                state.runs[index].running.remove(at: done)
+            }
+        }
+        recordTrace(attempt, state: &state)
+    case .finished(let report):
+        if let index {
+            state.runs[index].report = report
+            state.runs[index].resolution = report.resolution
+            state.runs[index].finished = true
+            state.runs[index].running = []
+            // The report is the truth; attempts that streamed are replaced by its list.
+            state.runs[index].attempts = report.attempts
+        }
+        state.message = "\(report.host): \(report.verdict.summary)"
+        return [.loadCache]
+    case .failed(let reason):
+        if let index {
+            state.runs[index].failure = reason
+            state.runs[index].finished = true
+        }
+        state.message = "Probe failed: \(reason)"
+    }
+    return []
+}
+
+/// Adds an attempt to the traces, keeping the filter's matches and the selection in step.
+public func recordTrace(_ attempt: Attempt, state: inout ConsoleState) {
+    let record = TraceRecord(
+        sequence: state.nextTraceSequence, attempt: attempt, time: attempt.hops.first?.startedAt ?? state.now)
+    state.nextTraceSequence += 1
+    let dropped = state.traces.append(record)
+    if var matches = state.traceMatches {
+        if let dropped, matches.first == dropped.sequence { matches.removeFirst() }
+        let filter = (state.filters[.traces] ?? "").lowercased()
+        if record.searchText.contains(filter) {
+            matches.append(record.sequence)
+            if state.traceCursor.selected > 0 { state.traceCursor.selected += 1 }
+        }
+        state.traceMatches = matches
+    } else if state.traceCursor.selected > 0 || state.detailSequence != nil {
+        // Keep the same trace selected while new ones arrive on top.
+        state.traceCursor.selected = min(state.traceCursor.selected + 1, state.traces.count - 1)
+    }
+}
+
+private func applyFilter(_ state: inout ConsoleState) {
+    switch state.view {
+    case .traces:
+        let filter = (state.filters[.traces] ?? "").lowercased()
+        if filter.isEmpty {
+            state.traceMatches = nil
+        } else {
+            var matches: [Int] = []
+            for index in 0..<state.traces.count where state.traces[index].searchText.contains(filter) {
+                matches.append(state.traces[index].sequence)
+            }
+            state.traceMatches = matches
+        }
+        state.traceCursor = ListCursor()
+    case .cache:
+        resortCache(&state)
+        state.cacheCursor = ListCursor()
+    case .events:
+        state.eventCursor = ListCursor()
+    case .probe:
+        state.probeCursor = ListCursor()
+    case .help:
+        break
+    }
+}
+
+/// Recomputes the cache view's order after new entries, a new sort or a new filter.
+func resortCache(_ state: inout ConsoleState) {
+    let filter = (state.filters[.cache] ?? "").lowercased()
+    let entries = state.cache
+    var order = Array(entries.indices)
+    if !filter.isEmpty {
+        order = order.filter { index in
+            let entry = entries[index]
+            return entry.host.lowercased().contains(filter) || entry.ips.contains { $0.contains(filter) }
+        }
+    }
+    let now = state.now
+    let column = state.cacheSort
+    func stateRank(_ entry: CacheEntrySnapshot) -> Int {
+        entry.refreshing ? 1 : (entry.remaining(at: now) > 0 ? 0 : 2)
+    }
+    order.sort { lhs, rhs in
+        let a = entries[lhs]
+        let b = entries[rhs]
+        let ordered: Bool
+        switch column {
+        case .name: ordered = a.host != b.host ? a.host < b.host : a.family.rawValue < b.family.rawValue
+        case .family: ordered = a.family != b.family ? a.family.rawValue < b.family.rawValue : a.host < b.host
+        case .ips:
+            ordered =
+                a.ips.first ?? "" != b.ips.first ?? "" ? (a.ips.first ?? "") < (b.ips.first ?? "") : a.host < b.host
+        case .ttl: ordered = a.expiresAt != b.expiresAt ? a.expiresAt < b.expiresAt : a.host < b.host
+        case .source: ordered = a.source != b.source ? a.source.rawValue < b.source.rawValue : a.host < b.host
+        case .state: ordered = stateRank(a) != stateRank(b) ? stateRank(a) < stateRank(b) : a.host < b.host
+        case .hits: ordered = a.hits != b.hits ? a.hits > b.hits : a.host < b.host
+        case .age: ordered = a.resolvedAt != b.resolvedAt ? a.resolvedAt > b.resolvedAt : a.host < b.host
+        }
+        return ordered
+    }
+    if state.cacheSortDescending { order.reverse() }
+    state.cacheOrder = order
+    let visible = max(1, bodyHeight(state) - 2)
+    state.cacheCursor.selected = max(0, min(state.cacheCursor.selected, order.count - 1))
+    if state.cacheCursor.selected >= state.cacheCursor.offset + visible {
+        state.cacheCursor.offset = state.cacheCursor.selected - visible + 1
+    }
+    state.cacheCursor.offset = min(state.cacheCursor.offset, state.cacheCursor.selected)
+}
+
+/// `YYYYMMDD-HHMMSS` of a moment in a zone, for export file names.
+func exportStamp(_ date: Date, timeZone: TimeZone) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+    func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+    return "\(c.year ?? 0)\(two(c.month))\(two(c.day))-\(two(c.hour))\(two(c.minute))\(two(c.second))"
+}

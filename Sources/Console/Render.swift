@@ -1,0 +1,245 @@
+// The pure render: state and size in, a cell buffer out. No terminal, no clock, no engine:
+// the same state always draws the same frame, which is what the snapshot tests rely on.
+import Foundation
+import NameResolution
+import Probe
+
+/// The smallest terminal the views are laid out for.
+public let minimumTerminalSize = TerminalSize(width: 60, height: 16)
+
+/// A run of text in one style.
+public struct Span: Sendable, Equatable {
+    public var text: String
+    public var style: CellStyle
+    public init(_ text: String, _ style: CellStyle = .plain) {
+        self.text = text
+        self.style = style
+    }
+}
+
+/// A line made of spans, as the scrollable views build them.
+public typealias StyledLine = [Span]
+
+extension CellBuffer {
+    /// Draws a styled line from column `x`, clipped to `width` columns.
+    @discardableResult
+    mutating func draw(_ line: StyledLine, x: Int, y: Int, width: Int) -> Int {
+        var column = x
+        let end = x + width
+        for span in line where column < end {
+            column = put(span.text, x: column, y: y, style: span.style, limit: end - column)
+        }
+        return column
+    }
+}
+
+/// Draws the whole console for a terminal of `size`.
+public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
+    var buffer = CellBuffer(width: size.width, height: size.height)
+    guard size.width >= minimumTerminalSize.width, size.height >= minimumTerminalSize.height else {
+        drawTooSmall(size, into: &buffer)
+        return buffer
+    }
+    drawTabBar(state, into: &buffer)
+    let body = 1..<(size.height - 2)
+    switch state.view {
+    case .probe: drawProbeView(state, rows: body, into: &buffer)
+    case .cache: drawCacheView(state, rows: body, into: &buffer)
+    case .traces:
+        if let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
+            drawTraceDetail(state, record: record, rows: body, into: &buffer)
+        } else {
+            drawTracesView(state, rows: body, into: &buffer)
+        }
+    case .events: drawEventsView(state, rows: body, into: &buffer)
+    case .help: drawHelpView(state, rows: body, into: &buffer)
+    }
+    drawHintLine(state, y: size.height - 2, into: &buffer)
+    drawStatusBar(state, y: size.height - 1, into: &buffer)
+    return buffer
+}
+
+/// Draws the console at the size stored in the state.
+public func render(_ state: ConsoleState) -> CellBuffer { render(state, size: state.size) }
+
+private func drawTooSmall(_ size: TerminalSize, into buffer: inout CellBuffer) {
+    let lines = [
+        "Terminal too small: \(size.width)x\(size.height).",
+        "ipdirect needs at least \(minimumTerminalSize.width)x\(minimumTerminalSize.height).",
+        "Enlarge the window, or press q to quit.",
+    ]
+    let top = max(0, size.height / 2 - 1)
+    for (offset, line) in lines.enumerated() {
+        let text = line.unicodeScalars.count > size.width ? String(line.prefix(size.width)) : line
+        buffer.put(text, x: max(0, (size.width - text.count) / 2), y: top + offset, style: offset == 0 ? .bold : .plain)
+    }
+}
+
+private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
+    var x = buffer.put(" ipdirect ", x: 0, y: 0, style: .fg(.cyan, bold: true))
+    for view in ConsoleView.allCases {
+        let label = " \(view.rawValue) \(view.title) "
+        let active = view == state.view
+        x = buffer.put(label, x: x + 1, y: 0, style: active ? CellStyle(bold: true, reverse: true) : .plain)
+    }
+    if let fault = state.labFault {
+        let tag = fault == .none ? "lab" : "lab fault: \(fault.rawValue)"
+        let style: CellStyle = fault == .none ? .fg(.green) : .fg(.yellow, bold: true)
+        let start = buffer.width - tag.count - 1
+        if start > x + 1 { buffer.put(tag, x: start, y: 0, style: style) }
+    }
+}
+
+private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout CellBuffer) {
+    switch state.mode {
+    case .confirmFlushAll:
+        buffer.put(
+            " Flush every name from the cache (\(state.cache.count) entries)? y/n", x: 0, y: y,
+            style: .fg(.yellow, bold: true))
+        return
+    case .filter:
+        let filter = state.filters[state.view] ?? ""
+        var x = buffer.put(" Filter: ", x: 0, y: y, style: .bold)
+        x = buffer.put(filter, x: x, y: y)
+        x = buffer.put(" ", x: x, y: y, style: .reverse)
+        buffer.put("   Enter keep" + state.glyphs.separator + "Esc clear", x: x, y: y, style: .dim)
+        return
+    case .probeInput, .command:
+        break
+    }
+    var hints: [(Command, String)]
+    if state.mode == .probeInput {
+        hints = [(.submit, "probe"), (.historyPrevious, "history"), (.cancel, "stop typing")]
+    } else {
+        switch state.view {
+        case .probe: hints = [(.typeHost, "type host"), (.reprobe, "re-probe"), (.down, "older")]
+        case .cache:
+            hints = [
+                (.sortNext, "sort"), (.flushEntry, "flush"), (.flushAll, "flush all"), (.refreshEntry, "refresh"),
+                (.cycleFamily, "family"), (.toggleReuseExpired, "reuse"),
+            ]
+        case .traces:
+            hints =
+                state.detailSequence == nil
+                ? [(.open, "open"), (.filter, "filter"), (.export, "export")]
+                : [(.back, "back"), (.down, "scroll"), (.export, "export")]
+        case .events:
+            hints =
+                state.labFault == nil
+                ? [(.filter, "filter")]
+                : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")]
+        case .help: hints = [(.down, "scroll"), (.back, "back")]
+        }
+        hints += [(.nextView, "next view"), (.help, "help"), (.quit, "quit")]
+    }
+    var line: StyledLine = [Span(" ")]
+    for (index, hint) in hints.enumerated() {
+        if index > 0 { line.append(Span("  ")) }
+        line.append(Span(KeyMap.label(for: hint.0), .bold))
+        line.append(Span(" " + hint.1, .dim))
+    }
+    if let filter = state.filters[state.view], !filter.isEmpty {
+        line.append(Span("   filter: ", .dim))
+        line.append(Span(filter, .fg(.yellow)))
+    }
+    buffer.draw(line, x: 0, y: y, width: buffer.width)
+}
+
+private func drawStatusBar(_ state: ConsoleState, y: Int, into buffer: inout CellBuffer) {
+    let style = CellStyle(reverse: true)
+    buffer.fill(x: 0, y: y, count: buffer.width, style: style)
+    var endpoint = state.engine.endpoint
+    if buffer.width < 110, let range = endpoint.range(of: "://") { endpoint = String(endpoint[range.upperBound...]) }
+    let sep = state.glyphs.separator
+    let fields = [
+        state.engine.provider, state.glyphs.clip(endpoint, buffer.width < 100 ? 24 : 48),
+        "family \(state.family.rawValue)", "cache \(state.cache.count)", "\(state.inFlight) in flight",
+    ]
+    var x = buffer.put(" " + fields.joined(separator: sep), x: 0, y: y, style: style)
+    if !state.message.isEmpty {
+        x = buffer.put(sep, x: x, y: y, style: style)
+        buffer.put(
+            state.glyphs.clip(state.message, buffer.width - x - 1), x: x, y: y,
+            style: CellStyle(bold: true, reverse: true))
+    }
+}
+
+extension KeyMap {
+    /// The first key bound to a command, as the hints show it.
+    static func label(for command: Command) -> String {
+        bindings.first { $0.command == command }?.keys.first?.label ?? "?"
+    }
+}
+
+// MARK: - Formatting shared by the views
+
+/// Milliseconds for a table cell: "0.8ms", "42ms", "1.25s".
+func formatMilliseconds(_ ms: Double) -> String {
+    if ms < 10 { return String(format: "%.1fms", ms) }
+    if ms < 1000 { return String(format: "%.0fms", ms) }
+    return String(format: "%.2fs", ms / 1000)
+}
+
+/// A span of seconds, short: "42s", "4m05s", "2h03m".
+func formatSeconds(_ seconds: Int) -> String {
+    let s = abs(seconds)
+    let sign = seconds < 0 ? "-" : ""
+    if s < 60 { return "\(sign)\(s)s" }
+    if s < 3600 { return sign + String(format: "%dm%02ds", s / 60, s % 60) }
+    return sign + String(format: "%dh%02dm", s / 3600, (s % 3600) / 60)
+}
+
+/// "HH:MM:SS" of a moment in a zone, without a formatter (the traces list draws many).
+func clockTime(_ date: Date, _ timeZone: TimeZone) -> String {
+    let local = Int(date.timeIntervalSince1970.rounded(.down)) + timeZone.secondsFromGMT(for: date)
+    let day = ((local % 86_400) + 86_400) % 86_400
+    return String(format: "%02d:%02d:%02d", day / 3600, (day % 3600) / 60, day % 60)
+}
+
+/// The color an outcome is drawn in.
+func outcomeStyle(_ outcome: Outcome) -> CellStyle {
+    switch outcome {
+    case .ok: .fg(.green, bold: true)
+    case .httpStatus: .fg(.yellow, bold: true)
+    case .skipped: .dim
+    default: .fg(.red, bold: true)
+    }
+}
+
+/// Breaks `text` into lines of at most `width` columns at spaces.
+func wrap(_ text: String, width: Int) -> [String] {
+    guard width > 4 else { return [text] }
+    var lines: [String] = []
+    var current = ""
+    for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+        var word = String(word)
+        while word.count > width {
+            if !current.isEmpty {
+                lines.append(current)
+                current = ""
+            }
+            lines.append(String(word.prefix(width)))
+            word = String(word.dropFirst(width))
+        }
+        if current.isEmpty {
+            current = word
+        } else if current.count + 1 + word.count <= width {
+            current += " " + word
+        } else {
+            lines.append(current)
+            current = word
+        }
+    }
+    if !current.isEmpty { lines.append(current) }
+    return lines.isEmpty ? [""] : lines
+}
+
+/// Draws a list's column header row.
+func drawHeader(_ columns: [(String, Int)], y: Int, into buffer: inout CellBuffer, x: Int = 1) {
+    buffer.fill(x: 0, y: y, count: buffer.width, style: .bold)
+    var column = x
+    for (title, width) in columns {
+        buffer.put(title.padded(width), x: column, y: y, style: .bold, limit: width)
+        column += width + 1
+    }
+}

@@ -1,0 +1,201 @@
+// The ncurses screen: copies cell buffers to the terminal (only the rows that changed) and
+// turns key codes into keys. Owned by the one thread that runs the console loop.
+import CNcurses
+import Foundation
+
+/// What the terminal sent.
+enum TerminalInput {
+    case key(Key)
+    case resize(TerminalSize)
+}
+
+/// The terminal in ncurses mode. Not Sendable: created, used and ended on one thread.
+final class Screen {
+    private var previous: CellBuffer?
+    private let useColor: Bool
+    private var pairs: [CellColor: [CellColor: Int32]] = [:]
+    private var nextPair: Int32 = 1
+
+    /// Enters ncurses mode.
+    ///
+    /// - Parameter useColor: false for `NO_COLOR` and `--no-color`: attributes only.
+    init(useColor: Bool) {
+        _ = initscr()
+        terminalState.active = true
+        // raw: Ctrl-C arrives as a key, so quitting always goes through the same clean path.
+        raw()
+        noecho()
+        nonl()
+        _ = keypad(cnc_stdscr(), true)
+        _ = nodelay(cnc_stdscr(), true)
+        _ = set_escdelay(25)
+        _ = curs_set(0)
+        // The mouse stays with the terminal (no mousemask), so text can be selected and copied.
+        var color = useColor && has_colors()
+        if color {
+            color = start_color() == OK
+            if color { _ = use_default_colors() }
+        }
+        self.useColor = color
+    }
+
+    /// The terminal's size now.
+    var size: TerminalSize { TerminalSize(width: Int(cnc_cols()), height: Int(cnc_lines())) }
+
+    /// Copies `buffer` to the terminal, redrawing only rows that differ from the last frame.
+    func draw(_ buffer: CellBuffer) {
+        let full = previous.map { $0.width != buffer.width || $0.height != buffer.height } ?? true
+        if full { _ = erase() }
+        for y in 0..<buffer.height where full || buffer.rowDiffers(from: previous!, row: y) {
+            drawRow(buffer, y: y)
+        }
+        previous = buffer
+        _ = refresh()
+    }
+
+    /// Forgets the last frame so the next draw repaints everything (after a resize).
+    func invalidate() {
+        previous = nil
+        _ = clearok(cnc_stdscr(), true)
+    }
+
+    private func drawRow(_ buffer: CellBuffer, y: Int) {
+        var x = 0
+        // On the last row, leave the bottom-right cell alone: writing it may scroll the screen.
+        let width = y == buffer.height - 1 ? buffer.width - 1 : buffer.width
+        while x < width {
+            let style = buffer[x, y].style
+            var run = String.UnicodeScalarView()
+            var end = x
+            while end < width, buffer[end, y].style == style {
+                run.append(buffer[end, y].character)
+                end += 1
+            }
+            _ = cnc_attrset(attributes(style))
+            let text = String(run)
+            _ = text.withCString { cnc_mvaddnstr(Int32(y), Int32(x), $0, -1) }
+            x = end
+        }
+        _ = cnc_attrset(cnc_attr_normal())
+    }
+
+    private func attributes(_ style: CellStyle) -> Int32 {
+        var attr = cnc_attr_normal()
+        if style.bold { attr |= cnc_attr_bold() }
+        if style.reverse { attr |= cnc_attr_reverse() }
+        if style.dim { attr |= cnc_attr_dim() }
+        if useColor && (style.foreground != .default || style.background != .default) {
+            attr |= cnc_color_pair(pair(style.foreground, style.background))
+        }
+        return attr
+    }
+
+    private func pair(_ foreground: CellColor, _ background: CellColor) -> Int32 {
+        if let number = pairs[foreground]?[background] { return number }
+        guard nextPair < cnc_color_pairs() else { return 0 }
+        let number = nextPair
+        nextPair += 1
+        _ = init_pair(Int16(number), cursesColor(foreground), cursesColor(background))
+        pairs[foreground, default: [:]][background] = number
+        return number
+    }
+
+    private func cursesColor(_ color: CellColor) -> Int16 {
+        switch color {
+        case .default: -1
+        case .black: Int16(COLOR_BLACK)
+        case .red: Int16(COLOR_RED)
+        case .green: Int16(COLOR_GREEN)
+        case .yellow: Int16(COLOR_YELLOW)
+        case .blue: Int16(COLOR_BLUE)
+        case .magenta: Int16(COLOR_MAGENTA)
+        case .cyan: Int16(COLOR_CYAN)
+        case .white: Int16(COLOR_WHITE)
+        }
+    }
+
+    /// The next input waiting, nil when none (never blocks).
+    func read() -> TerminalInput? {
+        let code = getch()
+        if code == cnc_err() { return nil }
+        if code == cnc_key_resize() {
+            invalidate()
+            return .resize(size)
+        }
+        return Screen.key(for: code).map(TerminalInput.key)
+    }
+
+    /// Maps an ncurses key code to a key.
+    static func key(for code: Int32) -> Key? {
+        switch code {
+        case KEY_UP: return .up
+        case KEY_DOWN: return .down
+        case KEY_LEFT: return .left
+        case KEY_RIGHT: return .right
+        case KEY_PPAGE: return .pageUp
+        case KEY_NPAGE: return .pageDown
+        case KEY_HOME: return .home
+        case KEY_END: return .end
+        case KEY_ENTER, 10, 13: return .enter
+        case 27: return .escape
+        case KEY_BACKSPACE, 127, 8: return .backspace
+        case KEY_DC: return .delete
+        case 9: return .tab
+        case KEY_BTAB: return .backTab
+        case 1...26: return .control(Character(Unicode.Scalar(UInt8(code) + 96)))
+        case 32...126: return .character(Character(Unicode.Scalar(UInt8(code))))
+        default: return nil
+        }
+    }
+
+    /// Leaves ncurses mode and gives the terminal back as it was.
+    func end() {
+        guard terminalState.active else { return }
+        _ = cnc_attrset(cnc_attr_normal())
+        _ = curs_set(1)
+        _ = endwin()
+        terminalState.active = false
+    }
+}
+
+/// Whether ncurses mode is on, read by the signal and exit handlers that restore the terminal.
+struct TerminalState: @unchecked Sendable {
+    var active = false
+    var wakeDescriptor: Int32 = -1
+    var terminationRequested: Int32 = 0
+}
+
+/// Global because signal handlers cannot capture context; written before handlers are set.
+nonisolated(unsafe) var terminalState = TerminalState()
+
+/// Installs the handlers that give the terminal back on quit signals, crashes and exit.
+func installTerminalRestoration(wakeDescriptor: Int32) {
+    terminalState.wakeDescriptor = wakeDescriptor
+    // SIGINT/SIGTERM/SIGHUP: ask the loop to quit cleanly; it restores the terminal.
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        _ = signal(signalNumber) { _ in
+            if terminalState.terminationRequested > 0, terminalState.active {
+                // A second request while the loop does not answer: restore and leave now.
+                _ = endwin()
+                _exit(130)
+            }
+            terminalState.terminationRequested = 1
+            var byte: UInt8 = 1
+            _ = write(terminalState.wakeDescriptor, &byte, 1)
+        }
+    }
+    // Crashes: restore the terminal, then let the default action (core, exit status) happen.
+    for signalNumber in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP] {
+        _ = signal(signalNumber) { signalNumber in
+            if terminalState.active { _ = endwin() }
+            _ = signal(signalNumber, SIG_DFL)
+            _ = raise(signalNumber)
+        }
+    }
+    atexit {
+        if terminalState.active {
+            _ = endwin()
+            terminalState.active = false
+        }
+    }
+}

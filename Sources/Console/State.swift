@@ -1,0 +1,267 @@
+// The console's one state value: everything the views draw, changed only by the reducer.
+// Engine data arrives as copies (cache snapshots, attempts, events), never references.
+import Foundation
+import NameResolution
+import Probe
+
+/// The views, in the order of their number keys.
+public enum ConsoleView: Int, Sendable, CaseIterable {
+    case probe = 1, cache, traces, events, help
+
+    public var title: String {
+        switch self {
+        case .probe: "Probe"
+        case .cache: "Cache"
+        case .traces: "Traces"
+        case .events: "Events"
+        case .help: "Help"
+        }
+    }
+}
+
+/// What the keyboard is doing besides commands.
+public enum InputMode: Sendable, Equatable {
+    case command
+    /// Typing a host or URL on the probe view's input line.
+    case probeInput
+    /// Typing the filter of the current list.
+    case filter
+    /// Waiting for y/n before flushing the whole cache.
+    case confirmFlushAll
+}
+
+/// One probe of a host or URL as it unfolds.
+public struct ProbeRun: Sendable, Equatable {
+    public var id: Int
+    public var target: String
+    public var startedAt: Date
+    public var resolution: HostResolution?
+    public var attempts: [Attempt] = []
+    /// Attempts started and not finished yet, for the matrix's "running" cells.
+    public var running: [RunningAttempt] = []
+    public var report: URLReport?
+    public var failure: String?
+    public var finished = false
+
+    public init(id: Int, target: String, startedAt: Date) {
+        self.id = id
+        self.target = target
+        self.startedAt = startedAt
+    }
+}
+
+/// An attempt under way: which cell of the matrix it fills.
+public struct RunningAttempt: Sendable, Equatable {
+    public var scenario: Scenario
+    public var ip: String?
+    public var ipSource: IPSource?
+
+    public init(scenario: Scenario, ip: String?, ipSource: IPSource?) {
+        self.scenario = scenario
+        self.ip = ip
+        self.ipSource = ipSource
+    }
+}
+
+/// One request in the traces list.
+public struct TraceRecord: Sendable, Equatable {
+    /// Increases by one per trace ever recorded; survives the ring dropping old ones.
+    public var sequence: Int
+    public var attempt: Attempt
+    /// When the attempt started (its first hop), or when it arrived.
+    public var time: Date
+
+    /// The text `/` matches against, lowercased.
+    var searchText: String {
+        [attempt.scenario.rawValue, attempt.url, attempt.ip ?? "", attempt.sni ?? "", attempt.outcome.rawValue]
+            .joined(separator: " ").lowercased()
+    }
+}
+
+/// A list's selected row and first visible row.
+public struct ListCursor: Sendable, Equatable {
+    public var selected = 0
+    public var offset = 0
+}
+
+/// The columns the cache view sorts by, in the order `s` cycles them.
+public enum CacheSortColumn: String, Sendable, CaseIterable {
+    case name, family, ips, ttl, source, state, hits, age
+}
+
+/// A bounded first-in-first-out store: appending past the capacity drops the oldest.
+public struct RingBuffer<Element: Sendable>: Sendable {
+    private var storage: [Element] = []
+    private var head = 0
+    public private(set) var capacity: Int
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        storage.reserveCapacity(min(self.capacity, 4096))
+    }
+
+    public var count: Int { storage.count }
+    public var isEmpty: Bool { storage.isEmpty }
+
+    /// The element `index` places from the oldest kept.
+    public subscript(index: Int) -> Element {
+        get { storage[(head + index) % storage.count] }
+        set { storage[(head + index) % storage.count] = newValue }
+    }
+
+    /// Appends, dropping the oldest when full; returns the dropped element.
+    @discardableResult
+    public mutating func append(_ element: Element) -> Element? {
+        if storage.count < capacity {
+            storage.append(element)
+            return nil
+        }
+        let dropped = storage[head]
+        storage[head] = element
+        head = (head + 1) % capacity
+        return dropped
+    }
+
+    public mutating func removeAll() {
+        storage.removeAll()
+        head = 0
+    }
+
+    /// The elements, oldest first.
+    public var elements: [Element] { (0..<count).map { self[$0] } }
+}
+
+/// Everything the console shows and remembers.
+public struct ConsoleState: Sendable {
+    public var view: ConsoleView = .probe
+    public var size: TerminalSize
+    public var now: Date
+    /// Times are shown in this zone (tests fix it).
+    public var timeZone: TimeZone
+    public var glyphs: Glyphs
+    public var engine: EngineDescription
+    public var family: AddressFamily = .auto
+    public var reuseExpired = true
+    /// The lab's fault switch; nil without a lab.
+    public var labFault: LabFault?
+    public var mode: InputMode = .probeInput
+    /// The mode to return to when a filter or confirmation ends.
+    var modeBeforePrompt: InputMode = .command
+
+    // Probe view.
+    public var input = ""
+    public var history: [String] = []
+    var historyIndex: Int?
+    public var runs: [ProbeRun] = []
+    public var probeCursor = ListCursor()
+    var nextRunID = 1
+    public var maxRuns = 50
+
+    // Cache view.
+    public var cache: [CacheEntrySnapshot] = []
+    /// Indices into `cache` in display order (sorted, filtered).
+    public var cacheOrder: [Int] = []
+    public var cacheSort: CacheSortColumn = .name
+    public var cacheSortDescending = false
+    public var cacheCursor = ListCursor()
+
+    // Traces view.
+    public var traces: RingBuffer<TraceRecord>
+    var nextTraceSequence = 0
+    /// Sequences of the traces matching the filter, oldest first; nil when there is no filter.
+    public var traceMatches: [Int]?
+    public var traceCursor = ListCursor()
+    /// The sequence of the trace whose detail is open.
+    public var detailSequence: Int?
+    public var detailScroll = 0
+
+    // Events view.
+    public var events: RingBuffer<ResolverEvent>
+    public var eventCursor = ListCursor()
+
+    public var helpScroll = 0
+    /// Filters by view (`/`).
+    public var filters: [ConsoleView: String] = [:]
+    public var message = ""
+    public var quitting = false
+
+    public init(
+        size: TerminalSize, now: Date, engine: EngineDescription, glyphs: Glyphs = .unicode,
+        timeZone: TimeZone = .current, maxTraces: Int = 100_000, maxEvents: Int = 5_000
+    ) {
+        self.size = size
+        self.now = now
+        self.engine = engine
+        self.glyphs = glyphs
+        self.timeZone = timeZone
+        traces = RingBuffer(capacity: maxTraces)
+        events = RingBuffer(capacity: maxEvents)
+        labFault = engine.lab ? LabFault.none : nil
+        message =
+            engine.lab
+            ? "Lab running. Type a lab name, e.g. sni-a.lab.test, then Enter." : "Type a host or URL, then Enter."
+    }
+
+    /// The probes not finished yet.
+    public var inFlight: Int { runs.filter { !$0.finished }.count }
+
+    /// The number of traces the traces view lists (after the filter).
+    public var traceListCount: Int { traceMatches?.count ?? traces.count }
+
+    /// The trace at `row` of the traces list (row 0 is the newest).
+    public func traceAt(row: Int) -> TraceRecord? {
+        let count = traceListCount
+        guard row >= 0, row < count else { return nil }
+        if let matches = traceMatches {
+            return trace(sequence: matches[count - 1 - row])
+        }
+        return traces[traces.count - 1 - row]
+    }
+
+    /// The trace with a given sequence number, if still kept.
+    public func trace(sequence: Int) -> TraceRecord? {
+        guard !traces.isEmpty else { return nil }
+        let oldest = traces[0].sequence
+        let index = sequence - oldest
+        guard index >= 0, index < traces.count else { return nil }
+        return traces[index]
+    }
+
+    /// The traces the traces view lists, oldest first (what `e` exports).
+    public var listedTraces: [TraceRecord] {
+        if let matches = traceMatches { return matches.compactMap { trace(sequence: $0) } }
+        return traces.elements
+    }
+
+    /// The filter of the current view, empty when none.
+    public var currentFilter: String { filters[view] ?? "" }
+
+    /// The cache entry selected in the cache view.
+    public var selectedCacheEntry: CacheEntrySnapshot? {
+        let row = cacheCursor.selected
+        guard row >= 0, row < cacheOrder.count else { return nil }
+        return cache[cacheOrder[row]]
+    }
+
+    /// The resolver events listed (after the filter), newest first.
+    public var listedEvents: [ResolverEvent] {
+        let filter = (filters[.events] ?? "").lowercased()
+        var result: [ResolverEvent] = []
+        result.reserveCapacity(events.count)
+        for index in stride(from: events.count - 1, through: 0, by: -1) {
+            let event = events[index]
+            if filter.isEmpty || "\(event.kind.rawValue) \(event.host) \(event.detail)".lowercased().contains(filter) {
+                result.append(event)
+            }
+        }
+        return result
+    }
+
+    /// The probe runs listed (after the filter), newest first.
+    public var listedRuns: [ProbeRun] {
+        let filter = (filters[.probe] ?? "").lowercased()
+        let newestFirst = runs.reversed()
+        guard !filter.isEmpty else { return Array(newestFirst) }
+        return newestFirst.filter { $0.target.lowercased().contains(filter) }
+    }
+}
