@@ -34,33 +34,34 @@ public struct TencentProvider: HTTPDNSProvider {
         return try Self.parse(response.body, host: host, families: families, ms: ms)
     }
 
-    /// Parses `ip;ip,ttl` or, for type=addrs, `v4;v4,ttl-v6;v6,ttl` (either side may be empty).
+    /// Parses `ip;ip,ttl` or, for type=addrs, `v4;v4,ttl-v6;v6,ttl` (`0` for an empty side).
     static func parse(
         _ body: [UInt8], host: String, families: Set<IPFamily>, ms: Double
     ) throws(ResolutionError)
         -> ProviderAnswer
     {
         let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty || text == "0" { throw .noSuchName(host: host, families: families) }
-        if text.hasPrefix("{") || text.hasPrefix("<") {
+        if text.isEmpty || text == "0" || text == "0-0" { throw .noSuchName(host: host, families: families) }
+        if text.hasPrefix("{") || text.hasPrefix("<") || text.contains("\n") || text.contains("|") {
             throw .malformed(detail: "expected 'ip;ip,ttl', got \(preview(body))")
         }
-        // IPv6 literals hold no '-', so it can only be the families' separator.
-        let halves = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        var ttl: Int?
-        func part(_ s: String) throws(ResolutionError) -> [String] {
-            let pieces = s.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            if pieces.count > 2 { throw .malformed(detail: "expected 'ip;ip,ttl', got \(preview(body))") }
-            if pieces.count == 2 {
-                guard let t = Int(pieces[1].trimmingCharacters(in: .whitespaces)) else {
-                    throw .malformed(detail: "the TTL '\(pieces[1])' is not a number")
-                }
-                ttl = min(ttl ?? t, t)
-            }
-            return pieces[0].split(separator: ";").map(String.init).filter { !$0.isEmpty && $0 != "0" }
+        let addrs = families.contains(.v6)
+        let halves = addrs ? splitFamilies(text) : [text]
+        if addrs, halves.count != 2 {
+            throw .malformed(detail: "expected 'v4,ttl-v6,ttl', got \(preview(body))")
         }
-        let first = try part(halves[0])
-        let second = halves.count > 1 ? try part(halves[1]) : []
+        var ttl: Int?
+        // The TTL follows the last comma; junk in the address list may hold commas of its own.
+        func part(_ s: String) -> [String] {
+            var list = Substring(s)
+            if let comma = s.lastIndex(of: ","), let t = Int(s[s.index(after: comma)...]) {
+                ttl = min(ttl ?? t, t)
+                list = s[..<comma]
+            }
+            return list.split(separator: ";").map(String.init).filter { !$0.isEmpty && $0 != "0" }
+        }
+        let first = part(halves[0])
+        let second = halves.count > 1 ? part(halves[1]) : []
         // Without type=addrs a single list comes back; its family is whatever each item is.
         var rawV4: [String] = []
         var rawV6: [String] = []
@@ -75,5 +76,21 @@ public struct TencentProvider: HTTPDNSProvider {
         return try ProviderAnswer.screened(
             host: host, rawV4: families.contains(.v4) ? rawV4 : [], rawV6: families.contains(.v6) ? rawV6 : [],
             ttl: ttl ?? 60, answered: families, ms: ms)
+    }
+
+    /// Splits `v4part-v6part` at the '-' that ends the IPv4 part: the one after its TTL
+    /// (`,60-`) or after an empty side's `0`. Junk such as `not-an-ip` holds dashes too, so
+    /// the first '-' is not good enough.
+    static func splitFamilies(_ text: String) -> [String] {
+        var index = text.startIndex
+        while let dash = text[index...].firstIndex(of: "-") {
+            let before = text[..<dash]
+            let afterComma = before.lastIndex(of: ",").map { before[before.index(after: $0)...] }
+            if before == "0" || (afterComma.map { !$0.isEmpty && $0.allSatisfy(\.isNumber) } ?? false) {
+                return [String(before), String(text[text.index(after: dash)...])]
+            }
+            index = text.index(after: dash)
+        }
+        return [text]
     }
 }

@@ -1,0 +1,229 @@
+// The resolver cache's promises, on a clock moved by hand: TTL expiry, expired-IP reuse with
+// a background refresh, one request per name, persistence across restarts, a corrupt file.
+import Foundation
+import Lab
+import NameResolution
+import NameResolutionTesting
+import Testing
+
+@Suite("Resolver cache")
+struct CacheTests {
+    static func answer(_ host: String, _ ips: [String], ttl: Int = 60) -> Result<ProviderAnswer, ResolutionError> {
+        .success(ProviderAnswer(host: host, ipv4: ips, ttl: ttl, answered: [.v4]))
+    }
+
+    static func config(reuse: Bool = false, path: String? = nil) -> ResolverConfiguration {
+        ResolverConfiguration(family: .v4, fallbackToSystem: false, reuseExpired: reuse, cachePath: path)
+    }
+
+    @Test("short-ttl.lab.test expires on time (against the lab, real clock)")
+    func shortTTLExpiresOnTime() async throws {
+        try await withLab { lab in
+            let cache = ResolverCache(
+                configuration: LabFormat.alicloud.configuration(lab), provider: try LabFormat.alicloud.provider(lab))
+            let first = await cache.resolve("short-ttl.lab.test", family: .v4)
+            #expect(first.httpdns.ttl == 2)
+            #expect(first.httpdns.source == .httpdns)
+            let again = await cache.resolve("short-ttl.lab.test", family: .v4)
+            #expect(again.httpdns.source == .cache)
+            #expect(cache.lookup("short-ttl.lab.test", family: .v4) != nil)
+            try await Task.sleep(nanoseconds: 2_300_000_000)
+            #expect(cache.lookup("short-ttl.lab.test", family: .v4) == nil)
+            let later = await cache.resolve("short-ttl.lab.test", family: .v4)
+            #expect(later.httpdns.source == .httpdns)
+        }
+    }
+
+    @Test("an entry expires exactly at its TTL (manual clock)")
+    func expiryManualClock() async {
+        let clock = ManualClock()
+        let provider = ScriptedProvider(["short-ttl.lab.test": Self.answer("short-ttl.lab.test", ["127.0.0.1"], ttl: 2)]
+        )
+        let cache = ResolverCache(configuration: Self.config(), provider: provider, clock: clock)
+        _ = await cache.resolve("short-ttl.lab.test", family: .v4)
+        clock.advance(1.9)
+        #expect(cache.lookup("short-ttl.lab.test", family: .v4)?.ips == ["127.0.0.1"])
+        clock.advance(0.2)
+        #expect(cache.lookup("short-ttl.lab.test", family: .v4) == nil)
+    }
+
+    @Test("with expired-IP reuse, an expired entry is served stale and refreshed in the background")
+    func staleAndRefreshed() async throws {
+        let clock = ManualClock()
+        let provider = ScriptedProvider(["a.test": Self.answer("a.test", ["192.0.2.1"], ttl: 2)])
+        let cache = ResolverCache(configuration: Self.config(reuse: true), provider: provider, clock: clock)
+        _ = await cache.resolve("a.test", family: .v4)
+        provider.set("a.test", Self.answer("a.test", ["192.0.2.2"], ttl: 2))
+        clock.advance(5)
+
+        let stale = try #require(cache.lookup("a.test", family: .v4))
+        #expect(stale.source == .stale)
+        #expect(stale.ips == ["192.0.2.1"])
+        // The refresh lands without anyone waiting for it.
+        for _ in 0..<200 where cache.lookup("a.test", family: .v4)?.ips != ["192.0.2.2"] {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let fresh = try #require(cache.lookup("a.test", family: .v4))
+        #expect(fresh.ips == ["192.0.2.2"])
+        #expect(fresh.source == .httpdns)
+        #expect(fresh.resolvedAt == clock.now())
+
+        // resolve() serves stale too, without waiting for the network.
+        clock.advance(5)
+        let resolution = await cache.resolve("a.test", family: .v4)
+        #expect(resolution.httpdns.source == .stale)
+    }
+
+    @Test("without reuse, a lookup of an expired or unknown name returns nothing and starts a resolve")
+    func missStartsResolve() async throws {
+        let provider = ScriptedProvider(["b.test": Self.answer("b.test", ["192.0.2.3"])])
+        let cache = ResolverCache(configuration: Self.config(), provider: provider)
+        #expect(cache.lookup("b.test", family: .v4) == nil)
+        for _ in 0..<200 where cache.lookup("b.test", family: .v4) == nil {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        #expect(cache.lookup("B.Test.", family: .v4)?.ips == ["192.0.2.3"])
+    }
+
+    @Test("one request in flight per name")
+    func coalescing() async {
+        let provider = ScriptedProvider(["c.test": Self.answer("c.test", ["192.0.2.4"])], delay: 0.3)
+        let cache = ResolverCache(configuration: Self.config(), provider: provider)
+        await withTaskGroup(of: HostResolution.self) { group in
+            for _ in 0..<20 { group.addTask { await cache.resolve("c.test", family: .v4) } }
+            for await resolution in group { #expect(resolution.httpdns.ipv4 == ["192.0.2.4"]) }
+        }
+        for _ in 0..<20 { _ = cache.lookup("c.test", family: .v4) }
+        #expect(provider.requests == ["c.test"])
+        #expect((cache.entries().first?.hits ?? 0) >= 20)
+    }
+
+    @Test("a failed refresh keeps what the cache had")
+    func failureKeepsEntry() async {
+        let clock = ManualClock()
+        let provider = ScriptedProvider(["d.test": Self.answer("d.test", ["192.0.2.5"])])
+        let cache = ResolverCache(configuration: Self.config(), provider: provider, clock: clock)
+        _ = await cache.resolve("d.test", family: .v4)
+        provider.set("d.test", .failure(.timeout(seconds: 2)))
+        clock.advance(120)
+        let resolution = await cache.resolve("d.test", family: .v4)
+        #expect(resolution.httpdns.error == "timed out after 2 s")
+        #expect(cache.entries().map(\.ips) == [["192.0.2.5"]])
+        #expect(cache.entries().first?.refreshing == false)
+    }
+
+    @Test("persisted entries survive a restart; expired ones only with reuse")
+    func persistence() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/ipdirect/cache.json"
+        let clock = ManualClock()
+        let provider = ScriptedProvider([
+            "long.test": Self.answer("long.test", ["192.0.2.6"], ttl: 600),
+            "short.test": Self.answer("short.test", ["192.0.2.7"], ttl: 5),
+        ])
+        let first = ResolverCache(configuration: Self.config(path: path), provider: provider, clock: clock)
+        _ = await first.resolve("long.test", family: .v4)
+        _ = await first.resolve("short.test", family: .v4)
+        try first.save()
+        clock.advance(60)
+
+        let second = ResolverCache(configuration: Self.config(path: path), provider: provider, clock: clock)
+        #expect(second.loadWarnings.isEmpty)
+        #expect(second.entries().map(\.host) == ["long.test"])
+        let entry = try #require(second.lookup("long.test", family: .v4))
+        #expect(entry.ips == ["192.0.2.6"])
+        #expect(entry.source == .persisted)
+        let resolution = await second.resolve("long.test", family: .v4)
+        #expect(resolution.httpdns.source == .persisted)
+        #expect(provider.requests == ["long.test", "short.test"])
+
+        let third = ResolverCache(configuration: Self.config(reuse: true, path: path), provider: provider, clock: clock)
+        #expect(third.entries().map(\.host) == ["long.test", "short.test"])
+    }
+
+    @Test("a corrupt cache file gives a warning and an empty cache", arguments: ["{not json", "", "\u{0}\u{1}\u{2}"])
+    func corruptFile(contents: String) async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/cache.json"
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        let provider = ScriptedProvider(["e.test": Self.answer("e.test", ["192.0.2.8"])])
+        let cache = ResolverCache(configuration: Self.config(path: path), provider: provider)
+        #expect(cache.entries().isEmpty)
+        #expect(cache.loadWarnings.first?.contains("corrupt") == true)
+        // And the cache works and can write a good file over the bad one.
+        _ = await cache.resolve("e.test", family: .v4)
+        try cache.save()
+        let next = ResolverCache(configuration: Self.config(path: path), provider: provider)
+        #expect(next.loadWarnings.isEmpty)
+        #expect(next.entries().map(\.ips) == [["192.0.2.8"]])
+    }
+
+    @Test("a tampered cache file cannot smuggle junk in")
+    func tamperedFile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/cache.json"
+        let now = Date().timeIntervalSince1970
+        let json = """
+            {"version":1,"savedAt":\(now),"entries":[
+             {"host":"ok.test","family":"v4","ips":["192.0.2.9"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false},
+             {"host":"bad.test","family":"v4","ips":["evil.example"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false}]}
+            """
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        let cache = ResolverCache(configuration: Self.config(path: path), provider: ScriptedProvider())
+        #expect(cache.entries().map(\.host) == ["ok.test"])
+    }
+
+    @Test("events tell hit, miss, refresh, expired and flush")
+    func events() async throws {
+        let clock = ManualClock()
+        let provider = ScriptedProvider(["f.test": Self.answer("f.test", ["192.0.2.10"], ttl: 2)])
+        let cache = ResolverCache(configuration: Self.config(), provider: provider, clock: clock)
+        let stream = cache.events()
+        _ = await cache.resolve("f.test", family: .v4)
+        _ = cache.lookup("f.test", family: .v4)
+        clock.advance(3)
+        _ = await cache.resolve("f.test", family: .v4)
+        cache.flush("f.test")
+        var kinds: [ResolverEvent.Kind] = []
+        for await event in stream {
+            kinds.append(event.kind)
+            if event.kind == .flush { break }
+        }
+        #expect(kinds == [.miss, .refresh, .hit, .expired, .refresh, .flush])
+        #expect(cache.entries().isEmpty)
+    }
+
+    @Test("fallback to system DNS when HTTPDNS fails, shown as such; off means no addresses")
+    func fallback() async {
+        let provider = ScriptedProvider(["localhost": .failure(.refused(endpoint: "http://127.0.0.1:1", detail: "x"))])
+        var config = Self.config()
+        config.fallbackToSystem = true
+        let on = await ResolverCache(configuration: config, provider: provider).resolve("localhost", family: .v4)
+        #expect(on.httpdns.source == .systemFallback)
+        #expect(on.httpdns.ipv4 == ["127.0.0.1"])
+        #expect(on.httpdns.error?.hasPrefix("connection refused") == true)
+        config.fallbackToSystem = false
+        let off = await ResolverCache(configuration: config, provider: provider).resolve("localhost", family: .v4)
+        #expect(off.httpdns.ipv4.isEmpty)
+        #expect(off.httpdns.source == .httpdns)
+    }
+
+    @Test("pre-resolve fills the cache for a configured list")
+    func prefetch() async throws {
+        try await withLab { lab in
+            var config = LabFormat.alicloud.configuration(lab)
+            config.family = .v4
+            config.prefetch = [
+                "plain.lab.test", "single.lab.test", "sni-a.lab.test", "sni-b.lab.test", "dual.lab.test",
+                "slow.lab.test",
+            ]
+            let cache = ResolverCache(configuration: config, provider: try ProviderFactory.make(config))
+            await cache.prefetch()
+            #expect(cache.entries().map(\.host).sorted() == config.prefetch.sorted())
+            #expect(lab.httpdnsQueries().filter { $0.format == "alicloud-batch" }.count == 2)
+        }
+    }
+}

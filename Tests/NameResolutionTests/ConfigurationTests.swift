@@ -1,0 +1,132 @@
+// Configuration: command line over environment over file over defaults, the secret never
+// from argv and never printed, presets by name, and `config init`'s file.
+import BundledResources
+import Foundation
+import NameResolution
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test("nothing configured gives a public DoH preset with real answers")
+    func defaults() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (config, warnings) = try ConfigurationLoader.load(environment: ["HOME": dir.path])
+        #expect(warnings.isEmpty)
+        #expect(config.provider == .dohJSON)
+        #expect(config.effectiveEndpoint == "https://dns.alidns.com/resolve")
+        #expect(config.timeout == 2)
+        #expect(config.fallbackToSystem)
+        #expect(config.cachePath == dir.path + "/.cache/ipdirect/cache.json")
+    }
+
+    @Test("command line over environment over file over defaults")
+    func precedence() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/config.toml"
+        try """
+        provider = "alicloud"
+        endpoint = "http://file.example"
+        account = "111"
+        secret = "from-file"
+        timeout = 5
+        reuse_expired = true
+        prefetch = ["a.test", "b.test"]
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600)
+        let env = ["HOME": dir.path, "IPDIRECT_ENDPOINT": "http://env.example", "IPDIRECT_ACCOUNT": "222"]
+        let (config, warnings) = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(account: "333"), environment: env, file: path)
+        #expect(warnings.isEmpty)
+        #expect(config.provider == .alicloud)
+        #expect(config.endpoint == "http://env.example")
+        #expect(config.account == "333")
+        #expect(config.secret == "from-file")
+        #expect(config.timeout == 5)
+        #expect(config.reuseExpired)
+        #expect(config.prefetch == ["a.test", "b.test"])
+
+        let withSecret = try ConfigurationLoader.load(
+            environment: env.merging(["IPDIRECT_HTTPDNS_SECRET": "from-env"]) { $1 }, file: path)
+        #expect(withSecret.configuration.secret == "from-env")
+    }
+
+    @Test("a file holding the secret that others can read gives a warning")
+    func readableSecret() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/config.toml"
+        try #"secret = "s3cret""#.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o644)
+        let (_, warnings) = try ConfigurationLoader.load(environment: ["HOME": dir.path], file: path)
+        #expect(warnings.contains { $0.contains("chmod 600") })
+    }
+
+    @Test("the secret never appears in descriptions, debug output or dumps")
+    func redaction() {
+        let config = ResolverConfiguration(provider: .alicloud, account: "1", secret: "TOPSECRET-123")
+        var dumped = ""
+        dump(config, to: &dumped)
+        for text in [config.description, String(reflecting: config), "\(config)", dumped] {
+            #expect(!text.contains("TOPSECRET"), "\(text)")
+        }
+    }
+
+    @Test("a preset name works as the endpoint and picks its provider")
+    func presets() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let dnspod = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(endpoint: "dnspod"), environment: ["HOME": dir.path]
+        ).configuration
+        #expect(dnspod.provider == .tencent)
+        #expect(dnspod.effectiveEndpoint == "http://119.29.29.29")
+        let google = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(provider: .dohJSON, endpoint: "google"), environment: ["HOME": dir.path]
+        ).configuration
+        #expect(google.effectiveEndpoint == "https://dns.google/resolve")
+        #expect(Set(ProviderPreset.all.map(\.name)) == ["alidns", "dnspod", "google", "cloudflare"])
+    }
+
+    @Test("config init writes every setting with a comment, and refuses to overwrite without force")
+    func initFile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/ipdirect/config.toml"
+        try ConfigurationLoader.writeDefault(to: path, force: false)
+        #expect(throws: ConfigurationError.exists(path)) {
+            try ConfigurationLoader.writeDefault(to: path, force: false)
+        }
+        try ConfigurationLoader.writeDefault(to: path, force: true)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for (index, line) in lines.enumerated() where line.contains(" = ") && !line.hasPrefix("#") {
+            #expect(index > 0 && lines[index - 1].hasPrefix("#"), "setting without a comment: \(line)")
+        }
+        // The written file loads cleanly and gives the defaults.
+        let (config, warnings) = try ConfigurationLoader.load(environment: ["HOME": dir.path], file: path)
+        #expect(warnings.isEmpty)
+        #expect(config.provider == .dohJSON)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+    }
+
+    @Test("a bad file is an error naming the problem")
+    func badFile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/config.toml"
+        try #"provider = "bogus""#.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(environment: ["HOME": dir.path], file: path)
+        }
+        try "timeout = [".write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            _ = try ConfigurationLoader.load(environment: ["HOME": dir.path], file: path)
+            Issue.record("broken TOML accepted")
+        } catch {
+            #expect(error.description.contains("line 1"))
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// What the resolution tests share: a lab started per test (free ports, shut down after) and
+// configurations pointed at each of its HTTPDNS formats.
+import Foundation
+import Lab
+import NameResolution
+
+/// Runs `body` with a fresh lab, always shutting it down.
+func withLab<T>(_ options: LabOptions = LabOptions(), _ body: (Lab) async throws -> T) async throws -> T {
+    let lab = try await Lab.start(options)
+    do {
+        let result = try await body(lab)
+        try await lab.shutdown()
+        return result
+    } catch {
+        try? await lab.shutdown()
+        throw error
+    }
+}
+
+/// The HTTPDNS formats the lab speaks, each as a configuration a user could write.
+enum LabFormat: String, CaseIterable, CustomStringConvertible {
+    case alicloud, alicloudSigned, alicloudTLS, tencent, dohResolve, dohQuery
+
+    var description: String { rawValue }
+
+    func configuration(_ lab: Lab, timeout: Double = 2) -> ResolverConfiguration {
+        let e = lab.endpoints
+        switch self {
+        case .alicloud:
+            return ResolverConfiguration(provider: .alicloud, endpoint: e.httpdns, account: e.account, timeout: timeout)
+        case .alicloudSigned:
+            return ResolverConfiguration(
+                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: timeout)
+        case .alicloudTLS:
+            return ResolverConfiguration(
+                provider: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
+                timeout: timeout)
+        case .tencent:
+            return ResolverConfiguration(provider: .tencent, endpoint: e.httpdns, timeout: timeout)
+        case .dohResolve:
+            return ResolverConfiguration(
+                provider: .dohJSON, endpoint: e.httpdnsTLS + "/resolve", caFile: e.ca, timeout: timeout)
+        case .dohQuery:
+            return ResolverConfiguration(provider: .dohJSON, endpoint: e.httpdns + "/dns-query", timeout: timeout)
+        }
+    }
+
+    func provider(_ lab: Lab) throws -> any HTTPDNSProvider {
+        try ProviderFactory.make(configuration(lab))
+    }
+}
+
+/// A temporary directory removed when the test is done with it.
+struct TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "ipdirect-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}

@@ -1,0 +1,136 @@
+// Every HTTPDNS format against the real lab over real libcurl and TLS: every name resolves,
+// signing works and fails the way a user can act on, families come out right, junk is refused.
+import Foundation
+import Lab
+import NameResolution
+import Testing
+
+@Suite("Providers against the lab")
+struct LabProviderTests {
+    @Test("every provider format resolves every lab name", arguments: LabFormat.allCases)
+    func everyFormatResolvesEveryName(format: LabFormat) async throws {
+        try await withLab { lab in
+            let provider = try format.provider(lab)
+            for record in lab.endpoints.zone {
+                let answer = try await provider.resolve(record.name, families: [.v4, .v6])
+                let v4 = record.ipv4.filter { IPLiteral.family(of: $0) == .v4 }
+                let v6 = record.ipv6.filter { IPLiteral.family(of: $0) == .v6 }
+                #expect(answer.ipv4 == v4, "\(format) \(record.name)")
+                #expect(answer.ipv6 == v6, "\(format) \(record.name)")
+                #expect(answer.ttl == record.ttl, "\(format) \(record.name)")
+            }
+        }
+    }
+
+    @Test("alicloud batch pre-resolve answers every name, five a request")
+    func alicloudBatch() async throws {
+        try await withLab { lab in
+            let provider = try LabFormat.alicloud.provider(lab)
+            let names = lab.endpoints.zone.map(\.name).filter { $0 != "poisoned.lab.test" }
+            let results = await provider.resolveBatch(names, families: [.v4])
+            for name in names {
+                let answer = try results[name]?.get()
+                #expect(answer?.ipv4 == ["127.0.0.1"], "\(name)")
+            }
+            let batches = lab.httpdnsQueries().filter { $0.format == "alicloud-batch" }
+            #expect(batches.count == (names.count + 4) / 5)
+        }
+    }
+
+    @Test("signed alicloud works with the right secret and reports a rejected signature with a wrong one")
+    func signing() async throws {
+        try await withLab { lab in
+            let good = try LabFormat.alicloudSigned.provider(lab)
+            let answer = try await good.resolve("sni-a.lab.test", families: [.v4])
+            #expect(answer.ipv4 == ["127.0.0.1"])
+            #expect(lab.httpdnsQueries().last?.format == "alicloud-signed")
+
+            var wrong = LabFormat.alicloudSigned.configuration(lab)
+            wrong.secret = "not-the-secret"
+            let bad = try ProviderFactory.make(wrong)
+            await #expect(throws: ResolutionError.signatureRejected) {
+                try await bad.resolve("sni-a.lab.test", families: [.v4])
+            }
+            #expect(
+                ResolutionError.signatureRejected.description
+                    == "signature rejected: check the secret and this machine's clock")
+        }
+    }
+
+    @Test("an unknown account is named")
+    func unknownAccount() async throws {
+        try await withLab { lab in
+            var config = LabFormat.alicloud.configuration(lab)
+            config.account = "999999"
+            let provider = try ProviderFactory.make(config)
+            await #expect(throws: ResolutionError.invalidAccount("999999")) {
+                try await provider.resolve("plain.lab.test", families: [.v4])
+            }
+        }
+    }
+
+    @Test("a name the service does not know is 'no such name'", arguments: LabFormat.allCases)
+    func noSuchName(format: LabFormat) async throws {
+        try await withLab { lab in
+            let provider = try format.provider(lab)
+            do {
+                _ = try await provider.resolve("nowhere.lab.test", families: [.v4])
+                Issue.record("\(format) resolved a name the lab does not have")
+            } catch {
+                #expect("\(error)".hasPrefix("no such name"), "\(format): \(error)")
+            }
+        }
+    }
+
+    @Test("auto, v4, v6 and both give the right families for dual.lab.test")
+    func familiesForDual() async throws {
+        try await withLab { lab in
+            for format in LabFormat.allCases {
+                let cache = ResolverCache(
+                    configuration: format.configuration(lab), provider: try format.provider(lab))
+                let v4 = await cache.resolve("dual.lab.test", family: .v4)
+                #expect(v4.httpdns.ipv4 == ["127.0.0.1"] && v4.httpdns.ipv6.isEmpty, "\(format)")
+                let v6 = await cache.resolve("dual.lab.test", family: .v6)
+                #expect(v6.httpdns.ipv4.isEmpty && v6.httpdns.ipv6 == ["::1"], "\(format)")
+                let both = await cache.resolve("dual.lab.test", family: .both)
+                #expect(both.httpdns.ipv4 == ["127.0.0.1"] && both.httpdns.ipv6 == ["::1"], "\(format)")
+                let auto = await cache.resolve("dual.lab.test", family: .auto)
+                #expect(auto.httpdns.ipv4 == ["127.0.0.1"], "\(format)")
+                #expect(auto.httpdns.ipv6 == (IPv6Route.available() ? ["::1"] : []), "\(format)")
+            }
+        }
+    }
+
+    @Test("junk in an answer is refused, named, and never cached", arguments: LabFormat.allCases)
+    func poisonedAnswer(format: LabFormat) async throws {
+        try await withLab { lab in
+            let cache = ResolverCache(configuration: format.configuration(lab), provider: try format.provider(lab))
+            let resolution = await cache.resolve("poisoned.lab.test", family: .both)
+            #expect(resolution.httpdns.ipv4 == ["127.0.0.1"])
+            #expect(resolution.httpdns.ipv6 == ["::1"])
+            #expect(Set(resolution.httpdns.rejected ?? []) == ["not-an-ip", "999.1.2.3", "fe80::zz"])
+            let cached = cache.entries().filter { $0.host == "poisoned.lab.test" }.flatMap(\.ips)
+            #expect(Set(cached) == ["127.0.0.1", "::1"])
+        }
+    }
+
+    @Test("an answer that is all junk is an error that names it, and nothing is cached")
+    func allJunk() async throws {
+        let provider = ScriptedJunk()
+        let cache = ResolverCache(configuration: ResolverConfiguration(fallbackToSystem: false), provider: provider)
+        let resolution = await cache.resolve("junk.example", family: .v4)
+        #expect(resolution.httpdns.error == "HTTPDNS answered 'not-an-ip', which is not an IP address")
+        #expect(resolution.agreement == .httpdnsFailed || resolution.agreement == .bothFailed)
+        #expect(cache.entries().isEmpty)
+    }
+}
+
+/// A provider whose service sends one non-IP string, through the same screening as the real ones.
+struct ScriptedJunk: HTTPDNSProvider {
+    var name: String { "junk" }
+    func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
+        let v4 = IPLiteral.screen(["not-an-ip"], family: .v4)
+        if v4.valid.isEmpty { throw .notAnIP(junk: v4.rejected) }
+        return ProviderAnswer(host: host, ipv4: v4.valid, ttl: 60, answered: families)
+    }
+}

@@ -1,0 +1,142 @@
+// Wire formats read from captured bodies: what each service sends, including the junk,
+// cut-off and error bodies a user will meet, and how each becomes an answer or a reason.
+import Foundation
+import Testing
+
+@testable import NameResolution
+
+@Suite("Wire formats")
+struct ParsingTests {
+    func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test("alicloud single answer, both families")
+    func alicloudSingle() throws {
+        let body =
+            #"{"host":"dual.lab.test","ips":["127.0.0.1"],"ipsv6":["::1"],"ttl":60,"origin_ttl":60,"client_ip":"127.0.0.1"}"#
+        let answer = try AliCloudProvider.parseSingle(bytes(body), host: "dual.lab.test", families: [.v4, .v6], ms: 1)
+        #expect(answer.ipv4 == ["127.0.0.1"])
+        #expect(answer.ipv6 == ["::1"])
+        #expect(answer.ttl == 60)
+    }
+
+    @Test("alicloud: junk is named; all junk is an error; cut-off JSON is malformed")
+    func alicloudJunk() throws {
+        let mixed = #"{"host":"p","ips":["127.0.0.1","not-an-ip","999.1.2.3"],"ttl":60}"#
+        let answer = try AliCloudProvider.parseSingle(bytes(mixed), host: "p", families: [.v4], ms: 0)
+        #expect(answer.ipv4 == ["127.0.0.1"])
+        #expect(answer.rejected == ["not-an-ip", "999.1.2.3"])
+        #expect(throws: ResolutionError.notAnIP(junk: ["not-an-ip"])) {
+            try AliCloudProvider.parseSingle(
+                bytes(#"{"host":"p","ips":["not-an-ip"],"ttl":60}"#), host: "p", families: [.v4], ms: 0)
+        }
+        #expect(
+            ResolutionError.notAnIP(junk: ["not-an-ip"]).description
+                == "HTTPDNS answered 'not-an-ip', which is not an IP address")
+        do {
+            _ = try AliCloudProvider.parseSingle(bytes(#"{"host":"p","ips":["127."#), host: "p", families: [.v4], ms: 0)
+            Issue.record("cut-off JSON was accepted")
+        } catch {
+            #expect(error.description.hasPrefix("malformed HTTPDNS answer"))
+        }
+    }
+
+    @Test("alicloud TTLs are clamped to 1...86400")
+    func ttlBounds() throws {
+        let zero = try AliCloudProvider.parseSingle(
+            bytes(#"{"ips":["192.0.2.1"],"ttl":0}"#), host: "h", families: [.v4], ms: 0)
+        #expect(zero.ttl == 1)
+        let huge = try AliCloudProvider.parseSingle(
+            bytes(#"{"ips":["192.0.2.1"],"ttl":99999999}"#), host: "h", families: [.v4], ms: 0)
+        #expect(huge.ttl == 86_400)
+    }
+
+    @Test("alicloud batch answer")
+    func alicloudBatch() throws {
+        let body =
+            #"{"dns":[{"host":"a.test","ips":["192.0.2.1"],"type":1,"ttl":30},{"host":"a.test","ips":["2001:db8::1"],"type":28,"ttl":40},{"host":"b.test","ips":[],"type":1,"ttl":60}]}"#
+        let results = try AliCloudProvider.parseBatch(
+            bytes(body), hosts: ["a.test", "b.test"], families: [.v4, .v6], ms: 0)
+        let a = try results["a.test"]!.get()
+        #expect(a.ipv4 == ["192.0.2.1"] && a.ipv6 == ["2001:db8::1"] && a.ttl == 30)
+        #expect(throws: ResolutionError.noSuchName(host: "b.test", families: [.v4, .v6])) {
+            try results["b.test"]!.get()
+        }
+    }
+
+    @Test("alicloud signature is md5 of host-secret-expiry, lowercase hex")
+    func signature() {
+        // md5("a.test-s3cret-1700000000"), computed independently with `md5sum`.
+        #expect(
+            AliCloudProvider.signature(host: "a.test", secret: "s3cret", expiry: 1_700_000_000)
+                == Self.md5("a.test-s3cret-1700000000"))
+        let provider = AliCloudProvider(
+            endpoint: "http://127.0.0.1:8000/139450/d", account: "139450", secret: "s3cret",
+            transport: HTTPDNSTransport(timeout: 2, caFile: nil))
+        let url = provider.url(for: "a.test", families: [.v4], now: Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(
+            url
+                == "http://127.0.0.1:8000/139450/sign_d?host=a.test&query=4&t=1700000600&s=\(Self.md5("a.test-s3cret-1700000600"))"
+        )
+    }
+
+    static func md5(_ text: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/md5sum")
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try? process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return String(out.prefix(32))
+    }
+
+    @Test("tencent text formats")
+    func tencent() throws {
+        let one = try TencentProvider.parse(bytes("192.0.2.1;192.0.2.2,120"), host: "h", families: [.v4], ms: 0)
+        #expect(one.ipv4 == ["192.0.2.1", "192.0.2.2"] && one.ttl == 120)
+        let both = try TencentProvider.parse(bytes("127.0.0.1,60-::1,60"), host: "h", families: [.v4, .v6], ms: 0)
+        #expect(both.ipv4 == ["127.0.0.1"] && both.ipv6 == ["::1"])
+        let v4only = try TencentProvider.parse(bytes("127.0.0.1,60-0"), host: "h", families: [.v4, .v6], ms: 0)
+        #expect(v4only.ipv4 == ["127.0.0.1"] && v4only.ipv6.isEmpty)
+        let v6only = try TencentProvider.parse(bytes("127.0.0.1,60-::1,60"), host: "h", families: [.v6], ms: 0)
+        #expect(v6only.ipv4.isEmpty && v6only.ipv6 == ["::1"])
+        // Junk holding the separator itself does not confuse the split.
+        let poisoned = try TencentProvider.parse(
+            bytes("127.0.0.1;not-an-ip;999.1.2.3,60-::1;fe80::zz,60"), host: "h", families: [.v4, .v6], ms: 0)
+        #expect(poisoned.ipv4 == ["127.0.0.1"] && poisoned.ipv6 == ["::1"])
+        #expect(poisoned.rejected == ["not-an-ip", "999.1.2.3", "fe80::zz"])
+        #expect(throws: ResolutionError.noSuchName(host: "h", families: [.v4])) {
+            try TencentProvider.parse(bytes(""), host: "h", families: [.v4], ms: 0)
+        }
+        do {
+            _ = try TencentProvider.parse(bytes("<html>\u{1}lab;;,garbage-"), host: "h", families: [.v4], ms: 0)
+            Issue.record("garbage accepted")
+        } catch {
+            #expect(error.description.hasPrefix("malformed HTTPDNS answer"))
+        }
+    }
+
+    @Test("DoH JSON: records of the asked type, CNAMEs skipped, NXDOMAIN is no such name")
+    func doh() throws {
+        let body =
+            #"{"Status":0,"Answer":[{"name":"www.a.test.","type":5,"TTL":300,"data":"a.test."},{"name":"a.test.","type":1,"TTL":120,"data":"192.0.2.1"}]}"#
+        let parsed = try DoHJSONProvider.parse(bytes(body), host: "www.a.test", family: .v4)
+        #expect(parsed.raw == ["192.0.2.1"] && parsed.ttl == 120)
+        #expect(throws: ResolutionError.noSuchName(host: "x", families: [.v4])) {
+            try DoHJSONProvider.parse(bytes(#"{"Status":3}"#), host: "x", family: .v4)
+        }
+    }
+
+    @Test("IP literals: inet_pton decides")
+    func literals() {
+        #expect(IPLiteral.family(of: "127.0.0.1") == .v4)
+        #expect(IPLiteral.family(of: "::1") == .v6)
+        for junk in ["999.1.2.3", "fe80::zz", "not-an-ip", "127.0.0.1 ", "[::1]", "1.2.3.4:80", "", "127.1"] {
+            #expect(IPLiteral.family(of: junk) == nil, "\(junk)")
+        }
+    }
+}
