@@ -35,11 +35,18 @@ public struct EngineDescription: Sendable, Equatable {
     public var endpoint: String
     /// Whether the lab runs in-process (the fault switch is then available).
     public var lab: Bool
+    /// The resolver's settings at start, which the cache view then toggles.
+    public var family: AddressFamily
+    public var reuseExpired: Bool
 
-    public init(provider: String, endpoint: String, lab: Bool) {
+    public init(
+        provider: String, endpoint: String, lab: Bool, family: AddressFamily = .auto, reuseExpired: Bool = false
+    ) {
         self.provider = provider
         self.endpoint = endpoint
         self.lab = lab
+        self.family = family
+        self.reuseExpired = reuseExpired
     }
 }
 

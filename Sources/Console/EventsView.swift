@@ -77,11 +77,22 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
 func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     let lines = helpLines(lab: state.engine.lab, width: buffer.width)
     let height = rows.count
-    let scroll = max(0, min(state.helpScroll, lines.count - height))
-    var y = rows.lowerBound
-    for line in lines.dropFirst(scroll).prefix(height) {
-        buffer.draw(line, x: 0, y: y, width: buffer.width)
-        y += 1
+    // Wide terminals get two columns, split where a section starts.
+    var columns = [lines]
+    if buffer.width >= 100 {
+        let sectionStarts = lines.indices.filter { lines[$0].first?.style == .fg(.cyan, bold: true) }
+        if let split = sectionStarts.min(by: { abs($0 - lines.count / 2) < abs($1 - lines.count / 2) }), split > 0 {
+            columns = [Array(lines[..<split]), Array(lines[split...])]
+        }
+    }
+    let columnWidth = buffer.width / columns.count
+    for (index, column) in columns.enumerated() {
+        let scroll = max(0, min(state.helpScroll, column.count - height))
+        var y = rows.lowerBound
+        for line in column.dropFirst(scroll).prefix(height) {
+            buffer.draw(line, x: index * columnWidth, y: y, width: columnWidth - 1)
+            y += 1
+        }
     }
 }
 

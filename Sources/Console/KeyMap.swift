@@ -124,7 +124,7 @@ public enum KeyMap {
         KeyBinding(keys: [.character("2")], command: .showView(.cache), scope: .global, summary: "Cache view"),
         KeyBinding(keys: [.character("3")], command: .showView(.traces), scope: .global, summary: "Traces view"),
         KeyBinding(keys: [.character("4")], command: .showView(.events), scope: .global, summary: "Events view"),
-        KeyBinding(keys: [.character("5"), .character("?")], command: .help, scope: .global, summary: "this help"),
+        KeyBinding(keys: [.character("?"), .character("5")], command: .help, scope: .global, summary: "this help"),
         KeyBinding(keys: [.tab], command: .nextView, scope: .global, summary: "next view"),
         KeyBinding(keys: [.backTab], command: .previousView, scope: .global, summary: "previous view"),
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .global, summary: "move up"),

@@ -73,33 +73,33 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
     }
     lines.append(title)
 
-    // What each source answered.
-    var answer: StyledLine = [Span("  ")]
+    // What each source answered, one line each.
     if let resolution = run.resolution {
         let system = resolution.system
-        answer.append(Span("system DNS ", .dim))
+        var systemLine: StyledLine = [Span("  system DNS  ", .dim)]
         if let error = system.error {
-            answer.append(Span(g.clip(error, 30), .fg(.red)))
+            systemLine.append(Span("failed: " + error, .fg(.red)))
         } else {
-            answer.append(Span(addresses(system.ipv4 + system.ipv6, g) + " " + formatMilliseconds(system.ms)))
+            systemLine.append(Span((system.ipv4 + system.ipv6).joined(separator: ", ")))
         }
-        answer.append(Span("   HTTPDNS ", .dim))
+        systemLine.append(Span("  " + formatMilliseconds(system.ms), .dim))
+        lines.append(systemLine)
         let httpdns = resolution.httpdns
+        var httpdnsLine: StyledLine = [Span("  HTTPDNS     ", .dim)]
         if let error = httpdns.error {
-            answer.append(Span(g.clip(error, 30), .fg(.red)))
+            httpdnsLine.append(Span("failed: " + error, .fg(.red)))
         } else {
-            answer.append(
-                Span(
-                    addresses(httpdns.ipv4 + httpdns.ipv6, g) + " ttl \(httpdns.ttl)s " + httpdns.source.rawValue + " "
-                        + formatMilliseconds(httpdns.ms)))
+            httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
+            httpdnsLine.append(Span("  ttl \(httpdns.ttl)s from \(httpdns.source.rawValue)", .dim))
         }
+        httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
         let agreementStyle: CellStyle =
             resolution.agreement == .same ? .fg(.green) : (resolution.agreement == .overlap ? .fg(.yellow) : .fg(.red))
-        answer.append(Span("   " + resolution.agreement.rawValue, agreementStyle))
+        httpdnsLine.append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
+        lines.append(httpdnsLine)
     } else {
-        answer.append(Span("resolving\(g.ellipsis)", .dim))
+        lines.append([Span("  resolving\(g.ellipsis)", .dim)])
     }
-    lines.append(answer)
 
     // The matrix: scenarios down, IP sources across.
     let labelWidth = 14
@@ -178,7 +178,13 @@ private func matrixCell(
     return line
 }
 
-private func addresses(_ ips: [String], _ glyphs: Glyphs) -> String {
-    guard let first = ips.first else { return "(none)" }
-    return ips.count == 1 ? first : "\(first) +\(ips.count - 1)"
+private func agreementWords(_ agreement: Agreement) -> String {
+    switch agreement {
+    case .same: "both agree"
+    case .overlap: "answers overlap"
+    case .disjoint: "answers differ"
+    case .systemFailed: "only HTTPDNS answered"
+    case .httpdnsFailed: "only system DNS answered"
+    case .bothFailed: "neither answered"
+    }
 }

@@ -132,28 +132,47 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
         }
         hints += [(.nextView, "next view"), (.help, "help"), (.quit, "quit")]
     }
-    var line: StyledLine = [Span(" ")]
-    for (index, hint) in hints.enumerated() {
-        if index > 0 { line.append(Span("  ")) }
-        line.append(Span(KeyMap.label(for: hint.0), .bold))
-        line.append(Span(" " + hint.1, .dim))
-    }
+    var right: StyledLine = []
     if let filter = state.filters[state.view], !filter.isEmpty {
-        line.append(Span("   filter: ", .dim))
-        line.append(Span(filter, .fg(.yellow)))
+        right = [Span("filter: ", .dim), Span(state.glyphs.clip(filter, 20), .fg(.yellow))]
+    } else if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
+        let count = detailLines(record, state: state, width: buffer.width).count
+        let height = buffer.height - 3
+        if count > height {
+            let first = max(0, min(state.detailScroll, count - height))
+            right = [Span("lines \(first + 1)-\(first + height) of \(count)", .dim)]
+        }
+    }
+    let rightWidth = right.reduce(0) { $0 + $1.text.unicodeScalars.count }
+    // Hints that do not fit are left out whole rather than cut.
+    var line: StyledLine = [Span(" ")]
+    var used = 1
+    for hint in hints {
+        let key = KeyMap.label(for: hint.0)
+        let width = key.count + 1 + hint.1.count + 2
+        if used + width > buffer.width - rightWidth - 2 { break }
+        line.append(Span(key, .bold))
+        line.append(Span(" " + hint.1 + "  ", .dim))
+        used += width
     }
     buffer.draw(line, x: 0, y: y, width: buffer.width)
+    if rightWidth > 0 { buffer.draw(right, x: buffer.width - rightWidth - 1, y: y, width: rightWidth) }
 }
 
 private func drawStatusBar(_ state: ConsoleState, y: Int, into buffer: inout CellBuffer) {
     let style = CellStyle(reverse: true)
     buffer.fill(x: 0, y: y, count: buffer.width, style: style)
     var endpoint = state.engine.endpoint
-    if buffer.width < 110, let range = endpoint.range(of: "://") { endpoint = String(endpoint[range.upperBound...]) }
+    let narrow = buffer.width < 100
+    if narrow, let components = URLComponents(string: endpoint), let host = components.host {
+        // host:port is what tells endpoints apart; the scheme and path wait for a wider terminal.
+        endpoint = host + (components.port.map { ":\($0)" } ?? "")
+    }
     let sep = state.glyphs.separator
     let fields = [
-        state.engine.provider, state.glyphs.clip(endpoint, buffer.width < 100 ? 24 : 48),
-        "family \(state.family.rawValue)", "cache \(state.cache.count)", "\(state.inFlight) in flight",
+        state.engine.provider, state.glyphs.clip(endpoint, narrow ? 22 : 48),
+        narrow ? state.family.rawValue : "family \(state.family.rawValue)", "cache \(state.cache.count)",
+        narrow ? "\(state.inFlight) probing" : "\(state.inFlight) in flight",
     ]
     var x = buffer.put(" " + fields.joined(separator: sep), x: 0, y: y, style: style)
     if !state.message.isEmpty {

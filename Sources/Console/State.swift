@@ -141,7 +141,7 @@ public struct ConsoleState: Sendable {
     public var glyphs: Glyphs
     public var engine: EngineDescription
     public var family: AddressFamily = .auto
-    public var reuseExpired = true
+    public var reuseExpired = false
     /// The lab's fault switch; nil without a lab.
     public var labFault: LabFault?
     public var mode: InputMode = .probeInput
@@ -197,6 +197,8 @@ public struct ConsoleState: Sendable {
         traces = RingBuffer(capacity: maxTraces)
         events = RingBuffer(capacity: maxEvents)
         labFault = engine.lab ? LabFault.none : nil
+        family = engine.family
+        reuseExpired = engine.reuseExpired
         message =
             engine.lab
             ? "Lab running. Type a lab name, e.g. sni-a.lab.test, then Enter." : "Type a host or URL, then Enter."

@@ -41,7 +41,7 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
         let cells: [(String, CellStyle)] = [
             (clockTime(record.time, state.timeZone), .dim),
             (attempt.scenario.rawValue, .plain),
-            (g.clip(attempt.url, widths[2]), .plain),
+            (g.clip(withoutScheme(attempt.url), widths[2]), .plain),
             (g.clip(attempt.ip ?? "-", widths[3]), .plain),
             (g.clip(attempt.sni ?? "(none)", widths[4]), attempt.sni == nil ? .dim : .plain),
             (g.clip(outcome, widths[5]), outcomeStyle(attempt.outcome)),
@@ -68,10 +68,6 @@ func drawTraceDetail(_ state: ConsoleState, record: TraceRecord, rows: Range<Int
     for line in lines.dropFirst(scroll).prefix(height) {
         buffer.draw(line, x: 0, y: y, width: buffer.width)
         y += 1
-    }
-    if lines.count > height {
-        let position = " \(scroll + 1)-\(min(lines.count, scroll + height)) of \(lines.count) lines "
-        buffer.put(position, x: buffer.width - position.count - 1, y: rows.lowerBound, style: .dim)
     }
 }
 
@@ -137,14 +133,14 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
         for column in 0..<barWidth {
             bar.append(column >= start && column < start + length ? g.barFull : " ")
         }
-        let numbers = String(format: "%8.1f-%8.1f", phase.start, phase.end)
+        let numbers = String(format: "%7.1f to %7.1f", phase.start, phase.end)
         lines.append([
             Span(" " + phase.name.padded(labelWidth)), Span(numbers.padded(numbersWidth), .dim), Span(" "),
             Span(String(bar), phaseStyle(phase.name)),
         ])
     }
     lines.append([
-        Span(" " + "total".padded(labelWidth), .bold), Span(String(format: "%17.1f ms", attempt.timings.total), .bold),
+        Span(" " + "total".padded(labelWidth), .bold), Span(String(format: "%18.1f ms", attempt.timings.total), .bold),
     ])
 
     for (index, hop) in attempt.hops.enumerated() {
@@ -200,6 +196,12 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
         ])
     }
     return lines
+}
+
+/// A URL without `https://`: the scheme shows in the scenario, the room goes to the host.
+func withoutScheme(_ url: String) -> String {
+    guard let range = url.range(of: "://") else { return url }
+    return String(url[range.upperBound...])
 }
 
 private func headerLine(_ header: HeaderField) -> StyledLine {

@@ -1,0 +1,96 @@
+// Every view drawn by the pure render at 80x24 and 120x40, compared with stored text.
+import Console
+import Foundation
+import Testing
+
+@Suite("Console views as text")
+struct SnapshotTests {
+    static let sizes = [TerminalSize(width: 80, height: 24), TerminalSize(width: 120, height: 40)]
+
+    private func check(_ state: ConsoleState, _ name: String) {
+        Snapshot.check(render(state), named: "\(name)-\(state.size.width)x\(state.size.height)")
+    }
+
+    @Test("probe view: matrix, verdict, a probe still running", arguments: sizes)
+    func probeView(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(into: &state, action: .key(.character("1")))
+        ConsoleFixtures.send(&state, keys: "p")
+        ConsoleFixtures.send(&state, keys: "wrong.lab.test")
+        _ = reduce(into: &state, action: .key(.enter))
+        _ = reduce(
+            into: &state,
+            action: .probeEvent(runID: 2, .attemptStarted(scenario: .directSNI, ip: "127.0.0.1", ipSource: .httpdns)))
+        check(state, "probe")
+    }
+
+    @Test("probe view before anything was probed, typing", arguments: sizes)
+    func probeViewEmpty(size: TerminalSize) {
+        var state = ConsoleFixtures.emptyState(size: size)
+        ConsoleFixtures.send(&state, keys: "sni-a.lab")
+        check(state, "probe-empty")
+    }
+
+    @Test("cache view: countdowns, states, sources", arguments: sizes)
+    func cacheView(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(into: &state, action: .key(.character("2")))
+        check(state, "cache")
+    }
+
+    @Test("traces view: newest first", arguments: sizes)
+    func tracesView(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(into: &state, action: .key(.character("3")))
+        check(state, "traces")
+    }
+
+    @Test("trace detail: waterfall, headers, certificate, log", arguments: sizes)
+    func traceDetail(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(into: &state, action: .key(.character("3")))
+        _ = reduce(into: &state, action: .key(.down))
+        _ = reduce(into: &state, action: .key(.enter))
+        check(state, "trace-detail")
+    }
+
+    @Test("events view with the lab's fault switch", arguments: sizes)
+    func eventsView(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(into: &state, action: .key(.character("4")))
+        check(state, "events")
+    }
+
+    @Test("help view, generated from the key map", arguments: sizes)
+    func helpView(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(into: &state, action: .key(.character("?")))
+        check(state, "help")
+    }
+
+    @Test("without a UTF-8 locale the views draw in ASCII")
+    func asciiFallback() {
+        var state = ConsoleFixtures.populatedState(size: TerminalSize(width: 80, height: 24), glyphs: .ascii)
+        _ = reduce(into: &state, action: .key(.character("3")))
+        _ = reduce(into: &state, action: .key(.enter))
+        let buffer = render(state)
+        Snapshot.check(buffer, named: "trace-detail-ascii-80x24")
+        #expect(buffer.cells.allSatisfy { $0.character.isASCII })
+    }
+
+    @Test("below 60x16 the console says so instead of drawing")
+    func tooSmall() {
+        let state = ConsoleFixtures.populatedState(size: TerminalSize(width: 50, height: 12))
+        let buffer = render(state)
+        Snapshot.check(buffer, named: "too-small-50x12")
+        #expect(buffer.text.contains("Terminal too small: 50x12"))
+    }
+
+    @Test("flushing everything asks first")
+    func confirmPrompt() {
+        var state = ConsoleFixtures.populatedState(size: TerminalSize(width: 80, height: 24))
+        _ = reduce(into: &state, action: .key(.character("2")))
+        _ = reduce(into: &state, action: .key(.character("D")))
+        Snapshot.check(render(state), named: "cache-confirm-80x24")
+    }
+}
