@@ -58,7 +58,7 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
             return "malformed HTTPDNS answer: \(detail)"
         case .noSuchName(let host, let families):
             let what = families == [.v6] ? "IPv6 address" : families == [.v4] ? "IPv4 address" : "address"
-            return "no such name: HTTPDNS has no \(what) for \(host)"
+            return "no such name: the service has no \(what) for \(host)"
         case .notAnIP(let junk):
             let listed = junk.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")
             return junk.count == 1

@@ -1,11 +1,127 @@
-// `ipdirect cache`: Show, clear or locate the persistent resolver cache.
+// `ipdirect cache list|clear|path`: the persistent resolver cache seen from outside the console:
+// what it holds, with TTLs left, emptying it, and where it lives.
 import ArgumentParser
+import Foundation
+import NameResolution
 
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "cache", abstract: "Show, clear or locate the persistent resolver cache.")
+        commandName: "cache", abstract: "Show, clear or locate the persistent resolver cache.",
+        subcommands: [List.self, Clear.self, Path.self])
 
-    func run() async throws {
-        throw ValidationError("'ipdirect cache' is not built yet")
+    /// Options every cache subcommand shares: which configuration file names the cache.
+    struct Location: ParsableArguments {
+        @Option(
+            help: ArgumentHelp(
+                "Configuration file (default: $XDG_CONFIG_HOME/ipdirect/config.toml).", valueName: "FILE"))
+        var config: String?
+
+        /// The configured cache file, or nil when persistence is off.
+        func cachePath() throws -> String? {
+            do {
+                let (configuration, warnings) = try ConfigurationLoader.load(file: config)
+                for warning in warnings { ResolutionOutput.warn("warning: \(warning)") }
+                return configuration.cachePath
+            } catch {
+                ResolutionOutput.warn("error: \(error)")
+                throw ExitCode(2)
+            }
+        }
+
+        /// The cache as stored, expired entries included (listing shows them as expired).
+        func storedCache(_ path: String) -> ResolverCache {
+            let configuration = ResolverConfiguration(provider: .system, reuseExpired: true, cachePath: path)
+            let cache = ResolverCache(configuration: configuration, provider: SystemProvider())
+            for warning in cache.loadWarnings { ResolutionOutput.warn("warning: \(warning)") }
+            return cache
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the cached answers with their TTLs.")
+
+        @Option(help: "Output: table or json.")
+        var format: String = "table"
+
+        @OptionGroup var location: Location
+
+        func validate() throws {
+            if !["table", "json"].contains(format) {
+                ResolutionOutput.warn("error: --format must be table or json (not '\(format)')")
+                throw ExitCode(2)
+            }
+        }
+
+        func run() throws {
+            guard let path = try location.cachePath() else {
+                print("the resolver cache is not persisted (persist_cache = false)")
+                return
+            }
+            let entries = location.storedCache(path).entries()
+            if format == "json" {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                encoder.dateEncodingStrategy = .iso8601
+                print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                return
+            }
+            if entries.isEmpty {
+                print("the cache at \(path) is empty")
+                return
+            }
+            let now = Date()
+            let header = ["HOST", "FAMILY", "ADDRESSES", "TTL", "LEFT", "RESOLVED"]
+            let formatter = ISO8601DateFormatter()
+            let rows = entries.map { e -> [String] in
+                let left = e.remaining(at: now)
+                return [
+                    e.host, e.family.rawValue, e.ips.isEmpty ? "(none)" : e.ips.joined(separator: ", "), "\(e.ttl)s",
+                    left > 0 ? "\(Int(left))s" : "expired", formatter.string(from: e.resolvedAt),
+                ]
+            }
+            var widths = header.map(\.count)
+            for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+            for row in [header] + rows {
+                print(
+                    row.enumerated().map { i, c in c + String(repeating: " ", count: widths[i] - c.count) }
+                        .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            }
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Empty the cache (one name, or all of it).")
+
+        @Argument(help: "Only this name (both families).")
+        var host: String?
+
+        @OptionGroup var location: Location
+
+        func run() throws {
+            guard let path = try location.cachePath() else {
+                print("the resolver cache is not persisted (persist_cache = false)")
+                return
+            }
+            let cache = location.storedCache(path)
+            let before = cache.entries().count
+            cache.flush(host)
+            do {
+                try cache.save()
+            } catch {
+                ResolutionOutput.warn("error: \(error)")
+                throw ExitCode(1)
+            }
+            print("removed \(before - cache.entries().count) entries from \(path)")
+        }
+    }
+
+    struct Path: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print where the cache file lives.")
+
+        @OptionGroup var location: Location
+
+        func run() throws {
+            print(try location.cachePath() ?? "(not persisted: persist_cache = false)")
+        }
     }
 }

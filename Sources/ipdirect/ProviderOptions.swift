@@ -1,0 +1,158 @@
+// The provider options every front end shares (`resolve`, `probe`, the console): which HTTPDNS
+// service, how long to wait, or `--lab` to use the embedded lab's. Never a secret on argv.
+import ArgumentParser
+import Foundation
+import Lab
+import NameResolution
+
+extension ProviderKind: ExpressibleByArgument {}
+
+/// `--provider --endpoint --account --preset --timeout --lab ...`, merged with the environment
+/// and the configuration file into a ready resolver by `start()`.
+struct ProviderOptions: ParsableArguments {
+    @Option(help: "HTTPDNS flavour: alicloud, tencent, doh-json, or system (no HTTPDNS).")
+    var provider: ProviderKind?
+
+    @Option(
+        help: ArgumentHelp(
+            "The HTTPDNS service: base URL for alicloud/tencent, full query URL for doh-json, or a preset name.",
+            valueName: "URL"))
+    var endpoint: String?
+
+    @Option(help: "Account ID (alicloud). The signing secret comes only from IPDIRECT_HTTPDNS_SECRET or the file.")
+    var account: String?
+
+    @Option(
+        help: "A public service by name: \(ProviderPreset.all.map(\.name).joined(separator: ", ")).")
+    var preset: String?
+
+    @Option(help: ArgumentHelp("Seconds to wait for HTTPDNS and for system DNS (default 2).", valueName: "SECONDS"))
+    var timeout: Double?
+
+    @Option(help: ArgumentHelp("Extra CA file (PEM) trusted for the HTTPDNS service's TLS.", valueName: "FILE"))
+    var httpdnsCA: String?
+
+    @Flag(help: "Serve expired answers at once while refreshing them.")
+    var reuseExpired = false
+
+    @Flag(help: "Do not fall back to system DNS when HTTPDNS fails.")
+    var noFallback = false
+
+    @Option(
+        help: ArgumentHelp("Configuration file (default: $XDG_CONFIG_HOME/ipdirect/config.toml).", valueName: "FILE"))
+    var config: String?
+
+    @Flag(
+        help:
+            "Start the embedded lab in-process and resolve through its HTTPDNS service (provider alicloud unless --provider says otherwise)."
+    )
+    var lab = false
+
+    func validate() throws {
+        if let preset, ProviderPreset.named(preset) == nil {
+            throw ValidationError(
+                "unknown preset '\(preset)'; known: \(ProviderPreset.all.map(\.name).joined(separator: ", "))")
+        }
+        if let timeout, !(timeout > 0 && timeout <= 120) {
+            throw ValidationError("--timeout must be a number of seconds between 0 and 120")
+        }
+        if preset != nil, endpoint != nil {
+            throw ValidationError("give --preset or --endpoint, not both")
+        }
+    }
+
+    /// What the command line says, as a configuration layer (no secret: argv has none).
+    var commandLineLayer: ConfigurationLayer {
+        var layer = ConfigurationLayer(
+            provider: provider, endpoint: endpoint, account: account, caFile: httpdnsCA, timeout: timeout,
+            fallbackToSystem: noFallback ? false : nil, reuseExpired: reuseExpired ? true : nil)
+        if let preset = preset.flatMap(ProviderPreset.named) {
+            layer.endpoint = preset.name
+            layer.provider = provider ?? preset.kind
+        }
+        return layer
+    }
+
+    /// Loads the configuration, starts the lab when asked, and builds the resolver cache.
+    ///
+    /// Warnings (unknown settings, a readable secret file, a corrupt cache file) go to stderr.
+    /// - Throws: `ValidationError` for an unusable configuration, or the lab's start-up error.
+    func start() async throws -> ResolverSession {
+        var configuration: ResolverConfiguration
+        var warnings: [String]
+        do {
+            (configuration, warnings) = try ConfigurationLoader.load(commandLine: commandLineLayer, file: config)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        var startedLab: Lab?
+        var temporary: String?
+        if lab {
+            let running = try await Lab.start(LabOptions())
+            startedLab = running
+            let e = running.endpoints
+            let kind = provider ?? .alicloud
+            configuration.provider = kind
+            configuration.account = e.account
+            configuration.secret = e.secret
+            configuration.caFile = e.ca
+            switch kind {
+            case .alicloud: configuration.endpoint = e.httpdnsTLS
+            case .tencent: configuration.endpoint = e.httpdns
+            case .dohJSON: configuration.endpoint = e.httpdnsTLS + "/resolve"
+            case .system: configuration.endpoint = nil
+            }
+            // The lab's names would only pollute the user's own cache file.
+            let directory = NSTemporaryDirectory() + "ipdirect-lab-" + UUID().uuidString
+            temporary = directory
+            configuration.cachePath = directory + "/cache.json"
+        }
+        let httpdns: any HTTPDNSProvider
+        do {
+            httpdns = try ProviderFactory.make(configuration)
+        } catch {
+            try? await startedLab?.shutdown()
+            throw ValidationError(error.description)
+        }
+        let cache = ResolverCache(configuration: configuration, provider: httpdns)
+        warnings += cache.loadWarnings
+        for warning in warnings { ResolutionOutput.warn("warning: \(warning)") }
+        return ResolverSession(
+            configuration: configuration, cache: cache, lab: startedLab, temporaryDirectory: temporary,
+            warnings: warnings)
+    }
+}
+
+/// A resolver ready to use: the merged configuration, the cache, and the lab when `--lab`
+/// started one. Call `close()` when done: it saves the cache and stops the lab.
+struct ResolverSession: Sendable {
+    let configuration: ResolverConfiguration
+    let cache: ResolverCache
+    let lab: Lab?
+    let temporaryDirectory: String?
+    let warnings: [String]
+
+    /// The provider and where it points, for status lines (never the secret).
+    var providerDescription: String {
+        let endpoint = configuration.effectiveEndpoint ?? "system DNS"
+        return "\(cache.provider.name) at \(endpoint)" + (lab != nil ? " (lab)" : "")
+    }
+
+    /// Saves the cache (a failure is a warning) and stops the lab.
+    func close() async {
+        do {
+            try cache.save()
+        } catch {
+            ResolutionOutput.warn("warning: \(error)")
+        }
+        if let lab { try? await lab.shutdown() }
+        if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
+    }
+}
+
+/// Messages to stderr for the resolution commands.
+enum ResolutionOutput {
+    static func warn(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
