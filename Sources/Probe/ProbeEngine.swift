@@ -160,7 +160,8 @@ public final class ProbeEngine: Sendable {
                 if let first = systemIPs.first {
                     plans.append(Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs))
                 } else {
-                    let reason = "system DNS could not resolve \(url.host): \(system.error ?? "no address")"
+                    let error = system.error ?? "no address for \(url.host)"
+                    let reason = error.hasPrefix("system DNS") ? error : "system DNS: \(error)"
                     plans.append(Plan(scenario: scenario, settled: (.dnsFailed, reason)))
                 }
                 continue
@@ -204,8 +205,8 @@ public final class ProbeEngine: Sendable {
         guard let firstIP = plan.ip, plan.settled == nil else {
             let (outcome, reason) = plan.settled ?? (.dnsFailed, "no address")
             return Attempt(
-                id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source,
-                outcome: outcome, error: reason)
+                id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
+                ip: plan.ip, ipSource: plan.source, outcome: outcome, error: reason)
         }
         var hops: [Hop] = []
         var current = url
@@ -269,7 +270,8 @@ public final class ProbeEngine: Sendable {
         let last = hops[hops.count - 1]
         let first = hops[0]
         return Attempt(
-            id: plan.id, url: url.text, scenario: plan.scenario, ip: first.remoteIP ?? firstIP, ipSource: plan.source,
+            id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
+            ip: first.remoteIP ?? firstIP, ipSource: plan.source,
             sni: first.sni, checkedName: checkedName, outcome: last.outcome, status: last.status,
             httpVersion: last.httpVersion, timings: last.timings, certificate: last.certificate ?? first.certificate,
             error: last.error, hops: hops)
@@ -317,7 +319,7 @@ public final class ProbeEngine: Sendable {
             timings: Self.timings(record, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
             certificate: record.tls.map { CertificateReading.report(chain: $0.chain, verifyError: $0.verifyError) },
             error: error, log: record.log, startedAt: record.startedAt)
-        if options.redact { hop = Redaction.hop(hop) }
+        if options.redact { hop = Redaction.hop(hop, secrets: Redaction.secrets(headers: options.headers, url: url)) }
         return hop
     }
 

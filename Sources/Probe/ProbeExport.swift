@@ -37,7 +37,7 @@ public enum ProbeExport {
         for report in reports {
             for attempt in report.attempts where attempt.outcome != .skipped {
                 if attempt.hops.isEmpty {
-                    entries.append(harEntry(unmade: attempt))
+                    entries.append(harEntry(unmade: redact ? Redaction.attempt(attempt) : attempt))
                 }
                 for (index, hop) in attempt.hops.enumerated() {
                     entries.append(harEntry(hop, index: index, attempt: attempt, redact: redact))
@@ -213,7 +213,9 @@ public enum ProbeExport {
             out += "  resolution: \(VerdictWriting.agreementNote(report.resolution))\n"
             let rows = report.attempts.map { attempt -> [String] in
                 let ip = attempt.ip.map { "\($0) (\(attempt.ipSource?.rawValue ?? "?"))" } ?? "-"
-                let sni = attempt.url.lowercased().hasPrefix("https:") ? (attempt.sni ?? "none") : "-"
+                let sni =
+                    attempt.hops.isEmpty || !attempt.url.lowercased().hasPrefix("https:")
+                    ? "-" : (attempt.sni ?? "none")
                 let status = attempt.status.map(String.init) ?? "-"
                 let time =
                     attempt.hops.isEmpty

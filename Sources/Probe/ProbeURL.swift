@@ -54,10 +54,14 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         else {
             throw ProbeURLError(url: input, reason: "only http and https URLs can be probed")
         }
-        // CURLU_PUNYCODE (libcurl 7.88, with libidn2) gives the ASCII form of an
-        // internationalised name, which is what DNS, SNI and certificates carry.
-        guard var host = URLPart.get(handle, CURLUPART_HOST, flags: UInt32(CURLU_PUNYCODE)), !host.isEmpty else {
-            throw ProbeURLError(url: input, reason: "the URL has no host, or its name cannot be converted to ASCII")
+        guard let typed = URLPart.get(handle, CURLUPART_HOST), !typed.isEmpty else {
+            throw ProbeURLError(url: input, reason: "the URL has no host")
+        }
+        // DNS, SNI and certificates carry the ASCII form of an internationalised name. libcurl
+        // 7.88's CURLU_PUNYCODE converts through the locale's charset (idn2_lookup_ul), which
+        // fails in the C locale a tool usually runs in, so the conversion is done here.
+        guard var host = IDNA.ascii(typed) else {
+            throw ProbeURLError(url: input, reason: "the host name '\(typed)' cannot be converted to ASCII")
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         _ = curl_url_set(handle, CURLUPART_HOST, URLPart.authorityForm(host), 0)
@@ -131,6 +135,15 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         return try ProbeURL.parse(next)
     }
 
+    /// The path and query as written (`/a/b?x=1`), for moving a URL onto another base.
+    public var pathAndQuery: String {
+        guard let handle = curl_url() else { return "/" }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return "/" }
+        let path = URLPart.get(handle, CURLUPART_PATH) ?? "/"
+        return URLPart.get(handle, CURLUPART_QUERY).map { "\(path)?\($0)" } ?? path
+    }
+
     /// The query as name/value pairs, for HAR's `queryString`.
     public var queryItems: [HeaderField] {
         guard let handle = curl_url() else { return [] }
@@ -187,5 +200,83 @@ public enum IPAddressText {
     public static func isIPv6(_ text: String) -> Bool {
         var address = in6_addr()
         return inet_pton(AF_INET6, text, &address) == 1
+    }
+}
+
+/// Internationalised host names to their ASCII form: each label lowercased, composed (NFC)
+/// and Punycode-encoded (RFC 3492) with the `xn--` prefix. This is IDNA's core; the full
+/// UTS 46 mapping table is not applied.
+public enum IDNA {
+    /// The ASCII form of a host name; nil when a label cannot be encoded.
+    public static func ascii(_ host: String) -> String? {
+        guard host.unicodeScalars.contains(where: { !$0.isASCII }) else { return host }
+        let labels = host.precomposedStringWithCanonicalMapping.lowercased()
+            .split(separator: ".", omittingEmptySubsequences: false)
+        var out: [String] = []
+        for label in labels {
+            if label.unicodeScalars.allSatisfy(\.isASCII) {
+                out.append(String(label))
+            } else {
+                guard let encoded = punycode(String(label)) else { return nil }
+                out.append("xn--" + encoded)
+            }
+        }
+        let result = out.joined(separator: ".")
+        return out.allSatisfy { $0.count <= 63 } ? result : nil
+    }
+
+    /// RFC 3492 encoding of one label.
+    static func punycode(_ label: String) -> String? {
+        let base = 36
+        let tMin = 1
+        let tMax = 26
+        let points = label.unicodeScalars.map { Int($0.value) }
+        var output = points.filter { $0 < 0x80 }.map { Character(Unicode.Scalar(UInt8($0))) }
+        let basic = output.count
+        var handled = basic
+        if basic > 0 { output.append("-") }
+        var n = 128
+        var delta = 0
+        var bias = 72
+        func digit(_ d: Int) -> Character {
+            Character(Unicode.Scalar(UInt8(d < 26 ? 97 + d : 22 + d)))
+        }
+        func adapt(_ delta: Int, _ count: Int, _ first: Bool) -> Int {
+            var delta = first ? delta / 700 : delta / 2
+            delta += delta / count
+            var k = 0
+            while delta > ((base - tMin) * tMax) / 2 {
+                delta /= base - tMin
+                k += base
+            }
+            return k + (base - tMin + 1) * delta / (delta + 38)
+        }
+        while handled < points.count {
+            guard let next = points.filter({ $0 >= n }).min() else { return nil }
+            let (step, overflow) = (next - n).multipliedReportingOverflow(by: handled + 1)
+            guard !overflow else { return nil }
+            delta += step
+            n = next
+            for point in points {
+                if point < n { delta += 1 }
+                guard point == n else { continue }
+                var q = delta
+                var k = base
+                while true {
+                    let t = k <= bias ? tMin : (k >= bias + tMax ? tMax : k - bias)
+                    if q < t { break }
+                    output.append(digit(t + (q - t) % (base - t)))
+                    q = (q - t) / (base - t)
+                    k += base
+                }
+                output.append(digit(q))
+                bias = adapt(delta, handled + 1, handled == basic)
+                delta = 0
+                handled += 1
+            }
+            delta += 1
+            n += 1
+        }
+        return String(output)
     }
 }

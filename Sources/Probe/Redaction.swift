@@ -55,20 +55,54 @@ public enum Redaction {
         return copy
     }
 
-    public static func hop(_ hop: Hop) -> Hop {
+    /// A hop with secrets hidden: by name (headers, query parameters, `Location`), and every
+    /// occurrence of a known secret value anywhere, since a server may echo one back.
+    ///
+    /// - Parameters:
+    ///   - hop: the hop as recorded.
+    ///   - secrets: values known to be secret (from the request the user asked for).
+    public static func hop(_ hop: Hop, secrets: [String] = []) -> Hop {
         var copy = hop
-        copy.url = url(hop.url)
-        copy.originalURL = url(hop.originalURL)
-        copy.requestHeaders = headers(hop.requestHeaders)
-        copy.responseHeaders = headers(hop.responseHeaders)
-        copy.log = hop.log.map(logLine)
+        let secrets = secrets.filter { $0.count >= 3 && $0 != marker }
+        func scrub(_ text: String) -> String {
+            secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: marker) }
+        }
+        copy.url = scrub(url(hop.url))
+        copy.originalURL = scrub(url(hop.originalURL))
+        copy.requestHeaders = headers(hop.requestHeaders).map { HeaderField(name: $0.name, value: scrub($0.value)) }
+        copy.responseHeaders = headers(hop.responseHeaders).map { field in
+            let value = field.name.lowercased() == "location" ? url(field.value) : field.value
+            return HeaderField(name: field.name, value: scrub(value))
+        }
+        copy.log = hop.log.map(logLine).map { CurlLogLine(atMs: $0.atMs, kind: $0.kind, text: scrub($0.text)) }
+        copy.bodyPreview = scrub(hop.bodyPreview)
+        copy.error = hop.error.map(scrub)
         return copy
+    }
+
+    /// The secret values of a request: values of secret headers (and the token after an
+    /// auth scheme) and of secret query parameters.
+    public static func secrets(headers: [HeaderField], url: ProbeURL) -> [String] {
+        var values: [String] = []
+        for field in headers where isSecretHeader(field.name) {
+            values.append(field.value)
+            if let space = field.value.firstIndex(of: " ") {
+                values.append(String(field.value[field.value.index(after: space)...]))
+            }
+        }
+        for item in url.queryItems where isSecretParameter(item.name) && !item.value.isEmpty {
+            values.append(item.value)
+            if let encoded = item.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+                values.append(encoded)
+            }
+        }
+        return values.sorted { $0.count > $1.count }
     }
 
     public static func attempt(_ attempt: Attempt) -> Attempt {
         var copy = attempt
         copy.url = url(attempt.url)
-        copy.hops = attempt.hops.map(hop)
+        copy.hops = attempt.hops.map { hop($0) }
         return copy
     }
 

@@ -105,20 +105,23 @@ enum VerdictWriting {
         case .same:
             return "system DNS and HTTPDNS agree (\(httpdns))"
         case .overlap:
-            return
-                "system DNS (\(system)) and HTTPDNS (\(httpdns)) overlap but differ; direct attempts also went to a system IP"
+            return "system DNS (\(system)) and HTTPDNS (\(httpdns)) overlap but differ"
         case .disjoint:
             return
                 "system DNS (\(system)) and HTTPDNS (\(httpdns)) disagree; direct attempts also went to the system IP"
         case .systemFailed:
-            return
-                "system DNS could not resolve \(resolution.host) (\(resolution.system.error ?? "no address")); HTTPDNS answered \(httpdns)"
+            return "\(labelled("system DNS", resolution.system.error)); HTTPDNS answered \(httpdns)"
         case .httpdnsFailed:
-            return
-                "HTTPDNS failed (\(resolution.httpdns.error ?? "no address")); direct attempts used system DNS's \(system)"
+            return "\(labelled("HTTPDNS", resolution.httpdns.error)); direct attempts used system DNS's \(system)"
         case .bothFailed:
             return
-                "neither system DNS (\(resolution.system.error ?? "?")) nor HTTPDNS (\(resolution.httpdns.error ?? "?")) resolved \(resolution.host)"
+                "\(labelled("system DNS", resolution.system.error)); \(labelled("HTTPDNS", resolution.httpdns.error))"
         }
+    }
+
+    /// "system DNS: no such name x", whether or not the error already names its resolver.
+    private static func labelled(_ resolver: String, _ error: String?) -> String {
+        let error = error ?? "no address"
+        return error.lowercased().hasPrefix(resolver.lowercased()) ? error : "\(resolver): \(error)"
     }
 }

@@ -1,11 +1,219 @@
-// `ipdirect probe`: Request URLs each IP-direct way and say which works.
+// `ipdirect probe`: requests URLs each IP-direct way and says which works; batch input and
+// exports (table, JSON, JSON Lines, HAR). Exit 0 all work, 1 one has no direct way, 2 bad input.
 import ArgumentParser
+import Foundation
+import Lab
+import NameResolution
+import Probe
 
 struct ProbeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "probe", abstract: "Request URLs each IP-direct way and say which works.")
+        commandName: "probe", abstract: "Request URLs each IP-direct way and say which works.",
+        discussion: """
+            Scenarios: system-dns (the baseline), direct-http, direct-https (no SNI, certificate checked \
+            against the original name in the handshake), direct-sni (the name pinned to the IP).
+            Exit status: 0 when every URL has a working direct scenario, 1 when one has none, 2 for bad \
+            usage or input (an unparsable URL is named and the rest still run).
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json, jsonl
+    }
+
+    @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
+    var urls: [String] = []
+
+    @Option(name: .long, help: "Read URLs from FILE, one a line ('#' starts a comment).")
+    var input: String?
+
+    @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
+    var scenario: [String] = []
+
+    @Flag(name: .long, help: "Direct attempts to every HTTPDNS IP, not only the first.")
+    var allIPs = false
+
+    @Option(name: .long, help: "GET, HEAD or POST (POST when --data is given).")
+    var method: String?
+
+    @Option(name: .long, help: "Request body: TEXT, or @FILE to read it from a file.")
+    var data: String?
+
+    @Option(name: .long, help: "Extra request header 'Name: value' (repeatable).")
+    var header: [String] = []
+
+    @Option(name: .long, help: "Output: table, json or jsonl.")
+    var format: Format = .table
+
+    @Option(name: .long, help: "Also write a HAR 1.2 file.")
+    var har: String?
+
+    @Option(name: .long, help: "Also write JSON Lines to FILE.")
+    var jsonl: String?
+
+    @Option(name: .long, help: "Trust the CAs in this PEM file too, for every request.")
+    var cacert: String?
+
+    @Option(name: .long, help: "Per-request timeout in seconds.")
+    var timeout: Double = 10
+
+    @Option(name: .long, help: "How many requests may run at once.")
+    var concurrency: Int = 16
+
+    @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
+    var noRedact = false
+
+    @Flag(name: .long, help: "Start the embedded lab and resolve through its HTTPDNS service, trusting its CA.")
+    var lab = false
 
     func run() async throws {
-        throw ValidationError("'ipdirect probe' is not built yet")
+        var badInput = false
+        func complain(_ message: String) {
+            FileHandle.standardError.write(Data("ipdirect probe: \(message)\n".utf8))
+        }
+        func usage(_ message: String) -> ExitCode {
+            complain(message)
+            return ExitCode(2)
+        }
+
+        // What to probe.
+        var wanted = urls
+        if let input {
+            guard let text = try? String(contentsOfFile: input, encoding: .utf8) else {
+                throw usage("cannot read --input \(input)")
+            }
+            for line in text.split(whereSeparator: \.isNewline) {
+                let entry = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let trimmed = entry.trimmingCharacters(in: .whitespaces)
+                if !trimmed.isEmpty { wanted.append(trimmed) }
+            }
+        }
+        guard !wanted.isEmpty || lab else { throw usage("no URL given (arguments or --input FILE)") }
+        var parsed: [(text: String, url: ProbeURL)] = []
+        for url in wanted {
+            do {
+                parsed.append((url, try ProbeURL.parse(url)))
+            } catch {
+                complain("cannot probe '\(url)': \(error.reason)")
+                badInput = true
+            }
+        }
+
+        // How to probe.
+        var options = ProbeOptions()
+        if !scenario.isEmpty {
+            options.scenarios = try scenario.map { name in
+                guard let parsed = Scenario(rawValue: name) else {
+                    throw usage(
+                        "unknown scenario '\(name)': use \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return parsed
+            }
+        }
+        options.allIPs = allIPs
+        if let data {
+            if data.hasPrefix("@") {
+                let path = String(data.dropFirst())
+                guard let bytes = FileManager.default.contents(atPath: path) else {
+                    throw usage("cannot read --data file \(path)")
+                }
+                options.body = Array(bytes)
+            } else {
+                options.body = Array(data.utf8)
+            }
+        }
+        options.method = (method ?? (options.body == nil ? "GET" : "POST")).uppercased()
+        guard ["GET", "HEAD", "POST"].contains(options.method) else {
+            throw usage("unsupported method '\(options.method)': use GET, HEAD or POST")
+        }
+        if options.method != "POST" && options.body != nil && options.method != "GET" {
+            throw usage("--data goes with POST")
+        }
+        options.headers = try header.map { line in
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
+                throw usage("a header is 'Name: value', not '\(line)'")
+            }
+            return HeaderField(
+                name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        guard timeout > 0 else { throw usage("--timeout must be more than 0 seconds") }
+        guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
+        options.timeout = timeout
+        options.concurrency = concurrency
+        options.redact = !noRedact
+        if let cacert, !FileManager.default.fileExists(atPath: cacert) {
+            throw usage("--cacert \(cacert) does not exist")
+        }
+
+        // Where names come from: the lab's HTTPDNS service, or the configured provider.
+        var runningLab: Lab?
+        var temporaryCA: String?
+        defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
+        let configuration: ResolverConfiguration
+        if lab {
+            let started = try await Lab.start(LabOptions())
+            runningLab = started
+            let e = started.endpoints
+            configuration = ResolverConfiguration(
+                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, caFile: e.ca)
+            if let cacert {
+                // libcurl takes one CA file: the user's and the lab's together.
+                let path = NSTemporaryDirectory() + "ipdirect-ca-\(UUID().uuidString).pem"
+                let joined =
+                    (FileManager.default.contents(atPath: cacert) ?? Data()) + Data("\n".utf8)
+                    + (FileManager.default.contents(atPath: e.ca) ?? Data())
+                _ = FileManager.default.createFile(atPath: path, contents: joined)
+                temporaryCA = path
+                options.caFile = path
+            } else {
+                options.caFile = e.ca
+            }
+        } else {
+            configuration = ResolverConfiguration()
+            options.caFile = cacert
+        }
+        let cache: ResolverCache
+        do {
+            cache = ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
+        } catch {
+            if let runningLab { try? await runningLab.shutdown() }
+            throw usage("\(error)")
+        }
+
+        var usable = parsed.map(\.text)
+        if let hosts = runningLab?.endpoints.hosts {
+            // Lab names listen on ports of their own: a lab URL without a port goes to its server.
+            if wanted.isEmpty { usable = hosts.keys.sorted().compactMap { hosts[$0] } }
+            for (index, entry) in parsed.enumerated() where !entry.url.hasExplicitPort {
+                if let base = hosts[entry.url.host] { usable[index] = base + entry.url.pathAndQuery.dropFirst() }
+            }
+        }
+        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
+        let reports = await engine.probeAll(usable)
+        if let runningLab { try? await runningLab.shutdown() }
+
+        switch format {
+        case .table: FileHandle.standardOutput.write(Data(ProbeExport.table(reports).utf8))
+        case .json: FileHandle.standardOutput.write(ProbeExport.json(reports, redact: options.redact))
+        case .jsonl: FileHandle.standardOutput.write(ProbeExport.jsonLines(reports, redact: options.redact))
+        }
+        if let har {
+            do {
+                try ProbeExport.har(reports, redact: options.redact).write(to: URL(fileURLWithPath: har))
+            } catch {
+                complain("cannot write --har \(har): \(error.localizedDescription)")
+                badInput = true
+            }
+        }
+        if let jsonl {
+            do {
+                try ProbeExport.jsonLines(reports, redact: options.redact).write(to: URL(fileURLWithPath: jsonl))
+            } catch {
+                complain("cannot write --jsonl \(jsonl): \(error.localizedDescription)")
+                badInput = true
+            }
+        }
+        if badInput { throw ExitCode(2) }
+        if reports.contains(where: { $0.verdict.works.isEmpty }) { throw ExitCode(1) }
     }
 }

@@ -1,0 +1,71 @@
+// What the probe tests share: a lab per test (free ports, shut down after), a resolver that
+// answers from the lab's zone the way HTTPDNS would, and an engine trusting the lab's CA.
+import Foundation
+import Lab
+import NameResolution
+import Probe
+
+/// Runs `body` with a fresh lab, always shutting it down.
+func withLab<T>(_ options: LabOptions = LabOptions(), _ body: (Lab) async throws -> T) async throws -> T {
+    let lab = try await Lab.start(options)
+    do {
+        let result = try await body(lab)
+        try await lab.shutdown()
+        return result
+    } catch {
+        try? await lab.shutdown()
+        throw error
+    }
+}
+
+/// A resolver seam answering from the lab's zone: HTTPDNS knows every lab name, system DNS
+/// knows none (names under lab.test never resolve on a real machine either).
+func zoneResolver(
+    _ lab: Lab, system: [String: [String]] = [:], httpdns override: [String: [String]] = [:]
+)
+    -> HostResolver
+{
+    let zone = lab.endpoints.zone
+    return { host in
+        let record = zone.first { $0.name == host }
+        let systemAnswer =
+            system[host].map {
+                SystemAnswer(ipv4: $0.filter { !$0.contains(":") }, ipv6: $0.filter { $0.contains(":") })
+            }
+            ?? SystemAnswer(error: "no such name")
+        let ips = override[host] ?? ((record?.ipv4 ?? []) + (record?.ipv6 ?? []))
+        let httpdns =
+            ips.isEmpty
+            ? HTTPDNSAnswer(provider: "lab-zone", error: "no such name")
+            : HTTPDNSAnswer(
+                provider: "lab-zone", ipv4: ips.filter { !$0.contains(":") }, ipv6: ips.filter { $0.contains(":") },
+                ttl: record?.ttl ?? 60)
+        return HostResolution(host: host, system: systemAnswer, httpdns: httpdns)
+    }
+}
+
+extension Lab {
+    /// The lab URL of a name, with a path (`url("sni-a.lab.test", "/echo")`).
+    func url(_ name: String, _ path: String = "/") -> String {
+        let base = endpoints.hosts[name] ?? "https://\(name)/"
+        return base + path.drop { $0 == "/" }
+    }
+
+    /// An engine probing the lab, trusting its CA, with a short timeout (the slow origin
+    /// takes 3 s; the tests only need to see it time out).
+    func engine(_ options: ProbeOptions = ProbeOptions(), system: [String: [String]] = [:]) -> ProbeEngine {
+        var options = options
+        options.caFile = endpoints.ca
+        return ProbeEngine(resolve: zoneResolver(self, system: system), options: options, environment: [:])
+    }
+
+    /// Requests the named origin answered.
+    func requests(to origin: String) -> [LabOriginRequest] { originRequests().filter { $0.origin == origin } }
+}
+
+extension URLReport {
+    /// The attempts of one scenario.
+    func attempts(_ scenario: Scenario) -> [Attempt] { attempts.filter { $0.scenario == scenario } }
+
+    func outcome(_ scenario: Scenario) -> Outcome? { attempts(scenario).first?.outcome }
+}
