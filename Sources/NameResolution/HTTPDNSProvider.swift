@@ -106,6 +106,13 @@ public enum ProviderFactory {
     /// - Throws: `ResolutionError.misconfigured` when a required setting is missing.
     public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {
         let endpoint = configuration.effectiveEndpoint
+        if let named = configuration.endpoint, let preset = ProviderPreset.named(named),
+            preset.kind != configuration.provider, configuration.provider != .system
+        {
+            throw .misconfigured(
+                "preset '\(preset.name)' is a \(preset.kind.rawValue) service, not \(configuration.provider.rawValue): "
+                    + "use --provider \(preset.kind.rawValue) or another endpoint")
+        }
         switch configuration.provider {
         case .alicloud:
             guard let account = configuration.account, !account.isEmpty else {

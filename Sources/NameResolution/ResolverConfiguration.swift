@@ -57,9 +57,11 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// The endpoint with a preset name replaced by the preset's URL, or the provider's
     /// default preset when none is set.
     public var effectiveEndpoint: String? {
+        if provider == .system { return nil }
         if let endpoint, !endpoint.isEmpty {
             return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
         }
+        if provider == .alicloud { return ProviderFactory.alicloudDefaultEndpoint }
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
 

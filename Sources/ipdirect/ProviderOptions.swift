@@ -134,7 +134,7 @@ struct ResolverSession: Sendable {
 
     /// The provider and where it points, for status lines (never the secret).
     var providerDescription: String {
-        let endpoint = configuration.effectiveEndpoint ?? "system DNS"
+        guard let endpoint = configuration.effectiveEndpoint else { return "none (system DNS only)" }
         return "\(cache.provider.name) at \(endpoint)" + (lab != nil ? " (lab)" : "")
     }
 

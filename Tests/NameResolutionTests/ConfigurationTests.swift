@@ -130,3 +130,35 @@ struct ConfigurationTests {
         }
     }
 }
+
+@Suite("Provider factory")
+struct ProviderFactoryTests {
+    @Test("a preset of another kind is refused with a way out")
+    func presetKindMismatch() {
+        let config = ResolverConfiguration(provider: .alicloud, endpoint: "google", account: "1")
+        #expect(throws: ResolutionError.self) { try ProviderFactory.make(config) }
+        do {
+            _ = try ProviderFactory.make(config)
+        } catch {
+            #expect(error.description.contains("use --provider doh-json"))
+        }
+    }
+
+    @Test("alicloud without an account says where to give one")
+    func alicloudNeedsAccount() {
+        do {
+            _ = try ProviderFactory.make(ResolverConfiguration(provider: .alicloud))
+            Issue.record("alicloud without an account was accepted")
+        } catch {
+            #expect(error.description.contains("IPDIRECT_ACCOUNT"))
+        }
+    }
+
+    @Test("each provider kind without an endpoint uses its public default")
+    func defaults() {
+        #expect(ResolverConfiguration(provider: .dohJSON).effectiveEndpoint == "https://dns.alidns.com/resolve")
+        #expect(ResolverConfiguration(provider: .tencent).effectiveEndpoint == "http://119.29.29.29")
+        #expect(ResolverConfiguration(provider: .alicloud).effectiveEndpoint == "http://203.107.1.1")
+        #expect(ResolverConfiguration(provider: .system).effectiveEndpoint == nil)
+    }
+}
