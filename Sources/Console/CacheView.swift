@@ -54,7 +54,7 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
         let cells: [(String, CellStyle)] = [
             (g.clip(entry.host, widths[0]), .plain),
             (entry.family.rawValue, .plain),
-            (g.clip(ips, widths[2]), .plain),
+            (ips.isEmpty ? "(none)" : g.clip(ips, widths[2]), ips.isEmpty ? .dim : .plain),
             (formatSeconds(seconds).leftPadded(widths[3] - 1), expired ? .fg(.red) : .bold),
             (entry.source.rawValue, entry.source == .systemFallback ? .fg(.yellow) : .plain),
             (entryState, stateStyle),

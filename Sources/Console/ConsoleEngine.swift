@@ -67,9 +67,10 @@ public protocol ConsoleEngine: Sendable {
     func setReuseExpired(_ enabled: Bool) async
     /// Switches the lab's fault; returns the setting now in force, nil without a lab.
     func setLabFault(_ fault: LabFault) async -> LabFault?
-    /// Writes the attempts as JSON Lines and HAR next to `basePath` (which has no extension).
+    /// Writes the reports (each with the attempts listed) as JSON Lines and HAR next to
+    /// `basePath`, which has no extension.
     ///
     /// - Returns: the paths written.
     /// - Throws: an error whose description a person reads when a file cannot be written.
-    func export(_ attempts: [Attempt], basePath: String) async throws -> [String]
+    func export(_ reports: [URLReport], basePath: String) async throws -> [String]
 }

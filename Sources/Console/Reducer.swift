@@ -33,7 +33,7 @@ public enum ConsoleEffect: Sendable, Equatable {
     case setFamily(AddressFamily)
     case setReuseExpired(Bool)
     case setLabFault(LabFault)
-    case export([Attempt], basePath: String)
+    case export([URLReport], basePath: String)
     case quit
 }
 
@@ -286,7 +286,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         }
         let base = "./ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
         state.message = "Exporting \(records.count) traces to \(base).jsonl and \(base).har\u{2026}"
-        return [.export(records.map(\.attempt), basePath: base)]
+        return [.export(exportReports(records, state: state), basePath: base)]
     case .quit:
         state.quitting = true
         return [.quit]
@@ -353,6 +353,8 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
     switch event {
     case .resolved(let resolution):
         if let index { state.runs[index].resolution = resolution }
+        state.runContexts[runID, default: RunContext()].resolution = resolution
+        state.runContexts[runID]?.host = resolution.host
     case .attemptStarted(let scenario, let ip, let ipSource):
         if let index {
             state.runs[index].running.append(RunningAttempt(scenario: scenario, ip: ip, ipSource: ipSource))
@@ -366,7 +368,7 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
                 state.runs[index].running.remove(at: done)
             }
         }
-        recordTrace(attempt, state: &state)
+        recordTrace(attempt, runID: runID, state: &state)
     case .finished(let report):
         if let index {
             state.runs[index].report = report
@@ -376,6 +378,8 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
             // The report is the truth; attempts that streamed are replaced by its list.
             state.runs[index].attempts = report.attempts
         }
+        state.runContexts[runID] = RunContext(
+            url: report.url, host: report.host, resolution: report.resolution, verdict: report.verdict)
         state.message = "\(report.host): \(report.verdict.summary)"
         return [.loadCache]
     case .failed(let reason):
@@ -389,11 +393,17 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
 }
 
 /// Adds an attempt to the traces, keeping the filter's matches and the selection in step.
-public func recordTrace(_ attempt: Attempt, state: inout ConsoleState) {
+public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleState) {
     let record = TraceRecord(
-        sequence: state.nextTraceSequence, attempt: attempt, time: attempt.hops.first?.startedAt ?? state.now)
+        sequence: state.nextTraceSequence, runID: runID, attempt: attempt,
+        time: attempt.hops.first?.startedAt ?? state.now)
     state.nextTraceSequence += 1
     let dropped = state.traces.append(record)
+    if dropped != nil, state.runContexts.count > 256 {
+        // Contexts of runs whose traces have all been dropped are not needed any more.
+        let oldest = state.traces[0].runID
+        state.runContexts = state.runContexts.filter { $0.key >= oldest }
+    }
     if var matches = state.traceMatches {
         if let dropped, matches.first == dropped.sequence { matches.removeFirst() }
         let filter = (state.filters[.traces] ?? "").lowercased()
@@ -476,6 +486,33 @@ func resortCache(_ state: inout ConsoleState) {
         state.cacheCursor.offset = state.cacheCursor.selected - visible + 1
     }
     state.cacheCursor.offset = min(state.cacheCursor.offset, state.cacheCursor.selected)
+}
+
+/// The listed traces as reports, one per probe run, each with only the attempts listed.
+func exportReports(_ records: [TraceRecord], state: ConsoleState) -> [URLReport] {
+    var order: [Int] = []
+    var attempts: [Int: [Attempt]] = [:]
+    for record in records {
+        if attempts[record.runID] == nil { order.append(record.runID) }
+        attempts[record.runID, default: []].append(record.attempt)
+    }
+    return order.map { runID in
+        let list = attempts[runID] ?? []
+        let context = state.runContexts[runID] ?? RunContext()
+        let url = context.url ?? list.first?.url ?? ""
+        let host = context.host ?? URLComponents(string: url)?.host ?? url
+        let resolution =
+            context.resolution
+            ?? HostResolution(
+                host: host, system: SystemAnswer(error: "not recorded"),
+                httpdns: HTTPDNSAnswer(provider: state.engine.provider, error: "not recorded"))
+        let verdict =
+            context.verdict
+            ?? Verdict(
+                works: [], recommended: nil, summary: "the probe had not finished when these traces were exported",
+                notes: [])
+        return URLReport(url: url, host: host, resolution: resolution, attempts: list, verdict: verdict)
+    }
 }
 
 /// `YYYYMMDD-HHMMSS` of a moment in a zone, for export file names.

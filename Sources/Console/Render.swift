@@ -76,7 +76,8 @@ private func drawTooSmall(_ size: TerminalSize, into buffer: inout CellBuffer) {
 }
 
 private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
-    var x = buffer.put(" ipdirect ", x: 0, y: 0, style: .fg(.cyan, bold: true))
+    // Below 70 columns the name gives way so the five tabs fit.
+    var x = buffer.width < 70 ? -1 : buffer.put(" ipdirect ", x: 0, y: 0, style: .fg(.cyan, bold: true))
     for view in ConsoleView.allCases {
         let label = " \(view.rawValue) \(view.title) "
         let active = view == state.view

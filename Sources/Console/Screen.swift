@@ -163,6 +163,8 @@ struct TerminalState: @unchecked Sendable {
     var active = false
     var wakeDescriptor: Int32 = -1
     var terminationRequested: Int32 = 0
+    /// ncurses's own SIGWINCH handler, called first so it learns the new size.
+    var previousResizeHandler: (@convention(c) (Int32) -> Void)?
 }
 
 /// Global because signal handlers cannot capture context; written before handlers are set.
@@ -183,6 +185,13 @@ func installTerminalRestoration(wakeDescriptor: Int32) {
             var byte: UInt8 = 1
             _ = write(terminalState.wakeDescriptor, &byte, 1)
         }
+    }
+    // SIGWINCH may land on any of the process's threads, so poll on the console thread is not
+    // always interrupted: after ncurses has noted the size, wake the loop through the pipe.
+    terminalState.previousResizeHandler = signal(SIGWINCH) { signalNumber in
+        terminalState.previousResizeHandler?(signalNumber)
+        var byte: UInt8 = 2
+        _ = write(terminalState.wakeDescriptor, &byte, 1)
     }
     // Crashes: restore the terminal, then let the default action (core, exit status) happen.
     for signalNumber in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP] {

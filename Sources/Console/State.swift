@@ -67,6 +67,8 @@ public struct RunningAttempt: Sendable, Equatable {
 public struct TraceRecord: Sendable, Equatable {
     /// Increases by one per trace ever recorded; survives the ring dropping old ones.
     public var sequence: Int
+    /// The probe run it belongs to (its resolution and verdict are in `runContexts`).
+    public var runID: Int
     public var attempt: Attempt
     /// When the attempt started (its first hop), or when it arrived.
     public var time: Date
@@ -76,6 +78,14 @@ public struct TraceRecord: Sendable, Equatable {
         [attempt.scenario.rawValue, attempt.url, attempt.ip ?? "", attempt.sni ?? "", attempt.outcome.rawValue]
             .joined(separator: " ").lowercased()
     }
+}
+
+/// What a probe run found besides its attempts, kept as long as its traces for exports.
+public struct RunContext: Sendable, Equatable {
+    public var url: String?
+    public var host: String?
+    public var resolution: HostResolution?
+    public var verdict: Verdict?
 }
 
 /// A list's selected row and first visible row.
@@ -168,6 +178,8 @@ public struct ConsoleState: Sendable {
     // Traces view.
     public var traces: RingBuffer<TraceRecord>
     var nextTraceSequence = 0
+    /// Resolution and verdict of each run that still has traces kept.
+    public var runContexts: [Int: RunContext] = [:]
     /// Sequences of the traces matching the filter, oldest first; nil when there is no filter.
     public var traceMatches: [Int]?
     public var traceCursor = ListCursor()

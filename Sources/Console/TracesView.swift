@@ -45,7 +45,10 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
             (g.clip(attempt.ip ?? "-", widths[3]), .plain),
             (g.clip(attempt.sni ?? "(none)", widths[4]), attempt.sni == nil ? .dim : .plain),
             (g.clip(outcome, widths[5]), outcomeStyle(attempt.outcome)),
-            (formatMilliseconds(attempt.timings.total).leftPadded(widths[6]), .plain),
+            (
+                (attempt.outcome == .skipped ? "-" : formatMilliseconds(attempt.timings.total)).leftPadded(widths[6]),
+                .plain
+            ),
         ]
         let selected = row == cursor.selected
         if selected { buffer.fill(x: 0, y: y, count: buffer.width, style: .reverse) }
@@ -102,7 +105,9 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     lines.append(head)
     var outcome: StyledLine = [Span(" "), Span(attempt.outcome.rawValue, outcomeStyle(attempt.outcome))]
     if let status = attempt.status { outcome.append(Span(" \(status)", .bold)) }
-    if let version = attempt.httpVersion { outcome.append(Span(" HTTP/\(version)", .dim)) }
+    if let version = attempt.httpVersion {
+        outcome.append(Span(version.hasPrefix("HTTP") ? " " + version : " HTTP/" + version, .dim))
+    }
     outcome.append(
         Span(
             g.separator + formatMilliseconds(attempt.timings.total) + g.separator

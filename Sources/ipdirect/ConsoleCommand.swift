@@ -1,11 +1,141 @@
-// `ipdirect console`: The interactive console (the default).
+// `ipdirect [console]`: the interactive console (the default subcommand), and the adapter that
+// puts the real engine (probe engine, resolver cache, lab) behind the console's seam.
 import ArgumentParser
+import Console
+import Foundation
+import Lab
+import NameResolution
+import Probe
 
 struct ConsoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "console", abstract: "The interactive console (the default).")
+        commandName: "console", abstract: "The interactive console (the default).",
+        discussion: """
+            Type a host or URL and press Enter to probe it every IP-direct way. Views: 1 probe, 2 cache, \
+            3 traces, 4 events, 5 or ? help (every key). q quits. Needs a terminal; for scripts use \
+            'ipdirect probe URL...'.
+            """)
+
+    @OptionGroup var provider: ProviderOptions
+
+    @Flag(help: "Draw without colors (also when NO_COLOR is set).")
+    var noColor = false
+
+    @Option(help: ArgumentHelp("How many request traces to keep; the oldest are dropped first.", valueName: "N"))
+    var maxTraces = 10_000
+
+    @Option(help: ArgumentHelp("Per-request timeout of a probe, in seconds.", valueName: "SECONDS"))
+    var probeTimeout: Double = 10
+
+    func validate() throws {
+        guard maxTraces >= 1 && maxTraces <= 10_000_000 else {
+            throw ValidationError("--max-traces must be between 1 and 10000000")
+        }
+        guard probeTimeout > 0 else { throw ValidationError("--probe-timeout must be more than 0 seconds") }
+    }
 
     func run() async throws {
-        throw ValidationError("'ipdirect console' is not built yet")
+        guard ConsoleSession.hasTerminal else {
+            FileHandle.standardError.write(Data("ipdirect: \(ConsoleStartError.notATerminal)\n".utf8))
+            throw ExitCode(2)
+        }
+        let session = try await provider.start()
+        var options = ProbeOptions(timeout: probeTimeout)
+        options.caFile = session.lab?.endpoints.ca
+        let cache = session.cache
+        let engine = LiveConsoleEngine(
+            session: session, probe: ProbeEngine(resolve: { await cache.resolve($0) }, options: options))
+        do {
+            try await ConsoleSession.run(
+                engine: engine,
+                options: ConsoleOptions(
+                    useColor: !noColor && !ConsoleOptions.environmentForbidsColor, maxTraces: maxTraces))
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
     }
+}
+
+/// The real engine behind the console: probes through `ProbeEngine`, names through the
+/// `ResolverCache`, faults through the in-process `Lab`.
+final class LiveConsoleEngine: ConsoleEngine {
+    let description: EngineDescription
+    private let cache: ResolverCache
+    private let prober: ProbeEngine
+    private let lab: Lab?
+
+    init(session: ResolverSession, probe: ProbeEngine) {
+        cache = session.cache
+        prober = probe
+        lab = session.lab
+        let configuration = session.configuration
+        description = EngineDescription(
+            provider: session.cache.provider.name, endpoint: configuration.effectiveEndpoint ?? "system DNS",
+            lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired)
+    }
+
+    /// A lab name typed without a port goes to the lab server that serves it.
+    private func target(_ text: String) -> String {
+        guard let hosts = lab?.endpoints.hosts, let url = try? ProbeURL.parse(text), !url.hasExplicitPort,
+            let base = hosts[url.host]
+        else { return text }
+        return base + url.pathAndQuery.dropFirst()
+    }
+
+    func probe(_ text: String) -> AsyncStream<ConsoleProbeEvent> {
+        let events = prober.probe(target(text))
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in events {
+                    switch event {
+                    case .resolved(let resolution): continuation.yield(.resolved(resolution))
+                    case .attemptStarted(let planned):
+                        continuation.yield(
+                            .attemptStarted(scenario: planned.scenario, ip: planned.ip, ipSource: planned.ipSource))
+                    case .attemptFinished(let attempt): continuation.yield(.attemptFinished(attempt))
+                    case .finished(let report): continuation.yield(.finished(report))
+                    case .rejected(let error): continuation.yield(.failed(error.reason))
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    func cacheEntries() async -> [CacheEntrySnapshot] { cache.entries() }
+    func resolverEvents() -> AsyncStream<ResolverEvent> { cache.events() }
+    func flush(_ host: String?) async { cache.flush(host) }
+    func refresh(_ host: String) async { await cache.refresh(host) }
+    func setFamily(_ family: AddressFamily) async { cache.setFamily(family) }
+    func setReuseExpired(_ enabled: Bool) async { cache.setReuseExpired(enabled) }
+
+    func setLabFault(_ fault: LabFault) async -> LabFault? {
+        guard let lab else { return nil }
+        if let wanted = HTTPDNSFault(rawValue: fault.rawValue) { try? await lab.setFault(wanted) }
+        return LabFault(rawValue: lab.fault.rawValue)
+    }
+
+    func export(_ reports: [URLReport], basePath: String) async throws -> [String] {
+        let files = [
+            (basePath + ".jsonl", ProbeExport.jsonLines(reports)), (basePath + ".har", ProbeExport.har(reports)),
+        ]
+        for (path, data) in files {
+            do {
+                try data.write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw ExportError(path: path, reason: error.localizedDescription)
+            }
+        }
+        return files.map(\.0)
+    }
+}
+
+/// An export file that could not be written.
+struct ExportError: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "cannot write \(path): \(reason)" }
 }
