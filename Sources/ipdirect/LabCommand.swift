@@ -32,6 +32,8 @@ struct LabCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Watch the signals before anything starts, so an early SIGTERM still stops the lab cleanly.
+        let termination = Termination()
         let logger = Logger(label: "ipdirect.lab") { StreamLogHandler.standardError(label: $0) }
         let lab = try await Lab.start(
             LabOptions(portBase: portBase, fault: fault, stateDirectory: stateDirectory, logger: logger))
@@ -40,46 +42,47 @@ struct LabCommand: AsyncParsableCommand {
         let line = String(decoding: try encoder.encode(lab.endpoints), as: UTF8.self)
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
 
-        let signal = await Self.termination()
+        let signal = await termination.wait()
         logger.info("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
         try await lab.shutdown()
     }
-
-    /// Waits for SIGINT or SIGTERM, which are ignored by default handling meanwhile.
-    private static func termination() async -> Int32 {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            let once = ResumeOnce(continuation)
-            var sources: [any DispatchSourceSignal] = []
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { once.resume(number) }
-                source.resume()
-                sources.append(source)
-            }
-            SignalSources.keep(sources)
-        }
-    }
 }
 
-/// Resumes a continuation once, whichever signal comes first.
-private final class ResumeOnce: @unchecked Sendable {
+/// SIGINT and SIGTERM, caught from creation on (their default action is turned off) and
+/// delivered once to whoever waits, whether they came before or after the wait began.
+private final class Termination: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Int32, Never>?
+    private var received: Int32?
+    private var waiter: CheckedContinuation<Int32, Never>?
+    private var sources: [any DispatchSourceSignal] = []
 
-    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
-
-    func resume(_ value: Int32) {
-        let pending = lock.withLock {
-            defer { continuation = nil }
-            return continuation
+    init() {
+        for number in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in self?.deliver(number) }
+            source.resume()
+            sources.append(source)
+            signal(number, SIG_IGN)
         }
-        pending?.resume(returning: value)
     }
-}
 
-/// Keeps the signal sources alive for the life of the process.
-private enum SignalSources {
-    nonisolated(unsafe) private static var kept: [any DispatchSourceSignal] = []
-    static func keep(_ sources: [any DispatchSourceSignal]) { kept += sources }
+    private func deliver(_ number: Int32) {
+        let pending: CheckedContinuation<Int32, Never>? = lock.withLock {
+            if received == nil { received = number }
+            defer { waiter = nil }
+            return waiter
+        }
+        pending?.resume(returning: number)
+    }
+
+    func wait() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let already: Int32? = lock.withLock {
+                if let received { return received }
+                waiter = continuation
+                return nil
+            }
+            if let already { continuation.resume(returning: already) }
+        }
+    }
 }

@@ -1,0 +1,162 @@
+// The lab as a whole: the HTTPDNS fault switch (API and control endpoint), fixed and free
+// ports, two labs side by side, and a shutdown that frees every port.
+import CurlTransport
+import Foundation
+import Lab
+import Testing
+
+@Suite("Lab lifecycle and faults")
+struct LabLifecycleTests {
+    private func query(_ lab: Lab, timeout: Double = 2) -> HTTPRequest {
+        HTTPRequest(url: lab.endpoints.httpdns + "/\(lab.endpoints.account)/d?host=sni-a.lab.test", timeout: timeout)
+    }
+
+    @Test("error answers 500 and malformed answers a body that is not JSON")
+    func errorAndMalformed() async throws {
+        try await withLab { lab in
+            try await lab.setFault(.error)
+            #expect(lab.fault == .error)
+            #expect(try await fetch(query(lab)).status == 500)
+
+            try await lab.setFault(.malformed)
+            let garbled = try await fetch(query(lab))
+            #expect(garbled.status == 200)
+            #expect(!garbled.body.isEmpty)
+            #expect(garbled.jsonObject == nil)
+            let tencent = try await fetch(HTTPRequest(url: lab.endpoints.httpdns + "/d?dn=sni-a.lab.test"))
+            #expect(!tencent.text.contains("127.0.0.1"))
+
+            try await lab.setFault(.none)
+            #expect(try await fetch(query(lab)).jsonObject?["ips"] as? [String] == ["127.0.0.1"])
+            #expect(lab.httpdnsQueries().map(\.fault) == [.error, .malformed, .malformed, .none])
+        }
+    }
+
+    @Test("slow answers after a client's short timeout")
+    func slow() async throws {
+        try await withLab(LabOptions(fault: .slow)) { lab in
+            let error = try #require(await failure(of: query(lab, timeout: 0.5)) as? CurlError)
+            #expect(error.kind == .timeout)
+        }
+    }
+
+    @Test("down refuses connections and switching back re-binds the same port")
+    func downAndBack() async throws {
+        try await withLab { lab in
+            try await lab.setFault(.down)
+            let refused = try #require(await failure(of: query(lab)) as? CurlError)
+            #expect(refused.kind == .connect)
+            let refusedTLS = try #require(
+                await failure(of: HTTPRequest(url: lab.endpoints.httpdnsTLS + "/d?dn=x", caFile: lab.endpoints.ca))
+                    as? CurlError)
+            #expect(refusedTLS.kind == .connect)
+
+            try await lab.setFault(.none)
+            #expect(try await fetch(query(lab)).status == 200)
+        }
+    }
+
+    @Test("a lab can start down")
+    func startsDown() async throws {
+        try await withLab(LabOptions(fault: .down)) { lab in
+            #expect((await failure(of: query(lab)) as? CurlError)?.kind == .connect)
+            try await lab.setFault(.none)
+            #expect(try await fetch(query(lab)).status == 200)
+        }
+    }
+
+    @Test("the control endpoint reads and switches the fault")
+    func controlEndpoint() async throws {
+        try await withLab { lab in
+            let control = lab.endpoints.control
+            let initial = try await fetch(HTTPRequest(url: control + "/fault"))
+            #expect(initial.jsonObject?["fault"] as? String == "none")
+
+            let switched = try await fetch(HTTPRequest(url: control + "/fault?mode=error", method: "POST"))
+            #expect(switched.status == 200)
+            #expect(lab.fault == .error)
+            #expect(try await fetch(query(lab)).status == 500)
+
+            let down = try await fetch(HTTPRequest(url: control + "/fault?mode=down", method: "POST"))
+            #expect(down.status == 200)
+            #expect((await failure(of: query(lab)) as? CurlError)?.kind == .connect)
+            _ = try await fetch(HTTPRequest(url: control + "/fault?mode=none", method: "POST"))
+            #expect(try await fetch(query(lab)).status == 200)
+
+            let bad = try await fetch(HTTPRequest(url: control + "/fault?mode=sideways", method: "POST"))
+            #expect(bad.status == 400)
+        }
+    }
+
+    @Test("two labs on free ports run side by side")
+    func sideBySide() async throws {
+        try await withLab { first in
+            try await withLab { second in
+                #expect(first.endpoints.httpdns != second.endpoints.httpdns)
+                #expect(first.endpoints.ca != second.endpoints.ca)
+                let fromFirst = try await fetch(first.pinned("sni-a.lab.test"))
+                let fromSecond = try await fetch(second.pinned("sni-a.lab.test"))
+                #expect(fromFirst.status == 200)
+                #expect(fromSecond.status == 200)
+                // Each lab's CA vouches only for its own servers.
+                var crossed = second.pinned("sni-a.lab.test")
+                crossed.caFile = first.endpoints.ca
+                #expect(await failure(of: crossed)?.curlKind == .certificate)
+            }
+        }
+    }
+
+    @Test("a fixed port base lays the ports out in order, frees them at shutdown, and refuses a second lab")
+    func fixedPortsAndShutdown() async throws {
+        let base = try await freePortBase()
+        let lab = try await Lab.start(LabOptions(portBase: base))
+        #expect(lab.endpoints.httpdns == "http://127.0.0.1:\(base)")
+        #expect(lab.endpoints.httpdnsTLS == "https://127.0.0.1:\(base + 1)")
+        #expect(lab.endpoints.control == "http://127.0.0.1:\(base + 2)")
+        #expect(lab.endpoints.hosts["plain.lab.test"] == "http://plain.lab.test:\(base + 3)/")
+        let ports = lab.endpoints.hosts.values.compactMap { URLComponents(string: $0)?.port }
+        #expect(ports.allSatisfy { (base..<(base + 15)).contains($0) })
+
+        await #expect(throws: LabError.self) { try await Lab.start(LabOptions(portBase: base)).shutdown() }
+
+        try await lab.shutdown()
+        try await lab.shutdown()  // a second call does nothing
+        #expect((await failure(of: query(lab)) as? CurlError)?.kind == .connect)
+        #expect(await failure(of: lab.pinned("sni-a.lab.test"))?.curlKind == .connect)
+        #expect(!FileManager.default.fileExists(atPath: lab.endpoints.ca))
+
+        let again = try await Lab.start(LabOptions(portBase: base))
+        #expect(try await fetch(again.pinned("dual.lab.test", address: "::1")).status == 200)
+        try await again.shutdown()
+    }
+
+    @Test("ca.pem goes to the given state directory and stays there")
+    func stateDirectory() async throws {
+        let directory = NSTemporaryDirectory() + "ipdirect-lab-test-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withLab(LabOptions(stateDirectory: directory)) { lab in
+            #expect(lab.endpoints.ca == directory + "/ca.pem")
+            let pem = try String(contentsOfFile: lab.endpoints.ca, encoding: .utf8)
+            #expect(pem.hasPrefix("-----BEGIN CERTIFICATE-----"))
+            #expect(pem.components(separatedBy: "BEGIN CERTIFICATE").count == 2, "only the trusted lab CA")
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/ca.pem"))
+    }
+}
+
+/// A port base whose next 15 ports were free a moment ago: a lab bound on free ports tells us
+/// nothing about neighbours, so probe a random range by starting a lab there.
+func freePortBase() async throws -> Int {
+    for _ in 0..<20 {
+        let base = Int.random(in: 20_000..<40_000)
+        if let lab = try? await Lab.start(LabOptions(portBase: base)) {
+            try await lab.shutdown()
+            return base
+        }
+    }
+    throw NoFreePorts()
+}
+
+struct NoFreePorts: Error, CustomStringConvertible {
+    var description: String { "no free range of 15 ports found" }
+}
