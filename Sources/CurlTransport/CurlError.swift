@@ -49,7 +49,7 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
 extension String {
     var trimmingTrailingNewlines: String {
         var s = self
-        while let last = s.last, last == "\n" || last == "\r" { s.removeLast() }
+        while let last = s.last, last == "\n" || last == "\r" || last == "\r\n" { s.removeLast() }
         return s
     }
 }
