@@ -12,6 +12,8 @@ struct ProbeCommand: AsyncParsableCommand {
         discussion: """
             Scenarios: system-dns (the baseline), direct-http, direct-https (no SNI, certificate checked \
             against the original name in the handshake), direct-sni (the name pinned to the IP).
+            --timeout bounds name resolution and each request (default 10 s); --lab resolves through the \
+            lab's HTTPDNS service and trusts its CA.
             Exit status: 0 when every URL has a working direct scenario, 1 when one has none, 2 for bad \
             usage or input (an unparsable URL is named and the rest still run).
             """)
@@ -53,17 +55,25 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Trust the CAs in this PEM file too, for every request.")
     var cacert: String?
 
-    @Option(name: .long, help: "Per-request timeout in seconds.")
-    var timeout: Double = 10
-
     @Option(name: .long, help: "How many requests may run at once.")
     var concurrency: Int = 16
 
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
     var noRedact = false
 
-    @Flag(name: .long, help: "Start the embedded lab and resolve through its HTTPDNS service, trusting its CA.")
-    var lab = false
+    /// `--timeout` also bounds each probe request (default 10 s); `--lab` probes the lab with its CA trusted.
+    @OptionGroup(title: "Provider options")
+    var providerOptions: ProviderOptions
+
+    /// Bad usage exits 2, as the design's command line promises (ArgumentParser's own is 64).
+    func validate() throws {
+        do {
+            try providerOptions.validate()
+        } catch let error as ValidationError {
+            FileHandle.standardError.write(Data("ipdirect probe: \(error.message)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
 
     func run() async throws {
         var badInput = false
@@ -87,7 +97,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 if !trimmed.isEmpty { wanted.append(trimmed) }
             }
         }
-        guard !wanted.isEmpty || lab else { throw usage("no URL given (arguments or --input FILE)") }
+        guard !wanted.isEmpty || providerOptions.lab else { throw usage("no URL given (arguments or --input FILE)") }
         var parsed: [(text: String, url: ProbeURL)] = []
         for url in wanted {
             do {
@@ -136,61 +146,51 @@ struct ProbeCommand: AsyncParsableCommand {
                 name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
                 value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
-        guard timeout > 0 else { throw usage("--timeout must be more than 0 seconds") }
         guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
-        options.timeout = timeout
+        options.timeout = providerOptions.timeout ?? 10
         options.concurrency = concurrency
         options.redact = !noRedact
         if let cacert, !FileManager.default.fileExists(atPath: cacert) {
             throw usage("--cacert \(cacert) does not exist")
         }
 
-        // Where names come from: the lab's HTTPDNS service, or the configured provider.
-        var runningLab: Lab?
+        // Where names come from: the configured provider, or the lab's HTTPDNS service.
+        let session: ResolverSession
+        do {
+            session = try await providerOptions.start()
+        } catch let error as ValidationError {
+            throw usage(error.message)
+        }
         var temporaryCA: String?
         defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
-        let configuration: ResolverConfiguration
-        if lab {
-            let started = try await Lab.start(LabOptions())
-            runningLab = started
-            let e = started.endpoints
-            configuration = ResolverConfiguration(
-                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, caFile: e.ca)
+        options.caFile = cacert
+        if let labCA = session.lab?.endpoints.ca {
             if let cacert {
                 // libcurl takes one CA file: the user's and the lab's together.
                 let path = NSTemporaryDirectory() + "ipdirect-ca-\(UUID().uuidString).pem"
                 let joined =
                     (FileManager.default.contents(atPath: cacert) ?? Data()) + Data("\n".utf8)
-                    + (FileManager.default.contents(atPath: e.ca) ?? Data())
+                    + (FileManager.default.contents(atPath: labCA) ?? Data())
                 _ = FileManager.default.createFile(atPath: path, contents: joined)
                 temporaryCA = path
                 options.caFile = path
             } else {
-                options.caFile = e.ca
+                options.caFile = labCA
             }
-        } else {
-            configuration = ResolverConfiguration()
-            options.caFile = cacert
-        }
-        let cache: ResolverCache
-        do {
-            cache = ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
-        } catch {
-            if let runningLab { try? await runningLab.shutdown() }
-            throw usage("\(error)")
         }
 
         var usable = parsed.map(\.text)
-        if let hosts = runningLab?.endpoints.hosts {
+        if let hosts = session.lab?.endpoints.hosts {
             // Lab names listen on ports of their own: a lab URL without a port goes to its server.
             if wanted.isEmpty { usable = hosts.keys.sorted().compactMap { hosts[$0] } }
             for (index, entry) in parsed.enumerated() where !entry.url.hasExplicitPort {
                 if let base = hosts[entry.url.host] { usable[index] = base + entry.url.pathAndQuery.dropFirst() }
             }
         }
+        let cache = session.cache
         let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
         let reports = await engine.probeAll(usable)
-        if let runningLab { try? await runningLab.shutdown() }
+        await session.close()
 
         switch format {
         case .table: FileHandle.standardOutput.write(Data(ProbeExport.table(reports).utf8))

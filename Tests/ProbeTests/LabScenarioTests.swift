@@ -226,3 +226,29 @@ struct LabScenarioTests {
         }
     }
 }
+
+@Suite("Through the real resolver")
+struct RealResolverTests {
+    @Test("names resolved by the resolver cache from the lab's HTTPDNS service probe as designed")
+    func resolverCacheAgainstLab() async throws {
+        try await withLab { lab in
+            let e = lab.endpoints
+            let configuration = ResolverConfiguration(
+                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: 2,
+                family: .v4)
+            let cache = ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
+            var options = ProbeOptions()
+            options.caFile = e.ca
+            let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options, environment: [:])
+            let reports = await engine.probeAll([lab.url("sni-a.lab.test"), lab.url("redirect.lab.test")])
+            #expect(reports[0].resolution.httpdns.ipv4 == ["127.0.0.1"])
+            #expect(reports[0].attempts(.directSNI).first?.ipSource == .httpdns)
+            #expect(reports[0].outcome(.directSNI) == .ok)
+            #expect(reports[0].outcome(.directHTTPS) == .certNameMismatch)
+            let hops = try #require(reports[1].attempts(.directSNI).first?.hops)
+            #expect(hops.count == 2)
+            #expect(hops.last?.outcome == .ok)
+            #expect(lab.httpdnsQueries().contains { $0.host == "sni-b.lab.test" })
+        }
+    }
+}
