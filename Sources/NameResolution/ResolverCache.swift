@@ -8,28 +8,86 @@ public protocol ResolverClock: Sendable {
     func now() -> Date
 }
 
-/// The real time.
+/// The real time. On Linux it reads the coarse real-time clock (a few milliseconds of
+/// resolution, plenty for TTLs in seconds) because it is about half the cost of the precise
+/// one, and the non-blocking lookup reads the time on every call.
 public struct WallClock: ResolverClock {
     public init() {}
-    @inline(__always) public func now() -> Date { Date() }
+    @inline(__always) public func now() -> Date {
+        #if os(Linux)
+            var spec = timespec()
+            clock_gettime(CLOCK_REALTIME_COARSE, &spec)
+            return Date(timeIntervalSince1970: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+        #else
+            return Date()
+        #endif
+    }
 }
 
+/// A cache key: the normalised name and the family, with a hash computed once (FNV-1a over
+/// the name's bytes) that both picks the shard and feeds the dictionary.
 struct CacheKey: Hashable, Sendable {
-    var host: String
-    var family: IPFamily
+    let host: String
+    let family: IPFamily
+    let hash: UInt64
+
+    /// - Parameter host: a name; lowercased and stripped of a trailing dot when needed.
+    @inline(__always)
+    init(host: String, family: IPFamily) {
+        var (hash, clean) = Self.fnv(host, family)
+        if clean {
+            self.host = host
+        } else {
+            let normalised = ResolverCache.normalized(host)
+            (hash, clean) = Self.fnv(normalised, family)
+            self.host = normalised
+        }
+        self.family = family
+        self.hash = hash
+    }
+
+    /// The hash, and whether the name was already lowercase without a trailing dot.
+    @inline(__always)
+    static func fnv(_ host: String, _ family: IPFamily) -> (UInt64, Bool) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var clean = true
+        var last: UInt8 = 0
+        var copy = host
+        copy.withUTF8 { bytes in
+            for byte in bytes {
+                if byte &- 65 < 26 { clean = false }
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+                last = byte
+            }
+        }
+        if last == 46 { clean = false }
+        hash = (hash ^ (family == .v4 ? 4 : 6)) &* 0x0000_0100_0000_01b3
+        return (hash, clean)
+    }
+
+    static func == (a: CacheKey, b: CacheKey) -> Bool {
+        a.hash == b.hash && a.family == b.family && a.host == b.host
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// The resolver cache: HTTPDNS through a TTL cache, system DNS beside it.
 ///
-/// All state sits behind one mutex so `lookup` can answer without suspending; network work
-/// happens in tasks that take the lock only to read or store entries.
+/// Entries live in 16 shards, each behind its own mutex, so `lookup` answers without
+/// suspending and a refresh writing one name rarely meets a reader of another. Everything
+/// else (configuration, requests in flight, subscribers) sits behind a control mutex, taken
+/// before a shard's when both are needed, never after.
 public final class ResolverCache: Sendable {
     public let provider: any HTTPDNSProvider
     let system: SystemResolver
     let clock: any ResolverClock
-    private let state: Locked<State>
+    private let control: Locked<Control>
+    private let shards: [Locked<Shard>]
     /// Problems met while loading the persistent cache (a corrupt file...), for the user.
     public let loadWarnings: [String]
+
+    static let shardCount = 16
 
     typealias Outcome = Result<ProviderAnswer, ResolutionError>
 
@@ -39,18 +97,28 @@ public final class ResolverCache: Sendable {
         var task: Task<Outcome, Never>
     }
 
-    struct State {
+    struct Control {
         var configuration: ResolverConfiguration
-        var entries: [CacheKey: CacheEntrySnapshot] = [:]
         var inflight: [String: InFlight] = [:]
+        /// When a background request for a name last failed: lookups of a name the service
+        /// cannot answer must not turn into a request each.
+        var failedAt: [String: Date] = [:]
         var subscribers: [Int: AsyncStream<ResolverEvent>.Continuation] = [:]
         var nextID = 0
+    }
+
+    /// One shard's entries, with copies of the two settings the lookup needs, so it never
+    /// takes the control mutex.
+    struct Shard {
+        var entries: [CacheKey: CacheEntrySnapshot] = [:]
+        var reuseExpired: Bool
+        var listening = false
     }
 
     /// Creates the cache and loads the persistent file when `configuration.cachePath` is set.
     ///
     /// - Parameters:
-    ///   - provider: the HTTPDNS service; `ProviderFactory.make(configuration)` by default.
+    ///   - provider: the HTTPDNS service, e.g. `ProviderFactory.make(configuration)`.
     ///   - clock: the time source for TTLs (tests move a manual one).
     public init(
         configuration: ResolverConfiguration, provider: any HTTPDNSProvider, system: SystemResolver = .init(),
@@ -59,39 +127,52 @@ public final class ResolverCache: Sendable {
         self.provider = provider
         self.system = system
         self.clock = clock
-        var initial = State(configuration: configuration)
+        var initial = (0..<Self.shardCount).map { _ in Shard(reuseExpired: configuration.reuseExpired) }
         var warnings: [String] = []
         if let path = configuration.cachePath {
             switch CacheFile.load(path, now: clock.now(), keepExpired: configuration.reuseExpired) {
             case .success(let entries):
-                for entry in entries { initial.entries[CacheKey(host: entry.host, family: entry.family)] = entry }
+                for entry in entries {
+                    let key = CacheKey(host: entry.host, family: entry.family)
+                    initial[Self.shardIndex(key)].entries[key] = entry
+                }
             case .failure(let warning):
                 warnings.append(warning.description)
             }
         }
-        state = Locked(initial)
+        shards = initial.map { Locked($0) }
+        control = Locked(Control(configuration: configuration))
         loadWarnings = warnings
     }
 
     deinit {
-        state.withLock { s in
-            for continuation in s.subscribers.values { continuation.finish() }
+        control.withLock { c in
+            for continuation in c.subscribers.values { continuation.finish() }
         }
     }
+
+    @inline(__always)
+    static func shardIndex(_ key: CacheKey) -> Int { Int(truncatingIfNeeded: key.hash >> 59) & (shardCount - 1) }
+
+    @inline(__always)
+    private func shard(_ key: CacheKey) -> Locked<Shard> { shards[Self.shardIndex(key)] }
 
     // MARK: Settings the console toggles
 
     /// The configuration in force (family and expired-IP reuse change at run time).
-    public var configuration: ResolverConfiguration { state.withLock { $0.configuration } }
+    public var configuration: ResolverConfiguration { control.withLock { $0.configuration } }
 
     /// Sets the address family `resolve` uses when none is given.
     public func setFamily(_ family: AddressFamily) {
-        state.withLock { $0.configuration.family = family }
+        control.withLock { $0.configuration.family = family }
     }
 
     /// Turns expired-IP reuse on or off.
     public func setReuseExpired(_ reuse: Bool) {
-        state.withLock { $0.configuration.reuseExpired = reuse }
+        control.withLock { c in
+            c.configuration.reuseExpired = reuse
+            for shard in shards { shard.withLock { $0.reuseExpired = reuse } }
+        }
     }
 
     // MARK: Non-blocking lookup
@@ -103,24 +184,23 @@ public final class ResolverCache: Sendable {
     ///   in the background so a later lookup finds it.
     public func lookup(_ host: String, family: IPFamily) -> CacheEntrySnapshot? {
         let now = clock.now()
-        let key = CacheKey(host: Self.normalized(host), family: family)
-        var follow = LookupFollow.none
+        let key = CacheKey(host: host, family: family)
+        var follow = LookupFollow.hit
         var listening = false
-        let found: CacheEntrySnapshot? = state.withLock { s in
-            listening = !s.subscribers.isEmpty
+        let found: CacheEntrySnapshot? = shard(key).withLock { s in
+            listening = s.listening
             guard let index = s.entries.index(forKey: key) else {
-                follow = s.inflight[key.host] == nil ? .fetch(expired: false) : .waitMiss
+                follow = .fetch(expired: false)
                 return nil
             }
             let entry = s.entries.values[index]
             if entry.expiresAt > now {
                 s.entries.values[index].hits += 1
-                follow = .hit
                 return s.entries.values[index]
             }
-            if s.configuration.reuseExpired {
+            if s.reuseExpired {
                 s.entries.values[index].hits += 1
-                follow = entry.refreshing ? .stale(refresh: false) : .stale(refresh: true)
+                follow = .stale(refresh: !entry.refreshing)
                 var stale = s.entries.values[index]
                 stale.source = .stale
                 return stale
@@ -129,7 +209,7 @@ public final class ResolverCache: Sendable {
             return nil
         }
         switch follow {
-        case .none, .hit:
+        case .hit:
             if listening, let found {
                 emit([
                     ResolverEvent(time: now, kind: .hit, host: key.host, family: family, detail: Self.describe(found))
@@ -144,14 +224,15 @@ public final class ResolverCache: Sendable {
                 ])
             }
         case .fetch(let expired):
+            let started = startFetch(key.host, families: [family])
+            guard started || listening else { break }
+            let what = expired ? "expired" : "not cached"
+            let next = started ? "resolving in the background" : "a resolve is under way"
             emit([
                 ResolverEvent(
                     time: now, kind: expired ? .expired : .miss, host: key.host, family: family,
-                    detail: expired
-                        ? "\(key.host) \(family.rawValue) expired; resolving in the background"
-                        : "\(key.host) \(family.rawValue) not cached; resolving in the background")
+                    detail: "\(key.host) \(family.rawValue) \(what); \(next)")
             ])
-            _ = fetchTask(key.host, families: [family])
         case .stale(let refresh):
             if let found {
                 emit([
@@ -162,13 +243,13 @@ public final class ResolverCache: Sendable {
                     )
                 ])
             }
-            if refresh { _ = fetchTask(key.host, families: [family]) }
+            if refresh { _ = startFetch(key.host, families: [family]) }
         }
         return found
     }
 
     private enum LookupFollow {
-        case none, hit, waitMiss
+        case hit, waitMiss
         case fetch(expired: Bool)
         case stale(refresh: Bool)
     }
@@ -231,9 +312,9 @@ public final class ResolverCache: Sendable {
         var need: Set<IPFamily> = []
         var staleRefresh: Set<IPFamily> = []
         var events: [ResolverEvent] = []
-        state.withLock { s in
-            for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let key = CacheKey(host: name, family: family)
+        for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let key = CacheKey(host: name, family: family)
+            shard(key).withLock { s in
                 // A system-fallback entry serves `lookup`, but `resolve` always asks HTTPDNS again.
                 guard let index = s.entries.index(forKey: key), s.entries.values[index].source != .systemFallback
                 else {
@@ -242,7 +323,7 @@ public final class ResolverCache: Sendable {
                         ResolverEvent(
                             time: now, kind: .miss, host: name, family: family,
                             detail: "\(name) \(family.rawValue) not cached; asking HTTPDNS"))
-                    continue
+                    return
                 }
                 let entry = s.entries.values[index]
                 if entry.expiresAt > now {
@@ -250,7 +331,7 @@ public final class ResolverCache: Sendable {
                     cached[family] = s.entries.values[index]
                     events.append(
                         ResolverEvent(time: now, kind: .hit, host: name, family: family, detail: Self.describe(entry)))
-                } else if s.configuration.reuseExpired {
+                } else if s.reuseExpired {
                     s.entries.values[index].hits += 1
                     var stale = s.entries.values[index]
                     stale.source = .stale
@@ -303,21 +384,44 @@ public final class ResolverCache: Sendable {
 
     // MARK: Fetching (one request in flight per name)
 
+    /// Starts a request for `host` unless one covering `families` is in flight.
+    ///
+    /// - Returns: whether a new request started.
+    /// A name whose background request failed is not asked again for this long.
+    static let backgroundRetryDelay: TimeInterval = 5
+
+    @discardableResult
+    func startFetch(_ host: String, families: Set<IPFamily>) -> Bool {
+        let now = clock.now()
+        let recentlyFailed = control.withLock { c in
+            c.failedAt[host].map { now.timeIntervalSince($0) < Self.backgroundRetryDelay } ?? false
+        }
+        if recentlyFailed { return false }
+        return fetch(host, families: families).started
+    }
+
     /// The in-flight request for `host` covering `families`, or a new one.
     func fetchTask(_ host: String, families: Set<IPFamily>) -> Task<Outcome, Never> {
-        state.withLock { s in
-            if let running = s.inflight[host], running.families.isSuperset(of: families) { return running.task }
-            s.nextID += 1
-            let id = s.nextID
-            let wanted = families.union(s.inflight[host]?.families ?? [])
+        fetch(host, families: families).task
+    }
+
+    private func fetch(_ host: String, families: Set<IPFamily>) -> (task: Task<Outcome, Never>, started: Bool) {
+        control.withLock { c in
+            if let running = c.inflight[host], running.families.isSuperset(of: families) {
+                return (running.task, false)
+            }
+            c.nextID += 1
+            let id = c.nextID
+            let wanted = families.union(c.inflight[host]?.families ?? [])
             for family in wanted {
-                if let index = s.entries.index(forKey: CacheKey(host: host, family: family)) {
-                    s.entries.values[index].refreshing = true
+                let key = CacheKey(host: host, family: family)
+                shard(key).withLock { s in
+                    if let index = s.entries.index(forKey: key) { s.entries.values[index].refreshing = true }
                 }
             }
             let task = Task { await self.performFetch(host, families: wanted, id: id) }
-            s.inflight[host] = InFlight(id: id, families: wanted, task: task)
-            return task
+            c.inflight[host] = InFlight(id: id, families: wanted, task: task)
+            return (task, true)
         }
     }
 
@@ -333,17 +437,23 @@ public final class ResolverCache: Sendable {
     }
 
     /// Stores an outcome: answers replace entries; failures leave what the cache had.
+    ///
+    /// Entries are written before the request leaves the in-flight table, so a resolve in
+    /// between finds either the request or its answer, never neither.
     private func store(
         _ outcome: Outcome, host: String, families: Set<IPFamily>, kind: ResolverEvent.Kind, inflightID: Int?
     ) {
         let now = clock.now()
         var events: [ResolverEvent] = []
-        state.withLock { s in
-            if let inflightID, s.inflight[host]?.id == inflightID { s.inflight[host] = nil }
-            switch outcome {
-            case .success(let answer):
-                for family in families.intersection(answer.answered).sorted(by: { $0.rawValue < $1.rawValue }) {
-                    let key = CacheKey(host: host, family: family)
+        switch outcome {
+        case .success(let answer):
+            for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let key = CacheKey(host: host, family: family)
+                shard(key).withLock { s in
+                    guard answer.answered.contains(family) else {
+                        if let index = s.entries.index(forKey: key) { s.entries.values[index].refreshing = false }
+                        return
+                    }
                     let entry = CacheEntrySnapshot(
                         host: host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
                         source: .httpdns, hits: s.entries[key]?.hits ?? 0)
@@ -351,43 +461,47 @@ public final class ResolverCache: Sendable {
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))
                 }
-                for family in families.subtracting(answer.answered) {
-                    if let index = s.entries.index(forKey: CacheKey(host: host, family: family)) {
-                        s.entries.values[index].refreshing = false
-                    }
-                }
-                if !answer.rejected.isEmpty {
-                    events.append(
-                        ResolverEvent(
-                            time: now, kind: .error, host: host,
-                            detail:
-                                "\(host): refused \(answer.rejected.map(IPLiteral.quoted).joined(separator: ", ")) from HTTPDNS (not IP addresses)"
-                        ))
-                }
-            case .failure(let error):
-                for family in families {
-                    if let index = s.entries.index(forKey: CacheKey(host: host, family: family)) {
-                        s.entries.values[index].refreshing = false
-                    }
-                }
-                let kept = families.contains { s.entries[CacheKey(host: host, family: $0)] != nil }
+            }
+            if !answer.rejected.isEmpty {
                 events.append(
                     ResolverEvent(
                         time: now, kind: .error, host: host,
-                        detail: "\(host): HTTPDNS failed: \(error)" + (kept ? " (keeping the cached answer)" : "")))
+                        detail:
+                            "\(host): refused \(answer.rejected.map(IPLiteral.quoted).joined(separator: ", ")) from HTTPDNS (not IP addresses)"
+                    ))
             }
+        case .failure(let error):
+            var kept = false
+            for family in families {
+                let key = CacheKey(host: host, family: family)
+                shard(key).withLock { s in
+                    if let index = s.entries.index(forKey: key) {
+                        s.entries.values[index].refreshing = false
+                        kept = true
+                    }
+                }
+            }
+            events.append(
+                ResolverEvent(
+                    time: now, kind: .error, host: host,
+                    detail: "\(host): HTTPDNS failed: \(error)" + (kept ? " (keeping the cached answer)" : "")))
+        }
+        control.withLock { c in
+            if let inflightID, c.inflight[host]?.id == inflightID { c.inflight[host] = nil }
+            if case .failure = outcome { c.failedAt[host] = now } else { c.failedAt[host] = nil }
         }
         emit(events)
     }
 
     private func storeFallback(_ host: String, families: Set<IPFamily>, system: SystemAnswer, ttl: Int) {
         let now = clock.now()
-        state.withLock { s in
-            for family in families {
-                let key = CacheKey(host: host, family: family)
-                let ips = family == .v4 ? system.ipv4 : system.ipv6
+        for family in families {
+            let key = CacheKey(host: host, family: family)
+            let ips = family == .v4 ? system.ipv4 : system.ipv6
+            guard !ips.isEmpty else { continue }
+            shard(key).withLock { s in
                 // Never displace what HTTPDNS said: the cache keeps what it had.
-                guard s.entries[key] == nil, !ips.isEmpty else { continue }
+                guard s.entries[key] == nil else { return }
                 s.entries[key] = CacheEntrySnapshot(
                     host: host, family: family, ips: ips, ttl: ttl, resolvedAt: now, source: .systemFallback)
             }
@@ -398,7 +512,7 @@ public final class ResolverCache: Sendable {
 
     /// Every entry, sorted by name then family: a copy, safe to keep.
     public func entries() -> [CacheEntrySnapshot] {
-        state.withLock { Array($0.entries.values) }.sorted {
+        shards.flatMap { shard in shard.withLock { Array($0.entries.values) } }.sorted {
             ($0.host, $0.family.rawValue) < ($1.host, $1.family.rawValue)
         }
     }
@@ -406,14 +520,17 @@ public final class ResolverCache: Sendable {
     /// Removes one name (both families), or everything when `host` is nil.
     public func flush(_ host: String? = nil) {
         let name = host.map(Self.normalized)
-        let removed = state.withLock { s -> Int in
-            let before = s.entries.count
-            if let name {
-                s.entries = s.entries.filter { $0.key.host != name }
-            } else {
-                s.entries.removeAll()
+        var removed = 0
+        for shard in shards {
+            removed += shard.withLock { s -> Int in
+                let before = s.entries.count
+                if let name {
+                    s.entries = s.entries.filter { $0.key.host != name }
+                } else {
+                    s.entries.removeAll()
+                }
+                return before - s.entries.count
             }
-            return before - s.entries.count
         }
         emit([
             ResolverEvent(
@@ -426,7 +543,11 @@ public final class ResolverCache: Sendable {
     /// Asks HTTPDNS again for `host` now, for the families cached (or configured), and waits.
     public func refresh(_ host: String) async {
         let name = Self.normalized(host)
-        var families = state.withLock { s in Set(s.entries.keys.filter { $0.host == name }.map(\.family)) }
+        var families: Set<IPFamily> = []
+        for family in IPFamily.allCases {
+            let key = CacheKey(host: name, family: family)
+            if shard(key).withLock({ $0.entries[key] != nil }) { families.insert(family) }
+        }
         if families.isEmpty { families = configuration.family.concrete() }
         _ = await fetchTask(name, families: families).value
     }
@@ -448,10 +569,11 @@ public final class ResolverCache: Sendable {
     /// not IP literals of the entry's family are dropped, as from any other source.
     public func insert(_ entry: CacheEntrySnapshot) {
         var clean = entry
-        clean.host = Self.normalized(entry.host)
+        let key = CacheKey(host: entry.host, family: entry.family)
+        clean.host = key.host
         clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
         clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
-        state.withLock { $0.entries[CacheKey(host: clean.host, family: clean.family)] = clean }
+        shard(key).withLock { $0.entries[key] = clean }
     }
 
     // MARK: Persistence
@@ -461,9 +583,8 @@ public final class ResolverCache: Sendable {
     /// - Throws: `ConfigurationError.io` when the file cannot be written; nothing happens
     ///   when persistence is off.
     public func save() throws(ConfigurationError) {
-        let (path, entries) = state.withLock { s in (s.configuration.cachePath, Array(s.entries.values)) }
-        guard let path else { return }
-        try CacheFile.save(entries, to: path, now: clock.now())
+        guard let path = configuration.cachePath else { return }
+        try CacheFile.save(entries(), to: path, now: clock.now())
     }
 
     // MARK: Events
@@ -473,20 +594,26 @@ public final class ResolverCache: Sendable {
     public func events() -> AsyncStream<ResolverEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ResolverEvent.self, bufferingPolicy: .bufferingNewest(512))
-        let id = state.withLock { s -> Int in
-            s.nextID += 1
-            s.subscribers[s.nextID] = continuation
-            return s.nextID
+        let id = control.withLock { c -> Int in
+            c.nextID += 1
+            c.subscribers[c.nextID] = continuation
+            for shard in shards { shard.withLock { $0.listening = true } }
+            return c.nextID
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { s in s.subscribers[id] = nil }
+            guard let self else { return }
+            self.control.withLock { c in
+                c.subscribers[id] = nil
+                let listening = !c.subscribers.isEmpty
+                for shard in self.shards { shard.withLock { $0.listening = listening } }
+            }
         }
         return stream
     }
 
     private func emit(_ events: [ResolverEvent]) {
         guard !events.isEmpty else { return }
-        let listeners = state.withLock { Array($0.subscribers.values) }
+        let listeners = control.withLock { Array($0.subscribers.values) }
         for listener in listeners {
             for event in events { listener.yield(event) }
         }
