@@ -6,6 +6,7 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("cache", CacheBenchmark.run),
     ("probe", ProbeBenchmark.run),
     ("console", ConsoleBenchmark.run),
+    ("lab", LabBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
