@@ -103,6 +103,13 @@ struct LabOriginTests {
             #expect(response.text.contains("body-bytes=100000"))
             #expect(lab.requests(to: "sni").last?.bodyLength == 100_000)
 
+            // Over a megabyte, libcurl asks for 100-continue first; the lab must say go on.
+            var large = lab.pinned("single.lab.test", path: "/echo")
+            large.method = "POST"
+            large.body = [UInt8](repeating: 0x62, count: 3 << 20)
+            large.timeout = 10
+            #expect(try await fetch(large).text.contains("body-bytes=\(3 << 20)"))
+
             var plain = lab.direct("plain.lab.test", path: "/echo", scheme: "http")
             plain.method = "PUT"
             plain.body = Array("hello".utf8)
