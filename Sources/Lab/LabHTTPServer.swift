@@ -110,6 +110,11 @@ struct LabServer: Sendable {
                 for channel in channels { try? await channel.close() }
             }
         }
+        if let io = lastError as? IOError, io.errnoCode == EADDRINUSE {
+            throw LabError(
+                "the lab's \(role) server cannot listen on port \(port): it is already in use (another lab, or another program)"
+            )
+        }
         throw LabError("the lab's \(role) server could not listen on port \(port): \(lastError.map { "\($0)" } ?? "?")")
     }
 
