@@ -10,7 +10,7 @@ enum CertificateReading {
     /// Summarises one DER certificate; a certificate that does not parse still gets its
     /// fingerprint, so the trace shows that something was presented.
     static func summary(_ der: [UInt8]) -> CertificateSummary {
-        let fingerprint = SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined(separator: ":")
+        let fingerprint = hex(Array(SHA256.hash(data: der)), separator: ":")
         guard let certificate = try? Certificate(derEncoded: der) else {
             return CertificateSummary(
                 subject: "(unparsable certificate)", subjectAlternativeNames: [], issuer: "",
@@ -48,13 +48,26 @@ enum CertificateReading {
     /// The names a certificate is for: its DNS names, else its common name.
     static func names(of summary: CertificateSummary) -> [String] {
         if !summary.subjectAlternativeNames.isEmpty { return summary.subjectAlternativeNames }
-        let parts = summary.subject.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = summary.subject.split(separator: ",").map { $0.trimmedSpaces }
         return parts.filter { $0.hasPrefix("CN=") }.map { String($0.dropFirst(3)) }
+    }
+
+    /// Lowercase hex, two digits a byte (String(format:) is slow on this path).
+    static func hex(_ bytes: [UInt8], separator: String) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 3)
+        for (index, byte) in bytes.enumerated() {
+            if index > 0 { out.append(contentsOf: separator.utf8) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func ipText(_ bytes: [UInt8]) -> String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        guard bytes.count == 16 else { return bytes.map { String(format: "%02x", $0) }.joined() }
+        guard bytes.count == 16 else { return hex(bytes, separator: "") }
         var groups: [String] = []
         for i in stride(from: 0, to: 16, by: 2) {
             groups.append(String(UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]), radix: 16))

@@ -51,9 +51,12 @@ public final class ProbeEngine: Sendable {
     /// - Parameter urls: the URLs; unusable ones are left out of the result.
     /// - Returns: one report per usable URL, in the order given.
     public func probeAll(_ urls: [String]) async -> [URLReport] {
-        await withTaskGroup(of: (Int, URLReport?).self) { group in
+        // One batch resolves each name once: the URLs of a host see the same answer, and a
+        // batch of 600 URLs does not ask system DNS 600 times.
+        let memo = ResolutionMemo()
+        return await withTaskGroup(of: (Int, URLReport?).self) { group in
             for (index, url) in urls.enumerated() {
-                group.addTask { (index, await self.report(url, emit: { _ in })) }
+                group.addTask { (index, await self.report(url, memo: memo, emit: { _ in })) }
             }
             var reports: [(Int, URLReport)] = []
             for await (index, report) in group {
@@ -70,6 +73,14 @@ public final class ProbeEngine: Sendable {
     ///   - emit: receives each event as it happens.
     /// - Returns: the report, nil when the URL cannot be probed.
     public func report(_ text: String, emit: @escaping @Sendable (ProbeEvent) -> Void) async -> URLReport? {
+        await report(text, memo: ResolutionMemo(), emit: emit)
+    }
+
+    private func report(
+        _ text: String, memo: ResolutionMemo, emit: @escaping @Sendable (ProbeEvent) -> Void
+    ) async
+        -> URLReport?
+    {
         let url: ProbeURL
         do {
             url = try ProbeURL.parse(text)
@@ -77,7 +88,7 @@ public final class ProbeEngine: Sendable {
             emit(.rejected(error))
             return nil
         }
-        let resolution = await resolution(of: url.host)
+        let resolution = await memo.resolution(of: url.host) { await self.resolution(of: $0) }
         emit(.resolved(resolution))
         let plans = plan(url, resolution)
         let attempts = await withTaskGroup(of: (Int, Attempt).self) { group in
@@ -87,7 +98,7 @@ public final class ProbeEngine: Sendable {
                         PlannedAttempt(
                             id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source)))
                 group.addTask {
-                    let attempt = await self.run(plan, url: url)
+                    let attempt = await self.run(plan, url: url, memo: memo)
                     emit(.attemptFinished(attempt))
                     return (index, attempt)
                 }
@@ -200,7 +211,7 @@ public final class ProbeEngine: Sendable {
 
     // MARK: Running
 
-    private func run(_ plan: Plan, url: ProbeURL) async -> Attempt {
+    private func run(_ plan: Plan, url: ProbeURL, memo: ResolutionMemo) async -> Attempt {
         let checkedName = url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil
         guard let firstIP = plan.ip, plan.settled == nil else {
             let (outcome, reason) = plan.settled ?? (.dnsFailed, "no address")
@@ -240,7 +251,7 @@ public final class ProbeEngine: Sendable {
             }
             if next.host != current.host {
                 // A new host is resolved again, with the technique of this attempt.
-                let answer = await resolution(of: next.host)
+                let answer = await memo.resolution(of: next.host) { await self.resolution(of: $0) }
                 let picked: (String, IPSource)?
                 if plan.scenario == .systemDNS {
                     let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
@@ -337,5 +348,21 @@ extension ProbeURL {
     /// A `CURLOPT_RESOLVE` entry pinning the host to several addresses (libcurl tries them in order).
     func resolvePin(toAll ips: [String]) -> String {
         "\(host):\(port):" + ips.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
+    }
+}
+
+/// The resolutions of one batch: each name is resolved once, concurrent askers share the answer.
+actor ResolutionMemo {
+    private var answers: [String: Task<HostResolution, Never>] = [:]
+
+    func resolution(
+        of host: String, using resolve: @escaping @Sendable (String) async -> HostResolution
+    ) async
+        -> HostResolution
+    {
+        if let known = answers[host] { return await known.value }
+        let task = Task { await resolve(host) }
+        answers[host] = task
+        return await task.value
     }
 }

@@ -230,7 +230,7 @@ public enum ProbeExport {
             func line(_ cells: [String]) -> String {
                 "  "
                     + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
-                    .joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
+                    .joined(separator: "  ").trimmedSpaces + "\n"
             }
             out += line(header)
             for (attempt, row) in zip(report.attempts, rows) {

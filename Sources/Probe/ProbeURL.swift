@@ -41,7 +41,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: the parsed URL.
     /// - Throws: `ProbeURLError` for anything but a well-formed http or https URL with a host.
     public static func parse(_ input: String) throws(ProbeURLError) -> ProbeURL {
-        let trimmed = input.trimmingCharacters(in: .whitespaces)
+        let trimmed = input.trimmedSpaces
         guard !trimmed.isEmpty else { throw ProbeURLError(url: input, reason: "the URL is empty") }
         Curl.initialise()
         guard let handle = curl_url() else { throw ProbeURLError(url: input, reason: "libcurl is out of memory") }

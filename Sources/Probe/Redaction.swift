@@ -15,14 +15,35 @@ public enum Redaction {
 
     /// Whether a header's value should be hidden.
     public static func isSecretHeader(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return secretHeaders.contains(lower) || secretWords.contains { lower.contains($0) }
+        let lower = asciiLowercased(name)
+        return secretHeaders.contains(String(decoding: lower, as: UTF8.self)) || containsSecretWord(lower)
     }
 
     /// Whether a query parameter's value should be hidden.
     public static func isSecretParameter(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return ["s", "sig", "key", "sign"].contains(lower) || secretWords.contains { lower.contains($0) }
+        let lower = asciiLowercased(name)
+        return ["s", "sig", "key", "sign"].contains(String(decoding: lower, as: UTF8.self)) || containsSecretWord(lower)
+    }
+
+    private static let secretWordBytes = secretWords.map { Array($0.utf8) }
+
+    /// Runs for every header of every hop, so it searches bytes rather than Strings.
+    private static func containsSecretWord(_ lower: [UInt8]) -> Bool {
+        for word in secretWordBytes where word.count <= lower.count {
+            for start in 0...(lower.count - word.count) {
+                var match = true
+                for offset in 0..<word.count where lower[start + offset] != word[offset] {
+                    match = false
+                    break
+                }
+                if match { return true }
+            }
+        }
+        return false
+    }
+
+    private static func asciiLowercased(_ text: String) -> [UInt8] {
+        text.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
     }
 
     public static func headers(_ fields: [HeaderField]) -> [HeaderField] {
@@ -45,9 +66,9 @@ public enum Redaction {
     /// One line of curl's log with a secret header value or query value hidden.
     public static func logLine(_ line: CurlLogLine) -> CurlLogLine {
         var copy = line
-        if line.kind.hasPrefix("header"), let field = HeaderField(line: line.text), isSecretHeader(field.name) {
+        if line.kind != "info", let field = HeaderField(line: line.text), isSecretHeader(field.name) {
             copy.text = "\(field.name): \(marker)"
-        } else if line.text.contains("?") {
+        } else if line.text.utf8.contains(UInt8(ascii: "?")) {
             copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)
                 .map { $0.contains("?") ? url(String($0)) : String($0) }
                 .joined(separator: " ")
@@ -65,7 +86,7 @@ public enum Redaction {
         var copy = hop
         let secrets = secrets.filter { $0.count >= 3 && $0 != marker }
         func scrub(_ text: String) -> String {
-            secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: marker) }
+            secrets.isEmpty ? text : secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: marker) }
         }
         copy.url = scrub(url(hop.url))
         copy.originalURL = scrub(url(hop.originalURL))
@@ -74,7 +95,11 @@ public enum Redaction {
             let value = field.name.lowercased() == "location" ? url(field.value) : field.value
             return HeaderField(name: field.name, value: scrub(value))
         }
-        copy.log = hop.log.map(logLine).map { CurlLogLine(atMs: $0.atMs, kind: $0.kind, text: scrub($0.text)) }
+        copy.log = hop.log.map { line in
+            var redacted = logLine(line)
+            redacted.text = scrub(redacted.text)
+            return redacted
+        }
         copy.bodyPreview = scrub(hop.bodyPreview)
         copy.error = hop.error.map(scrub)
         return copy
@@ -90,7 +115,8 @@ public enum Redaction {
                 values.append(String(field.value[field.value.index(after: space)...]))
             }
         }
-        for item in url.queryItems where isSecretParameter(item.name) && !item.value.isEmpty {
+        let queryItems = url.text.utf8.contains(UInt8(ascii: "?")) ? url.queryItems : []
+        for item in queryItems where isSecretParameter(item.name) && !item.value.isEmpty {
             values.append(item.value)
             if let encoded = item.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
                 values.append(encoded)

@@ -327,8 +327,7 @@ private final class Transfer {
         let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
         let length = size * count
         guard let data else { return length }
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-            .trimmingCharacters(in: .newlines)
+        let line = LineBytes.text(UnsafeRawBufferPointer(start: data, count: length))
         if line.hasPrefix("HTTP/") {
             // A new response: after a 100 Continue only the final one counts.
             transfer.statusLine = line
@@ -349,23 +348,64 @@ private final class Transfer {
         case CURLINFO_HEADER_OUT: kind = "header-out"
         default: return 0  // data and raw TLS records are not kept
         }
-        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
         let at = transfer.elapsedMs
         // libcurl hands the request head over in one piece: its first line is the request line.
         var first = type == CURLINFO_HEADER_OUT
-        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty else { continue }
+        LineBytes.forEachLine(UnsafeRawBufferPointer(start: data, count: size)) { line in
             if first {
                 first = false
-                transfer.requestLine = trimmed
+                transfer.requestLine = line
                 transfer.requestHeaders.removeAll()
-            } else if type == CURLINFO_HEADER_OUT, let field = HeaderField(line: trimmed) {
+            } else if type == CURLINFO_HEADER_OUT, let field = HeaderField(line: line) {
                 transfer.requestHeaders.append(field)
             }
-            if transfer.log.count < logLimit { transfer.log.append(CurlLogLine(atMs: at, kind: kind, text: trimmed)) }
+            if transfer.log.count < logLimit { transfer.log.append(CurlLogLine(atMs: at, kind: kind, text: line)) }
         }
         return 0
+    }
+}
+
+/// Lines out of libcurl's buffers, split and trimmed on bytes: these callbacks run for every
+/// header and log line of every request, so they stay clear of Foundation's string bridging.
+enum LineBytes {
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+
+    /// The buffer as one line, without surrounding white space and line ends.
+    static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        var start = 0
+        var end = bytes.count
+        while start < end && isSpace(bytes[start]) { start += 1 }
+        while end > start && isSpace(bytes[end - 1]) { end -= 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    /// Calls `body` with each non-empty trimmed line of the buffer.
+    static func forEachLine(_ bytes: UnsafeRawBufferPointer, _ body: (String) -> Void) {
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x0A { end += 1 }
+            let line = text(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+            if !line.isEmpty { body(line) }
+            start = end + 1
+        }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (no Foundation, so cheap in hot paths).
+    var trimmedSpaces: String {
+        let text = String(self)
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        var end = utf8.endIndex
+        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
+        while end > start {
+            let before = utf8.index(before: end)
+            guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
+            end = before
+        }
+        return String(text[start..<end])
     }
 }
 
@@ -375,7 +415,7 @@ extension HeaderField {
         guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else { return nil }
         let name = String(line[..<colon])
         guard !name.contains(" ") else { return nil }
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmedSpaces
         self.init(name: name, value: value)
     }
 }
