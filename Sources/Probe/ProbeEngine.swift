@@ -337,8 +337,13 @@ public final class ProbeEngine: Sendable {
     /// curl's cumulative timings in milliseconds; nil for phases that did not happen.
     static func timings(_ record: TransferRecord, ipInURL: Bool, usesTLS: Bool) -> PhaseTimings {
         func ms(_ us: Int64) -> Double? { us > 0 ? Double(us) / 1000 : nil }
+        // libcurl 7.88 stamps the connect time only once TLS is done too; when the handshake
+        // fails, the moment its log says "Connected to" is the best measure there is.
+        let connected =
+            ms(record.connectUs)
+            ?? record.log.first { $0.kind == "info" && $0.text.hasPrefix("Connected to") }.map(\.atMs)
         return PhaseTimings(
-            nameLookup: ipInURL ? nil : ms(record.nameLookupUs), connect: ms(record.connectUs),
+            nameLookup: ipInURL ? nil : ms(record.nameLookupUs), connect: connected,
             tlsDone: usesTLS ? ms(record.appConnectUs) : nil, preTransfer: ms(record.preTransferUs),
             firstByte: ms(record.startTransferUs), total: Double(record.totalUs) / 1000)
     }

@@ -81,6 +81,9 @@ struct LabScenarioTests {
                 #expect(attempt.error?.isEmpty == false)
                 #expect(attempt.certificate?.chain.isEmpty == false)
                 #expect(attempt.hops.first?.requestBodyBytes == 0)
+                // The connection was made; the handshake is where it ended.
+                #expect(attempt.timings.connect != nil)
+                #expect(attempt.timings.tlsDone == nil)
             }
             #expect(report.verdict.works.isEmpty)
             #expect(report.verdict.recommended == nil)
