@@ -134,6 +134,33 @@ struct LabScenarioTests {
         }
     }
 
+    @Test("concurrent requests each carry their own Host")
+    func hostPerRequest() async throws {
+        try await withLab { lab in
+            let engine = lab.engine(ProbeOptions(scenarios: [.directHTTP], concurrency: 8))
+            let names = (0..<24).map { $0 % 2 == 0 ? "plain.lab.test" : "localhost" }
+            let reports = await engine.probeAll(names.map { lab.url($0, "/echo") })
+            for (name, report) in zip(names, reports) {
+                let hop = try #require(report.attempts.first?.hops.first)
+                #expect(hop.outcome == .ok)
+                #expect(hop.bodyPreview.contains("host=\(name):"), "\(hop.bodyPreview)")
+            }
+        }
+    }
+
+    @Test("HEAD asks for the head only")
+    func headRequest() async throws {
+        try await withLab { lab in
+            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], method: "HEAD"))
+            let hop = try #require(
+                await engine.probeAll([lab.url("single.lab.test")]).first?.attempts.first?.hops.first)
+            #expect(hop.outcome == .ok)
+            #expect(hop.method == "HEAD")
+            #expect(hop.responseBytes == 0)
+            #expect(lab.requests(to: "single").map(\.method) == ["HEAD"])
+        }
+    }
+
     @Test("a 302 turns a POST into a GET without the body")
     func redirectTurnsPostIntoGet() async throws {
         try await withLab { lab in
