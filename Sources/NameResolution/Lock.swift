@@ -14,8 +14,8 @@ import Foundation
 ///
 /// `@unchecked Sendable` is sound because every access to `value` goes through the mutex.
 public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     public init(_ value: Value) {
         self.value = value
@@ -41,7 +41,7 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

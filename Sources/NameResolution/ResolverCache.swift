@@ -110,7 +110,7 @@ public final class ResolverCache: Sendable {
     /// One shard's entries, with copies of the two settings the lookup needs, so it never
     /// takes the control mutex.
     struct Shard {
-        var entries: [CacheKey: CacheEntrySnapshot] = [:]
+        var entries = EntryTable()
         var reuseExpired: Bool
         var listening = false
     }
@@ -189,23 +189,22 @@ public final class ResolverCache: Sendable {
         var listening = false
         let found: CacheEntrySnapshot? = shard(key).withLock { s in
             listening = s.listening
-            guard let index = s.entries.index(forKey: key) else {
+            guard let index = s.entries.slot(of: key) else {
                 follow = .fetch(expired: false)
                 return nil
             }
-            let entry = s.entries.values[index]
-            if entry.expiresAt > now {
-                s.entries.values[index].hits += 1
-                return s.entries.values[index]
-            }
+            // Fields are read in place: copying the entry costs a retain per reference it holds.
+            s.entries[slot: index].hits += 1
+            if s.entries[slot: index].expiresAt > now { return s.entries[slot: index] }
+            let refreshing = s.entries[slot: index].refreshing
             if s.reuseExpired {
-                s.entries.values[index].hits += 1
-                follow = .stale(refresh: !entry.refreshing)
-                var stale = s.entries.values[index]
+                follow = .stale(refresh: !refreshing)
+                var stale = s.entries[slot: index]
                 stale.source = .stale
                 return stale
             }
-            follow = entry.refreshing ? .waitMiss : .fetch(expired: true)
+            s.entries[slot: index].hits -= 1
+            follow = refreshing ? .waitMiss : .fetch(expired: true)
             return nil
         }
         switch follow {
@@ -316,7 +315,7 @@ public final class ResolverCache: Sendable {
             let key = CacheKey(host: name, family: family)
             shard(key).withLock { s in
                 // A system-fallback entry serves `lookup`, but `resolve` always asks HTTPDNS again.
-                guard let index = s.entries.index(forKey: key), s.entries.values[index].source != .systemFallback
+                guard let index = s.entries.slot(of: key), s.entries[slot: index].source != .systemFallback
                 else {
                     need.insert(family)
                     events.append(
@@ -325,15 +324,15 @@ public final class ResolverCache: Sendable {
                             detail: "\(name) \(family.rawValue) not cached; asking HTTPDNS"))
                     return
                 }
-                let entry = s.entries.values[index]
+                let entry = s.entries[slot: index]
                 if entry.expiresAt > now {
-                    s.entries.values[index].hits += 1
-                    cached[family] = s.entries.values[index]
+                    s.entries[slot: index].hits += 1
+                    cached[family] = s.entries[slot: index]
                     events.append(
                         ResolverEvent(time: now, kind: .hit, host: name, family: family, detail: Self.describe(entry)))
                 } else if s.reuseExpired {
-                    s.entries.values[index].hits += 1
-                    var stale = s.entries.values[index]
+                    s.entries[slot: index].hits += 1
+                    var stale = s.entries[slot: index]
                     stale.source = .stale
                     cached[family] = stale
                     if !entry.refreshing { staleRefresh.insert(family) }
@@ -416,7 +415,7 @@ public final class ResolverCache: Sendable {
             for family in wanted {
                 let key = CacheKey(host: host, family: family)
                 shard(key).withLock { s in
-                    if let index = s.entries.index(forKey: key) { s.entries.values[index].refreshing = true }
+                    if let index = s.entries.slot(of: key) { s.entries[slot: index].refreshing = true }
                 }
             }
             let task = Task { await self.performFetch(host, families: wanted, id: id) }
@@ -451,7 +450,7 @@ public final class ResolverCache: Sendable {
                 let key = CacheKey(host: host, family: family)
                 shard(key).withLock { s in
                     guard answer.answered.contains(family) else {
-                        if let index = s.entries.index(forKey: key) { s.entries.values[index].refreshing = false }
+                        if let index = s.entries.slot(of: key) { s.entries[slot: index].refreshing = false }
                         return
                     }
                     let entry = CacheEntrySnapshot(
@@ -475,8 +474,8 @@ public final class ResolverCache: Sendable {
             for family in families {
                 let key = CacheKey(host: host, family: family)
                 shard(key).withLock { s in
-                    if let index = s.entries.index(forKey: key) {
-                        s.entries.values[index].refreshing = false
+                    if let index = s.entries.slot(of: key) {
+                        s.entries[slot: index].refreshing = false
                         kept = true
                     }
                 }
@@ -512,7 +511,7 @@ public final class ResolverCache: Sendable {
 
     /// Every entry, sorted by name then family: a copy, safe to keep.
     public func entries() -> [CacheEntrySnapshot] {
-        shards.flatMap { shard in shard.withLock { Array($0.entries.values) } }.sorted {
+        shards.flatMap { shard in shard.withLock { $0.entries.values } }.sorted {
             ($0.host, $0.family.rawValue) < ($1.host, $1.family.rawValue)
         }
     }
@@ -525,9 +524,9 @@ public final class ResolverCache: Sendable {
             removed += shard.withLock { s -> Int in
                 let before = s.entries.count
                 if let name {
-                    s.entries = s.entries.filter { $0.key.host != name }
+                    s.entries.removeAll { $0.host == name }
                 } else {
-                    s.entries.removeAll()
+                    s.entries = EntryTable()
                 }
                 return before - s.entries.count
             }

@@ -5,8 +5,10 @@ import NameResolution
 
 enum CacheBenchmark {
     static let entryCount = 10_000
-    static let lookups = 2_000_000
-    static let rounds = 5
+    /// `IPDIRECT_BENCH_LOOKUPS` and `IPDIRECT_BENCH_ROUNDS` shrink a run, e.g. under callgrind,
+    /// which counts instructions whatever else the machine is doing.
+    static let lookups = ProcessInfo.processInfo.environment["IPDIRECT_BENCH_LOOKUPS"].flatMap { Int($0) } ?? 2_000_000
+    static let rounds = ProcessInfo.processInfo.environment["IPDIRECT_BENCH_ROUNDS"].flatMap { Int($0) } ?? 5
 
     static func run() async throws {
         let names = (0..<entryCount).map { "host-\($0).bench.test" }
