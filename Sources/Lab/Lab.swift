@@ -248,6 +248,7 @@ actor HTTPDNSListeners {
     private let ledger: LabLedger
     private var ports: [Int] = []
     private var channels: [any Channel] = []
+    private var holds: [PortHold] = []
     private var closed = false
 
     init(servers: [LabServer], group: any EventLoopGroup, connections: LabConnections, ledger: LabLedger) {
@@ -276,9 +277,12 @@ actor HTTPDNSListeners {
             await closeListeners()
         } else {
             if channels.isEmpty {
+                // Bind while the holds still keep the ports from other programs, then let go.
                 for (server, port) in zip(servers, ports) {
                     channels += try await server.bind(group: group, port: port, connections: connections).channels
                 }
+                for hold in holds { hold.release() }
+                holds = []
             }
             ledger.fault = fault
         }
@@ -287,14 +291,52 @@ actor HTTPDNSListeners {
     func close() async {
         closed = true
         await closeListeners()
+        for hold in holds { hold.release() }
+        holds = []
     }
 
+    /// Closes the listeners and their connections, and holds the ports (bound, not listening)
+    /// so connections are refused and no other lab on free ports takes them meanwhile.
     private func closeListeners() async {
         let open = channels
         channels = []
         for channel in open { try? await channel.close() }
         await connections.closeAll()
+        if !closed, holds.isEmpty { holds = ports.compactMap(PortHold.init(port:)) }
     }
+}
+
+/// A TCP port on 127.0.0.1 bound but not listening: the kernel refuses connections to it,
+/// and nobody else can take it while the HTTPDNS service is down.
+final class PortHold: Sendable {
+    private let descriptor: Int32
+
+    init?(port: Int) {
+        #if os(Linux)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return nil }
+        var reuse: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+    }
+
+    func release() { close(descriptor) }
 }
 
 /// The HTTPDNS service with the fault switch applied and every answer logged.

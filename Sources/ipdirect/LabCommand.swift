@@ -1,7 +1,6 @@
 // `ipdirect lab`: runs the embedded lab alone, prints its endpoints as one JSON line on stdout,
 // logs every HTTPDNS query to stderr, and serves until SIGINT or SIGTERM.
 import ArgumentParser
-import Dispatch
 import Foundation
 import Lab
 import Logging
@@ -48,41 +47,47 @@ struct LabCommand: AsyncParsableCommand {
     }
 }
 
-/// SIGINT and SIGTERM, caught from creation on (their default action is turned off) and
-/// delivered once to whoever waits, whether they came before or after the wait began.
-private final class Termination: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: Int32?
-    private var waiter: CheckedContinuation<Int32, Never>?
-    private var sources: [any DispatchSourceSignal] = []
+/// SIGINT and SIGTERM, caught from creation on and delivered once to whoever waits, whether
+/// they came before or after the wait began. A plain signal handler writes the signal number
+/// to a pipe (the self-pipe trick): unlike a dispatch signal source on Linux, which needs the
+/// signal blocked in every thread, it works whichever of the process's threads the kernel picks.
+private final class Termination: Sendable {
+    private let readEnd: Int32
 
     init() {
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        readEnd = ends[0]
+        TerminationPipe.writeEnd = ends[1]
         for number in [SIGINT, SIGTERM] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.deliver(number) }
-            source.resume()
-            sources.append(source)
-            signal(number, SIG_IGN)
-        }
-    }
-
-    private func deliver(_ number: Int32) {
-        let pending: CheckedContinuation<Int32, Never>? = lock.withLock {
-            if received == nil { received = number }
-            defer { waiter = nil }
-            return waiter
-        }
-        pending?.resume(returning: number)
-    }
-
-    func wait() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let already: Int32? = lock.withLock {
-                if let received { return received }
-                waiter = continuation
-                return nil
+            _ = signal(number) { received in
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = write(TerminationPipe.writeEnd, &byte, 1)
             }
-            if let already { continuation.resume(returning: already) }
         }
     }
+
+    /// The first signal received.
+    func wait() async -> Int32 {
+        let readEnd = readEnd
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                while true {
+                    let count = read(readEnd, &byte, 1)
+                    if count == 1 { break }
+                    if count == 0 || (count < 0 && errno != EINTR) {
+                        byte = UInt8(SIGTERM)
+                        break
+                    }
+                }
+                continuation.resume(returning: Int32(byte))
+            }
+        }
+    }
+}
+
+/// The write end of the termination pipe, read by the signal handler (which cannot capture).
+private enum TerminationPipe {
+    nonisolated(unsafe) static var writeEnd: Int32 = -1
 }
