@@ -11,12 +11,17 @@ public struct ConsoleOptions: Sendable {
     public var useColor: Bool
     /// How many traces are kept; older ones are dropped (`--max-traces`).
     public var maxTraces: Int
+    /// How many of the newest traces keep headers, certificates and logs (`--max-trace-details`).
+    public var maxTraceDetails: Int
     /// A host to probe as soon as the console is up.
     public var initialTarget: String?
 
-    public init(useColor: Bool = true, maxTraces: Int = 10_000, initialTarget: String? = nil) {
+    public init(
+        useColor: Bool = true, maxTraces: Int = 10_000, maxTraceDetails: Int = 2_000, initialTarget: String? = nil
+    ) {
         self.useColor = useColor
         self.maxTraces = maxTraces
+        self.maxTraceDetails = maxTraceDetails
         self.initialTarget = initialTarget
     }
 
@@ -132,7 +137,8 @@ final class ConsoleLoop {
         self.options = options
         screen = Screen(useColor: options.useColor)
         state = ConsoleState(
-            size: screen.size, now: Date(), engine: engine.description, glyphs: glyphs, maxTraces: options.maxTraces)
+            size: screen.size, now: Date(), engine: engine.description, glyphs: glyphs, maxTraces: options.maxTraces,
+            maxTraceDetails: options.maxTraceDetails)
         installTerminalRestoration(wakeDescriptor: queue.writeDescriptor)
     }
 

@@ -399,6 +399,9 @@ public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleStat
         time: attempt.hops.first?.startedAt ?? state.now)
     state.nextTraceSequence += 1
     let dropped = state.traces.append(record)
+    // The trace that just left the detail window keeps its summary and timings only.
+    let leaving = state.traces.count - 1 - state.maxTraceDetails
+    if leaving >= 0 { state.traces[leaving].dropDetail() }
     if dropped != nil, state.runContexts.count > 256 {
         // Contexts of runs whose traces have all been dropped are not needed any more.
         let oldest = state.traces[0].runID
@@ -407,7 +410,7 @@ public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleStat
     if var matches = state.traceMatches {
         if let dropped, matches.first == dropped.sequence { matches.removeFirst() }
         let filter = (state.filters[.traces] ?? "").lowercased()
-        if record.searchText.contains(filter) {
+        if record.matches(filter) {
             matches.append(record.sequence)
             if state.traceCursor.selected > 0 { state.traceCursor.selected += 1 }
         }
@@ -424,13 +427,17 @@ private func applyFilter(_ state: inout ConsoleState) {
         let filter = (state.filters[.traces] ?? "").lowercased()
         if filter.isEmpty {
             state.traceMatches = nil
+        } else if let previous = state.traceMatches, filter.contains(state.traceFilterMatched) {
+            // A longer filter only narrows: look again at what matched before, not at everything.
+            state.traceMatches = previous.filter { state.trace(sequence: $0)?.matches(filter) ?? false }
         } else {
             var matches: [Int] = []
-            for index in 0..<state.traces.count where state.traces[index].searchText.contains(filter) {
+            for index in 0..<state.traces.count where state.traces[index].matches(filter) {
                 matches.append(state.traces[index].sequence)
             }
             state.traceMatches = matches
         }
+        state.traceFilterMatched = filter
         state.traceCursor = ListCursor()
     case .cache:
         resortCache(&state)

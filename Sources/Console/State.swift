@@ -73,10 +73,47 @@ public struct TraceRecord: Sendable, Equatable {
     /// When the attempt started (its first hop), or when it arrived.
     public var time: Date
 
-    /// The text `/` matches against, lowercased.
-    var searchText: String {
-        [attempt.scenario.rawValue, attempt.url, attempt.ip ?? "", attempt.sni ?? "", attempt.outcome.rawValue]
-            .joined(separator: " ").lowercased()
+    /// The text `/` matches against, lowercased once when recorded so filtering stays fast.
+    var searchKey: String
+    /// False once headers, certificate chain and curl's log were dropped to bound memory.
+    public var detailed = true
+
+    init(sequence: Int, runID: Int, attempt: Attempt, time: Date) {
+        self.sequence = sequence
+        self.runID = runID
+        self.attempt = attempt
+        self.time = time
+        searchKey = [
+            attempt.scenario.rawValue, attempt.url, attempt.ip ?? "", attempt.sni ?? "", attempt.outcome.rawValue,
+        ]
+        .joined(separator: " ").lowercased()
+    }
+
+    /// Whether the lowercased `needle` occurs in the search key.
+    func matches(_ needle: String) -> Bool {
+        if needle.isEmpty { return true }
+        var key = searchKey
+        var pattern = needle
+        return key.withUTF8 { haystack in
+            pattern.withUTF8 { wanted in
+                containsBytes(haystack, wanted)
+            }
+        }
+    }
+
+    /// Drops the heavy parts (headers, certificate chain, curl's log, body preview), keeping
+    /// what the list, the waterfall and an export's timings need.
+    mutating func dropDetail() {
+        guard detailed else { return }
+        detailed = false
+        attempt.certificate?.chain = []
+        for index in attempt.hops.indices {
+            attempt.hops[index].requestHeaders = []
+            attempt.hops[index].responseHeaders = []
+            attempt.hops[index].log = []
+            attempt.hops[index].bodyPreview = ""
+            attempt.hops[index].certificate?.chain = []
+        }
     }
 }
 
@@ -86,6 +123,25 @@ public struct RunContext: Sendable, Equatable {
     public var host: String?
     public var resolution: HostResolution?
     public var verdict: Verdict?
+}
+
+/// Whether `needle` occurs in `haystack`, byte for byte (both already lowercased).
+func containsBytes(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+    let n = needle.count
+    guard n > 0 else { return true }
+    guard haystack.count >= n else { return false }
+    let first = needle[0]
+    var index = 0
+    let last = haystack.count - n
+    while index <= last {
+        if haystack[index] == first {
+            var offset = 1
+            while offset < n && haystack[index + offset] == needle[offset] { offset += 1 }
+            if offset == n { return true }
+        }
+        index += 1
+    }
+    return false
 }
 
 /// A list's selected row and first visible row.
@@ -177,11 +233,15 @@ public struct ConsoleState: Sendable {
 
     // Traces view.
     public var traces: RingBuffer<TraceRecord>
+    /// How many of the newest traces keep headers, certificates and logs (`--max-trace-details`).
+    public var maxTraceDetails: Int
     var nextTraceSequence = 0
     /// Resolution and verdict of each run that still has traces kept.
     public var runContexts: [Int: RunContext] = [:]
     /// Sequences of the traces matching the filter, oldest first; nil when there is no filter.
     public var traceMatches: [Int]?
+    /// The filter `traceMatches` was computed for.
+    var traceFilterMatched = ""
     public var traceCursor = ListCursor()
     /// The sequence of the trace whose detail is open.
     public var detailSequence: Int?
@@ -199,7 +259,8 @@ public struct ConsoleState: Sendable {
 
     public init(
         size: TerminalSize, now: Date, engine: EngineDescription, glyphs: Glyphs = .unicode,
-        timeZone: TimeZone = .current, maxTraces: Int = 100_000, maxEvents: Int = 5_000
+        timeZone: TimeZone = .current, maxTraces: Int = 100_000, maxTraceDetails: Int = 5_000,
+        maxEvents: Int = 5_000
     ) {
         self.size = size
         self.now = now
@@ -207,6 +268,7 @@ public struct ConsoleState: Sendable {
         self.glyphs = glyphs
         self.timeZone = timeZone
         traces = RingBuffer(capacity: maxTraces)
+        self.maxTraceDetails = max(1, maxTraceDetails)
         events = RingBuffer(capacity: maxEvents)
         labFault = engine.lab ? LabFault.none : nil
         family = engine.family

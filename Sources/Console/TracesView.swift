@@ -148,6 +148,14 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
         Span(" " + "total".padded(labelWidth), .bold), Span(String(format: "%18.1f ms", attempt.timings.total), .bold),
     ])
 
+    if !record.detailed {
+        section("Details dropped")
+        lines.append([
+            Span(
+                "  Only the newest \(state.maxTraceDetails) traces keep headers, certificates and curl's log (--max-trace-details).",
+                .dim)
+        ])
+    }
     for (index, hop) in attempt.hops.enumerated() {
         let label = attempt.hops.count > 1 ? "Hop \(index + 1) of \(attempt.hops.count): " : "Request: "
         section(label + hop.method + " " + hop.url)

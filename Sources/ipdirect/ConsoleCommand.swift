@@ -24,6 +24,12 @@ struct ConsoleCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How many request traces to keep; the oldest are dropped first.", valueName: "N"))
     var maxTraces = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "How many of the newest traces keep headers, certificates and curl's log; older ones keep their summary and timings.",
+            valueName: "N"))
+    var maxTraceDetails = 2_000
+
     @Option(help: ArgumentHelp("Per-request timeout of a probe, in seconds.", valueName: "SECONDS"))
     var probeTimeout: Double = 10
 
@@ -31,6 +37,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         guard maxTraces >= 1 && maxTraces <= 10_000_000 else {
             throw ValidationError("--max-traces must be between 1 and 10000000")
         }
+        guard maxTraceDetails >= 1 else { throw ValidationError("--max-trace-details must be at least 1") }
         guard probeTimeout > 0 else { throw ValidationError("--probe-timeout must be more than 0 seconds") }
     }
 
@@ -49,7 +56,8 @@ struct ConsoleCommand: AsyncParsableCommand {
             try await ConsoleSession.run(
                 engine: engine,
                 options: ConsoleOptions(
-                    useColor: !noColor && !ConsoleOptions.environmentForbidsColor, maxTraces: maxTraces))
+                    useColor: !noColor && !ConsoleOptions.environmentForbidsColor, maxTraces: maxTraces,
+                    maxTraceDetails: maxTraceDetails))
         } catch {
             await session.close()
             throw error

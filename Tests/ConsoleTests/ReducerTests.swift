@@ -115,6 +115,23 @@ struct ReducerTests {
         #expect(s.traceListCount == 10)
     }
 
+    @Test("only the newest traces keep headers, certificates and logs")
+    func detailRetention() {
+        var s = ConsoleState(
+            size: TerminalSize(width: 80, height: 24), now: ConsoleFixtures.now, engine: ConsoleFixtures.engine,
+            timeZone: TimeZone(identifier: "UTC")!, maxTraces: 10, maxTraceDetails: 2)
+        for _ in 0..<4 { recordTrace(ConsoleFixtures.attempts[2], runID: 1, state: &s) }
+        #expect(s.traceAt(row: 0)?.detailed == true && s.traceAt(row: 1)?.detailed == true)
+        #expect(s.traceAt(row: 2)?.detailed == false)
+        #expect(s.traceAt(row: 2)?.attempt.hops.first?.log.isEmpty == true)
+        #expect(s.traceAt(row: 2)?.attempt.timings.total == 5.6)
+        _ = reduce(into: &s, action: .key(.escape))
+        _ = reduce(into: &s, action: .key(.character("3")))
+        ConsoleFixtures.send(&s, keys: "jj")
+        _ = reduce(into: &s, action: .key(.enter))
+        #expect(render(s, size: TerminalSize(width: 120, height: 40)).text.contains("Details dropped"))
+    }
+
     @Test("e exports the traces listed, grouped by probe, to a file named by the clock")
     func export() {
         var s = state()
