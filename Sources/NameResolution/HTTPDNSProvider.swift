@@ -13,43 +13,39 @@ public struct ProviderAnswer: Sendable, Equatable {
     /// The families the service answered for (an empty list for an answered family means
     /// "no address of that family", which is worth caching).
     public var answered: Set<IPFamily>
-    /// Strings the service sent as addresses that are not IP literals: dropped, and named.
-    public var rejected: [String]
     /// Wall time of the exchange, milliseconds.
     public var ms: Double
 
     public init(
         host: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int, answered: Set<IPFamily>,
-        rejected: [String] = [], ms: Double = 0
+        ms: Double = 0
     ) {
         self.host = host
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.ttl = ttl
         self.answered = answered
-        self.rejected = rejected
         self.ms = ms
     }
 
     /// The addresses of one family.
     public func ips(_ family: IPFamily) -> [String] { family == .v4 ? ipv4 : ipv6 }
 
-    /// Builds an answer from unscreened strings, refusing it when nothing usable is left.
+    /// Builds an answer from unscreened strings, refusing the whole answer when any of them
+    /// is not an IP literal: a service that sends junk is broken or tampered with, so its
+    /// other addresses are not trusted either (the resolver falls back to system DNS).
     ///
-    /// - Throws: `.notAnIP` when every string was junk, `.noSuchName` when there was nothing.
+    /// - Throws: `.notAnIP` naming the junk, `.noSuchName` when there was nothing.
     static func screened(
         host: String, rawV4: [String], rawV6: [String], ttl: Int, answered: Set<IPFamily>, ms: Double
     ) throws(ResolutionError) -> ProviderAnswer {
         let v4 = IPLiteral.screen(rawV4, family: .v4)
         let v6 = IPLiteral.screen(rawV6, family: .v6)
         let rejected = v4.rejected + v6.rejected
-        if v4.valid.isEmpty, v6.valid.isEmpty {
-            if !rejected.isEmpty { throw .notAnIP(junk: rejected) }
-            throw .noSuchName(host: host, families: answered)
-        }
+        if !rejected.isEmpty { throw .notAnIP(junk: rejected) }
+        if v4.valid.isEmpty, v6.valid.isEmpty { throw .noSuchName(host: host, families: answered) }
         return ProviderAnswer(
-            host: host, ipv4: v4.valid, ipv6: v6.valid, ttl: clampTTL(ttl), answered: answered, rejected: rejected,
-            ms: ms)
+            host: host, ipv4: v4.valid, ipv6: v6.valid, ttl: clampTTL(ttl), answered: answered, ms: ms)
     }
 
     static func clampTTL(_ ttl: Int) -> Int {

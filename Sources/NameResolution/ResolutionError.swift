@@ -62,8 +62,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         case .notAnIP(let junk):
             let listed = junk.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")
             return junk.count == 1
-                ? "HTTPDNS answered \(listed), which is not an IP address"
-                : "HTTPDNS answered \(listed), which are not IP addresses"
+                ? "HTTPDNS answered \(listed), which is not an IP address: answer refused"
+                : "HTTPDNS answered \(listed), which are not IP addresses: answer refused"
         case .misconfigured(let detail):
             return detail
         case .system(let detail):

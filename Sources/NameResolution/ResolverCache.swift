@@ -371,12 +371,12 @@ public final class ResolverCache: Sendable {
             answer.error = ResolutionError.timeout(seconds: limit).description
         case .failure(let error)?:
             answer.error = error.description
+            if case .notAnIP(let junk) = error { answer.rejected = junk }
         case .success(let fresh)?:
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
             if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
             answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
             answer.source = .httpdns
-            answer.rejected = fresh.rejected.isEmpty ? nil : fresh.rejected
         }
         return answer
     }
@@ -460,14 +460,6 @@ public final class ResolverCache: Sendable {
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))
                 }
-            }
-            if !answer.rejected.isEmpty {
-                events.append(
-                    ResolverEvent(
-                        time: now, kind: .error, host: host,
-                        detail:
-                            "\(host): refused \(answer.rejected.map(IPLiteral.quoted).joined(separator: ", ")) from HTTPDNS (not IP addresses)"
-                    ))
             }
         case .failure(let error):
             var kept = false

@@ -101,10 +101,6 @@ enum ResolutionTable {
                 let fallback = r.httpdns.source == .systemFallback ? " (answered by system DNS instead)" : ""
                 notes.append("\(r.host): HTTPDNS: \(error)\(fallback)")
             }
-            if let rejected = r.httpdns.rejected, !rejected.isEmpty {
-                let listed = rejected.map { "'\($0)'" }.joined(separator: ", ")
-                notes.append("\(r.host): refused \(listed) from HTTPDNS: not IP addresses")
-            }
         }
         var widths = header.map(\.count)
         for row in rows {
