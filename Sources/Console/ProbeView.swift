@@ -25,11 +25,13 @@ func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
         let examples =
             state.engine.lab
             ? [
-                "Try the lab's names:", "  sni-a.lab.test      several certificates, chosen by SNI",
-                "  single.lab.test     one certificate for every client",
-                "  wrong.lab.test      a certificate for another name",
-                "  redirect.lab.test   a redirect to another host",
-                "  http://plain.lab.test/   plain HTTP by Host header",
+                "Try the lab's names:", "  sni-a.lab.test          several certificates, chosen by SNI",
+                "  single.lab.test         one certificate for every client",
+                "  wrong-name.lab.test     a certificate for another name",
+                "  expired.lab.test        an expired certificate",
+                "  redirect.lab.test       a redirect to another host",
+                "  dual.lab.test           IPv4 and IPv6 (::1)",
+                "  http://plain.lab.test/  plain HTTP, routed by the Host header",
             ]
             : [
                 "Type a host (example.com) or a URL (https://example.com/path) and press Enter.",

@@ -16,7 +16,7 @@ struct SnapshotTests {
         var state = ConsoleFixtures.populatedState(size: size)
         _ = reduce(into: &state, action: .key(.character("1")))
         ConsoleFixtures.send(&state, keys: "p")
-        ConsoleFixtures.send(&state, keys: "wrong.lab.test")
+        ConsoleFixtures.send(&state, keys: "wrong-name.lab.test")
         _ = reduce(into: &state, action: .key(.enter))
         _ = reduce(
             into: &state,
