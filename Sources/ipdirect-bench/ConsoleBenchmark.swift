@@ -188,7 +188,10 @@ enum ConsoleBenchmark {
         }
         let socket = "ipdirect-bench-\(getpid())"
         let tmux = "/usr/bin/tmux -L \(socket) -f /dev/null"
-        defer { _ = system("\(tmux) kill-server >/dev/null 2>&1") }
+        defer {
+            _ = system("\(tmux) kill-server >/dev/null 2>&1")
+            unlink("/tmp/tmux-\(getuid())/\(socket)")
+        }
         for (label, keys) in [("probe view, idle", ""), ("cache view with an entry counting down", "sni-a.lab.test")] {
             _ = system("\(tmux) kill-server >/dev/null 2>&1")
             Thread.sleep(forTimeInterval: 0.5)
