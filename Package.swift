@@ -118,7 +118,9 @@ let package = Package(
             name: "NameResolutionTests", dependencies: ["NameResolution", "NameResolutionTesting", "Lab"],
             swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
-        .testTarget(name: "ConsoleTests", dependencies: ["Console", "Lab"], swiftSettings: strict),
+        .testTarget(
+            name: "ConsoleTests", dependencies: ["Console", "Lab"], exclude: ["__Snapshots__"],
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

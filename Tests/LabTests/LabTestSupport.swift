@@ -4,19 +4,6 @@ import CurlTransport
 import Foundation
 import Lab
 
-/// Runs `body` with a fresh lab on free ports, always shutting it down.
-func withLab<T>(_ options: LabOptions = LabOptions(), _ body: (Lab) async throws -> T) async throws -> T {
-    let lab = try await Lab.start(options)
-    do {
-        let result = try await body(lab)
-        try await lab.shutdown()
-        return result
-    } catch {
-        try? await lab.shutdown()
-        throw error
-    }
-}
-
 /// Performs a blocking libcurl request on a thread of its own, so the test's executor stays free
 /// for the lab's own async work.
 func fetch(_ request: HTTPRequest) async throws -> HTTPResponse {

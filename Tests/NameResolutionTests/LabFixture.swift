@@ -4,19 +4,6 @@ import Foundation
 import Lab
 import NameResolution
 
-/// Runs `body` with a fresh lab, always shutting it down.
-func withLab<T>(_ options: LabOptions = LabOptions(), _ body: (Lab) async throws -> T) async throws -> T {
-    let lab = try await Lab.start(options)
-    do {
-        let result = try await body(lab)
-        try await lab.shutdown()
-        return result
-    } catch {
-        try? await lab.shutdown()
-        throw error
-    }
-}
-
 /// The HTTPDNS formats the lab speaks, each as a configuration a user could write.
 enum LabFormat: String, CaseIterable, CustomStringConvertible {
     case alicloud, alicloudSigned, alicloudTLS, tencent, dohResolve, dohQuery

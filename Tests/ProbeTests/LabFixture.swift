@@ -5,19 +5,6 @@ import Lab
 import NameResolution
 import Probe
 
-/// Runs `body` with a fresh lab, always shutting it down.
-func withLab<T>(_ options: LabOptions = LabOptions(), _ body: (Lab) async throws -> T) async throws -> T {
-    let lab = try await Lab.start(options)
-    do {
-        let result = try await body(lab)
-        try await lab.shutdown()
-        return result
-    } catch {
-        try? await lab.shutdown()
-        throw error
-    }
-}
-
 /// A resolver seam answering from the lab's zone: HTTPDNS knows every lab name, system DNS
 /// knows none (names under lab.test never resolve on a real machine either).
 func zoneResolver(
