@@ -61,15 +61,7 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
             (String(entry.hits).leftPadded(widths[6] - 1), .plain),
             (formatSeconds(max(0, age)).leftPadded(widths[7] - 1), .dim),
         ]
-        var x = 1
-        let selected = row == cursor.selected
-        if selected { buffer.fill(x: 0, y: y, count: buffer.width, style: .reverse) }
-        for (index, cell) in cells.enumerated() {
-            var style = cell.1
-            if selected { style.reverse = true }
-            buffer.put(cell.0, x: x, y: y, style: style, limit: widths[index])
-            x += widths[index] + 1
-        }
+        buffer.putRow(cells, widths: widths, y: y, selected: row == cursor.selected)
         y += 1
     }
 }

@@ -134,3 +134,18 @@ public struct CellBuffer: Sendable, Equatable {
         return false
     }
 }
+
+extension CellBuffer {
+    /// Draws one row of a list table: each cell in its column (one space between columns),
+    /// the whole line in reverse video when it is the selected row.
+    mutating func putRow(_ cells: [(String, CellStyle)], widths: [Int], y: Int, selected: Bool) {
+        if selected { fill(x: 0, y: y, count: width, style: .reverse) }
+        var x = 1
+        for (index, cell) in cells.enumerated() {
+            var style = cell.1
+            if selected { style.reverse = true }
+            put(cell.0, x: x, y: y, style: style, limit: widths[index])
+            x += widths[index] + 1
+        }
+    }
+}

@@ -50,15 +50,7 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
                 .plain
             ),
         ]
-        let selected = row == cursor.selected
-        if selected { buffer.fill(x: 0, y: y, count: buffer.width, style: .reverse) }
-        var x = 1
-        for (index, cell) in cells.enumerated() {
-            var style = cell.1
-            if selected { style.reverse = true }
-            buffer.put(cell.0, x: x, y: y, style: style, limit: widths[index])
-            x += widths[index] + 1
-        }
+        buffer.putRow(cells, widths: widths, y: y, selected: row == cursor.selected)
         y += 1
     }
 }
