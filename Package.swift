@@ -39,7 +39,7 @@ let package = Package(
         // OpenSSL hook that checks the certificate against the original name in the handshake.
         .target(name: "CCurl", dependencies: ["CLibcurl", "COpenSSL"]),
 
-        // Data that ships inside the binary: zone, provider presets, default config, help.
+        // Data that ships inside the binary: zone, provider presets, default config.
         .target(
             name: "BundledResources", path: "Resources",
             exclude: ["README.md"],
@@ -49,7 +49,8 @@ let package = Package(
                 .embedInCode("default-config.toml"),
             ]),
 
-        // Swift face of libcurl: easy and multi handles, owned by one thread each.
+        // Swift face of libcurl, the only module that imports CCurl: the transfer loop (one multi
+        // handle per loop, driven by its owner thread), URLs, and failures classified once.
         .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
 
         // System DNS, HTTPDNS providers, the resolver cache, configuration.
@@ -69,7 +70,7 @@ let package = Package(
         .target(
             name: "Probe",
             dependencies: [
-                "NameResolution", "CurlTransport", "CCurl",
+                "NameResolution", "CurlTransport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -113,7 +114,7 @@ let package = Package(
             dependencies: ["Lab", "NameResolution", "Probe", "Console"],
             swiftSettings: strict),
 
-        .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "CCurl"], swiftSettings: strict),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport"], swiftSettings: strict),
         .testTarget(
             name: "NameResolutionTests", dependencies: ["NameResolution", "NameResolutionTesting", "Lab"],
             swiftSettings: strict),

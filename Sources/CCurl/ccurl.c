@@ -155,6 +155,18 @@ const char *ccurl_verify_error_string(long error) {
     return X509_verify_cert_error_string(error);
 }
 
+const long ccurl_x509_v_ok = X509_V_OK;
+const long ccurl_x509_v_err_unable_to_get_issuer_cert = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
+const long ccurl_x509_v_err_cert_not_yet_valid = X509_V_ERR_CERT_NOT_YET_VALID;
+const long ccurl_x509_v_err_cert_has_expired = X509_V_ERR_CERT_HAS_EXPIRED;
+const long ccurl_x509_v_err_depth_zero_self_signed_cert = X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT;
+const long ccurl_x509_v_err_self_signed_cert_in_chain = X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN;
+const long ccurl_x509_v_err_unable_to_get_issuer_cert_locally = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY;
+const long ccurl_x509_v_err_unable_to_verify_leaf_signature = X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
+const long ccurl_x509_v_err_cert_untrusted = X509_V_ERR_CERT_UNTRUSTED;
+const long ccurl_x509_v_err_permitted_violation = X509_V_ERR_PERMITTED_VIOLATION;
+const long ccurl_x509_v_err_hostname_mismatch = X509_V_ERR_HOSTNAME_MISMATCH;
+
 curl_version_info_data *ccurl_version_info(void) {
     return curl_version_info(CURLVERSION_NOW);
 }

@@ -197,7 +197,8 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     section("curl log (\(log.count) lines)")
     for entry in log {
         lines.append([
-            Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.padded(10), .dim), Span(entry.text),
+            Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(10), .dim),
+            Span(entry.text),
         ])
     }
     return lines

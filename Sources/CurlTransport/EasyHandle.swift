@@ -1,25 +1,38 @@
-// One libcurl easy handle, owned by whoever created it and never shared between threads
+// One libcurl easy handle, owned by the transfer loop's thread and never shared between threads
 // (the type is deliberately not Sendable). It keeps alive everything libcurl points into.
 import CCurl
 
 /// A libcurl easy handle with typed option setters and info getters.
-public final class EasyHandle {
-    /// The raw `CURL *`, for the multi driver and the shim.
-    public let raw: UnsafeMutableRawPointer
+final class EasyHandle {
+    /// The raw `CURL *`, for the multi driver and the shim; never leaves this module.
+    let raw: UnsafeMutableRawPointer
     private var lists: [CURLoption: UnsafeMutablePointer<curl_slist>] = [:]
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
     /// Creates a handle with the error buffer attached and signals off (we own no SIGALRM).
     ///
     /// - Throws: `CurlError` when libcurl cannot allocate a handle.
-    public init() throws(CurlError) {
+    init() throws(CurlError) {
         Curl.initialise()
         guard let raw = curl_easy_init() else {
-            throw CurlError(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "libcurl could not create a handle")
+            throw CurlError(code: CURLE_OUT_OF_MEMORY, message: "libcurl could not create a handle")
         }
         self.raw = raw
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        setDefaults()
+    }
+
+    /// Every option back to libcurl's default, then ours, so the handle can serve another transfer.
+    func reset() {
+        curl_easy_reset(raw)
+        for list in lists.values { curl_slist_free_all(list) }
+        lists.removeAll(keepingCapacity: true)
+        errorBuffer[0] = 0
+        setDefaults()
+    }
+
+    private func setDefaults() {
         _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = ccurl_easy_setopt_long(raw, CURLOPT_NOSIGNAL, 1)
     }
@@ -31,13 +44,13 @@ public final class EasyHandle {
     }
 
     /// The detailed message libcurl left for the last failure, if any.
-    public var lastErrorMessage: String { String(cString: errorBuffer) }
+    var lastErrorMessage: String { String(cString: errorBuffer) }
 
     /// Turns a `CURLcode` into a `CurlError` carrying libcurl's detailed message.
-    public func error(_ code: CURLcode) -> CurlError {
+    func error(_ code: CURLcode, refusedCertificate: TLSObservation? = nil) -> CurlError {
         var osErrno = 0
         _ = ccurl_easy_getinfo_long(raw, CURLINFO_OS_ERRNO, &osErrno)
-        return CurlError(code, detail: lastErrorMessage, osErrno: osErrno)
+        return CurlError(code, detail: lastErrorMessage, osErrno: osErrno, refusedCertificate: refusedCertificate)
     }
 
     private func check(_ code: CURLcode) throws(CurlError) {
@@ -46,26 +59,26 @@ public final class EasyHandle {
 
     // MARK: Options
 
-    public func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
+    func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
         try check(ccurl_easy_setopt_long(raw, option, value))
     }
 
-    public func set(_ option: CURLoption, _ value: Bool) throws(CurlError) {
+    func set(_ option: CURLoption, _ value: Bool) throws(CurlError) {
         try check(ccurl_easy_setopt_long(raw, option, value ? 1 : 0))
     }
 
-    public func set(_ option: CURLoption, offset value: Int64) throws(CurlError) {
+    func set(_ option: CURLoption, offset value: Int64) throws(CurlError) {
         try check(ccurl_easy_setopt_off(raw, option, curl_off_t(value)))
     }
 
     /// Sets a string option; libcurl keeps its own copy.
-    public func set(_ option: CURLoption, _ value: String) throws(CurlError) {
+    func set(_ option: CURLoption, _ value: String) throws(CurlError) {
         try check(ccurl_easy_setopt_string(raw, option, value))
     }
 
     /// Sets a list option (`CURLOPT_HTTPHEADER`, `CURLOPT_RESOLVE`, ...), replacing any
     /// earlier list for the same option; the handle keeps the list alive.
-    public func set(_ option: CURLoption, list values: [String]) throws(CurlError) {
+    func set(_ option: CURLoption, list values: [String]) throws(CurlError) {
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for value in values { list = curl_slist_append(list, value) }
         try check(ccurl_easy_setopt_ptr(raw, option, list))
@@ -73,31 +86,31 @@ public final class EasyHandle {
         lists[option] = list
     }
 
-    public func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlError) {
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlError) {
         try check(ccurl_easy_setopt_ptr(raw, option, value))
     }
 
     // MARK: Info
 
-    public func long(_ info: CURLINFO) -> Int {
+    func long(_ info: CURLINFO) -> Int {
         var value = 0
         _ = ccurl_easy_getinfo_long(raw, info, &value)
         return value
     }
 
-    public func offset(_ info: CURLINFO) -> Int64 {
+    func offset(_ info: CURLINFO) -> Int64 {
         var value: curl_off_t = 0
         _ = ccurl_easy_getinfo_off(raw, info, &value)
         return Int64(value)
     }
 
-    public func double(_ info: CURLINFO) -> Double {
+    func double(_ info: CURLINFO) -> Double {
         var value = 0.0
         _ = ccurl_easy_getinfo_double(raw, info, &value)
         return value
     }
 
-    public func string(_ info: CURLINFO) -> String? {
+    func string(_ info: CURLINFO) -> String? {
         var value: UnsafeMutablePointer<CChar>? = nil
         guard ccurl_easy_getinfo_string(raw, info, &value) == CURLE_OK, let value else { return nil }
         return String(cString: value)

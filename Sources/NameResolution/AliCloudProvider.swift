@@ -53,7 +53,7 @@ public struct AliCloudProvider: HTTPDNSProvider {
         return try Self.parseSingle(response.body, host: host, families: families, ms: ms)
     }
 
-    func checkStatus(_ response: HTTPResponse) throws(ResolutionError) {
+    func checkStatus(_ response: TransferRecord) throws(ResolutionError) {
         guard (200..<300).contains(response.status) else {
             throw ResolutionError.fromStatus(response.status, code: serviceCode(response.body), account: account)
         }

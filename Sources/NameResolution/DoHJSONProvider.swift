@@ -53,7 +53,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
     private func ask(_ host: String, _ family: IPFamily) async -> Result<Family, ResolutionError> {
         do throws(ResolutionError) {
             let (response, ms) = try await transport.get(
-                url(for: host, family: family), headers: ["Accept: application/dns-json"], display: endpoint)
+                url(for: host, family: family), headers: [HeaderField(name: "Accept", value: "application/dns-json")],
+                display: endpoint)
             guard (200..<300).contains(response.status) else {
                 throw ResolutionError.http(status: response.status, code: serviceCode(response.body))
             }

@@ -157,7 +157,7 @@ public struct SystemProvider: HTTPDNSProvider {
 
 // MARK: Transport
 
-/// One GET to an HTTPDNS service through libcurl, off the cooperative thread pool.
+/// One GET to an HTTPDNS service through libcurl's shared transfer loop (no thread per request).
 struct HTTPDNSTransport: Sendable {
     var timeout: Double
     var caFile: String?
@@ -172,36 +172,24 @@ struct HTTPDNSTransport: Sendable {
         self.caFile = caFile
     }
 
-    /// Performs the request on a thread of its own (libcurl blocks) and maps failures.
+    /// Performs the request on the shared loop and maps failures.
     ///
     /// - Parameter display: how to name the endpoint in messages (never carries a signature).
+    /// - Returns: the completed exchange (any status) and its wall time in milliseconds.
     func get(
-        _ url: String, headers: [String] = [], display: String
-    ) async throws(ResolutionError) -> (
-        HTTPResponse, ms: Double
-    ) {
-        let request = HTTPRequest(
+        _ url: String, headers: [HeaderField] = [], display: String
+    ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
+        let spec = TransferSpec(
             url: url, headers: headers, timeout: timeout, caFile: caFile,
-            maxBodyBytes: ResolverConfiguration.maxBodyBytes)
-        let timeout = self.timeout
+            bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()
-        let result: Result<HTTPResponse, ResolutionError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                do {
-                    continuation.resume(returning: .success(try HTTPFetch.perform(request)))
-                } catch let error as CurlError {
-                    continuation.resume(returning: .failure(.from(error, endpoint: display, timeout: timeout)))
-                } catch let error as CertificateCheckFailure {
-                    continuation.resume(returning: .failure(.tls(detail: error.verifyMessage)))
-                } catch {
-                    continuation.resume(returning: .failure(.transport(detail: "\(error)")))
-                }
-            }
-            thread.name = "ipdirect.httpdns"
-            thread.start()
-        }
+        let record = await TransferLoop.shared.perform(spec)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
-        return (try result.get(), ms)
+        if let failure = record.failure {
+            if let refused = failure.refusedCertificate { throw .tls(detail: refused.verifyMessage) }
+            throw .from(failure, endpoint: display, timeout: timeout)
+        }
+        return (record, ms)
     }
 }
 

@@ -1,7 +1,7 @@
 // Turns the DER chain the shim's TLS hook kept into summaries a person reads: subject,
 // names, issuer, validity and SHA-256 fingerprint, parsed with swift-certificates.
-import CCurl
 import Crypto
+import CurlTransport
 import Foundation
 import SwiftASN1
 import X509
@@ -33,16 +33,10 @@ enum CertificateReading {
             notAfter: certificate.notValidAfter, sha256: fingerprint)
     }
 
-    static func report(chain: [[UInt8]], verifyError: Int) -> CertificateReport {
+    /// The TLS side of a trace: the chain summarised, the verify result and OpenSSL's words for it.
+    static func report(_ tls: TLSObservation) -> CertificateReport {
         CertificateReport(
-            chain: chain.map(summary), verifyResult: verifyError, verifyMessage: verifyMessage(verifyError))
-    }
-
-    /// OpenSSL's words for a verify result ("ok", "hostname mismatch", ...).
-    static func verifyMessage(_ error: Int) -> String {
-        if error == 0 { return "ok" }
-        guard let text = ccurl_verify_error_string(error) else { return "verify error \(error)" }
-        return String(cString: text)
+            chain: tls.chain.map(summary), verifyResult: tls.verifyError, verifyMessage: tls.verifyMessage)
     }
 
     /// The names a certificate is for: its DNS names, else its common name.

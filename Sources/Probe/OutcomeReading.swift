@@ -1,6 +1,6 @@
 // Reads a finished exchange into an outcome and the sentence a person reads ("certificate is
 // for default.lab.test, not sni-a.lab.test; no SNI was sent"), never a bare curl code.
-import CCurl
+import CurlTransport
 import Foundation
 
 enum OutcomeReading {
@@ -17,11 +17,11 @@ enum OutcomeReading {
         _ record: TransferRecord, target: String, checkedName: String?, sni: String?, timeout: Double,
         usesTLS: Bool
     ) -> (Outcome, String?) {
-        if let tls = record.tls, tls.verifyError != 0 {
-            return certificateFailure(tls, checkedName: checkedName, sni: sni)
+        if let tls = record.tls, let problem = tls.problem {
+            return certificateFailure(tls, problem, checkedName: checkedName, sni: sni)
         }
-        if !record.succeeded {
-            return transportFailure(record, target: target, sni: sni, timeout: timeout, usesTLS: usesTLS)
+        if let failure = record.failure {
+            return transportFailure(failure, record, target: target, sni: sni, timeout: timeout, usesTLS: usesTLS)
         }
         if record.status >= 400 {
             return (.httpStatus, "the server answered \(statusText(record))")
@@ -37,10 +37,8 @@ enum OutcomeReading {
     }
 
     private static func certificateFailure(
-        _ tls: TLSObservation, checkedName: String?, sni: String?
-    ) -> (
-        Outcome, String?
-    ) {
+        _ tls: TLSObservation, _ problem: CertificateProblem, checkedName: String?, sni: String?
+    ) -> (Outcome, String?) {
         let chain = tls.chain.map(CertificateReading.summary)
         let depth = min(max(tls.errorDepth, 0), max(chain.count - 1, 0))
         let culprit = chain.isEmpty ? nil : chain[depth]
@@ -48,43 +46,40 @@ enum OutcomeReading {
         let sniText = sni.map { "SNI \($0) was sent" } ?? "no SNI was sent"
         let subject =
             depth == 0 ? "certificate for \(leafNames)" : "a certificate in the chain (\(culprit?.subject ?? "?"))"
-        switch tls.verifyError {
-        case 62:  // X509_V_ERR_HOSTNAME_MISMATCH
+        switch problem {
+        case .hostnameMismatch:
             return (.certNameMismatch, "certificate is for \(leafNames), not \(checkedName ?? "?"); \(sniText)")
-        case 10:  // X509_V_ERR_CERT_HAS_EXPIRED
+        case .expired:
             let when = culprit.map { " on \(day($0.notAfter))" } ?? ""
             return (.certExpired, "\(subject) expired\(when)")
-        case 9:  // X509_V_ERR_CERT_NOT_YET_VALID
+        case .notYetValid:
             let when = culprit.map { " until \(day($0.notBefore))" } ?? ""
             return (.certExpired, "\(subject) is not valid\(when)")
-        case 18:  // X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT
+        case .selfSigned:
             return (.certSelfSigned, "certificate for \(leafNames) is self-signed, not issued by a trusted CA")
-        case 2, 19, 20, 21, 27:  // unknown issuer, self-signed root in chain, untrusted
+        case .untrustedIssuer:
             let issuer = chain.last?.issuer ?? "an unknown issuer"
             return (
                 .certUntrusted,
                 "certificate for \(leafNames) is issued by \(issuer), which is not a trusted CA (--cacert adds one)"
             )
-        default:
-            return (
-                .tlsFailed,
-                "certificate check failed: \(CertificateReading.verifyMessage(tls.verifyError)) (\(subject))"
-            )
+        case .other:
+            return (.tlsFailed, "certificate check failed: \(tls.verifyMessage) (\(subject))")
         }
     }
 
     private static func transportFailure(
-        _ record: TransferRecord, target: String, sni: String?, timeout: Double, usesTLS: Bool
+        _ failure: CurlError, _ record: TransferRecord, target: String, sni: String?, timeout: Double,
+        usesTLS: Bool
     ) -> (Outcome, String?) {
-        let code = CURLcode(UInt32(record.curlCode))
-        let detail = record.curlMessage
-        switch code {
-        case CURLE_COULDNT_RESOLVE_HOST:
+        let detail = failure.message
+        switch failure.kind {
+        case .nameResolution:
             return (.dnsFailed, "could not resolve the name: \(detail)")
-        case CURLE_COULDNT_CONNECT:
-            let reason = record.osErrno != 0 ? String(cString: strerror(Int32(record.osErrno))) : detail
+        case .connect:
+            let reason = failure.osErrno != 0 ? String(cString: strerror(Int32(failure.osErrno))) : detail
             return (.connectFailed, "could not connect to \(target): \(reason)")
-        case CURLE_OPERATION_TIMEDOUT:
+        case .timeout:
             let seconds = String(format: "%g", timeout)
             if record.connectUs == 0 {
                 return (.timeout, "no connection to \(target) within \(seconds) s")
@@ -93,20 +88,19 @@ enum OutcomeReading {
                 return (.timeout, "the TLS handshake with \(target) did not finish within \(seconds) s")
             }
             return (.timeout, "no complete answer from \(target) within \(seconds) s (connected, request sent)")
-        case CURLE_PEER_FAILED_VERIFICATION:
+        case .certificate:
             if detail.contains("subject name") || detail.contains("does not match") {
                 return (.certNameMismatch, "\(detail); \(sni.map { "SNI \($0) was sent" } ?? "no SNI was sent")")
             }
             return (.tlsFailed, "the certificate was refused: \(detail)")
-        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE,
-            CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_USE_SSL_FAILED:
+        case .tls:
             return (.tlsFailed, "the TLS handshake with \(target) failed: \(detail)")
-        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+        case .transfer:
             if usesTLS && record.appConnectUs == 0 && record.connectUs > 0 {
                 return (.tlsFailed, "the connection to \(target) broke during the TLS handshake: \(detail)")
             }
             return (.connectFailed, "the connection to \(target) broke: \(detail)")
-        default:
+        case .badURL, .tooLarge, .other:
             return (.connectFailed, "the request to \(target) failed: \(detail)")
         }
     }

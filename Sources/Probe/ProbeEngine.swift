@@ -1,5 +1,6 @@
 // The probe engine: resolves a URL's host both ways, plans one attempt per scenario and IP,
 // runs them over the multi loop (following redirects hop by hop) and writes the verdict.
+import CurlTransport
 import Foundation
 import NameResolution
 
@@ -126,8 +127,14 @@ public final class ProbeEngine: Sendable {
         var source: IPSource?
         /// For system-dns: every address system DNS gave, pinned together as an app would see them.
         var pins: [String] = []
-        /// Set when the attempt is not made: the outcome and the sentence.
-        var settled: (Outcome, String)?
+        /// Set when the attempt is not made: the outcome and why.
+        var settled: Settlement?
+    }
+
+    /// An attempt settled without an exchange: what became of it and the sentence a person reads.
+    struct Settlement: Sendable, Equatable {
+        var outcome: Outcome
+        var reason: String
     }
 
     private func resolution(of host: String) async -> HostResolution {
@@ -173,26 +180,28 @@ public final class ProbeEngine: Sendable {
                 } else {
                     let error = system.error ?? "no address for \(url.host)"
                     let reason = error.hasPrefix("system DNS") ? error : "system DNS: \(error)"
-                    plans.append(Plan(scenario: scenario, settled: (.dnsFailed, reason)))
+                    plans.append(Plan(scenario: scenario, settled: Settlement(outcome: .dnsFailed, reason: reason)))
                 }
                 continue
             case .directHTTP where url.isHTTPS:
                 plans.append(
                     Plan(
                         scenario: scenario,
-                        settled: (.skipped, "direct-http applies to http URLs; this one is https")))
+                        settled: Settlement(
+                            outcome: .skipped, reason: "direct-http applies to http URLs; this one is https")))
                 continue
             case .directHTTPS where !url.isHTTPS, .directSNI where !url.isHTTPS:
                 plans.append(
                     Plan(
                         scenario: scenario,
-                        settled: (.skipped, "\(scenario.rawValue) applies to https URLs; this one is http")))
+                        settled: Settlement(
+                            outcome: .skipped, reason: "\(scenario.rawValue) applies to https URLs; this one is http")))
                 continue
             default:
                 break
             }
             if targets.isEmpty {
-                plans.append(Plan(scenario: scenario, settled: (.dnsFailed, noAddress)))
+                plans.append(Plan(scenario: scenario, settled: Settlement(outcome: .dnsFailed, reason: noAddress)))
             }
             for target in targets {
                 plans.append(Plan(scenario: scenario, ip: target.ip, source: target.source))
@@ -214,10 +223,10 @@ public final class ProbeEngine: Sendable {
     private func run(_ plan: Plan, url: ProbeURL, memo: ResolutionMemo) async -> Attempt {
         let checkedName = url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil
         guard let firstIP = plan.ip, plan.settled == nil else {
-            let (outcome, reason) = plan.settled ?? (.dnsFailed, "no address")
+            let settled = plan.settled ?? Settlement(outcome: .dnsFailed, reason: "no address")
             return Attempt(
                 id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
-                ip: plan.ip, ipSource: plan.source, outcome: outcome, error: reason)
+                ip: plan.ip, ipSource: plan.source, outcome: settled.outcome, error: settled.reason)
         }
         var hops: [Hop] = []
         var current = url
@@ -225,7 +234,7 @@ public final class ProbeEngine: Sendable {
         var body = options.body
         var ip = firstIP
         var pins = plan.pins
-        var resolver = (plan.source ?? .system).rawValue
+        var resolver = plan.source ?? .system
         for index in 0...options.maxRedirects {
             let hop = await exchange(
                 plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body)
@@ -269,12 +278,12 @@ public final class ProbeEngine: Sendable {
                     hops.append(
                         Hop(
                             url: next.text, originalURL: next.text, method: method,
-                            resolver: plan.scenario == .systemDNS ? "system" : "httpdns", outcome: .dnsFailed,
+                            resolver: plan.scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
                             error: "\(which) gave no address for \(next.host): \(reason ?? "empty answer")"))
                     break
                 }
                 ip = nextIP
-                resolver = source.rawValue
+                resolver = source
             }
             current = next
         }
@@ -290,7 +299,7 @@ public final class ProbeEngine: Sendable {
 
     /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).
     private func exchange(
-        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: String, method: String,
+        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: String,
         body: [UInt8]?
     ) async -> Hop {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
@@ -306,7 +315,7 @@ public final class ProbeEngine: Sendable {
         let checkedName = url.isHTTPS ? url.host : nil
         let spec = TransferSpec(
             url: requestURL, method: method, headers: headers, body: body, timeout: options.timeout,
-            caFile: options.caFile, resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL)
+            caFile: options.caFile, resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
         let record = await loop.perform(spec)
 
         // SNI as OpenSSL had it when the handshake reached the certificate; before that,
@@ -328,7 +337,7 @@ public final class ProbeEngine: Sendable {
             responseHeaders: record.responseHeaders, responseBytes: record.responseBytes,
             bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
             timings: Self.timings(record, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
-            certificate: record.tls.map { CertificateReading.report(chain: $0.chain, verifyError: $0.verifyError) },
+            certificate: record.tls.map(CertificateReading.report),
             error: error, log: record.log, startedAt: record.startedAt)
         if options.redact { hop = Redaction.hop(hop, secrets: Redaction.secrets(headers: options.headers, url: url)) }
         return hop
@@ -341,7 +350,7 @@ public final class ProbeEngine: Sendable {
         // fails, the moment its log says "Connected to" is the best measure there is.
         let connected =
             ms(record.connectUs)
-            ?? record.log.first { $0.kind == "info" && $0.text.hasPrefix("Connected to") }.map(\.atMs)
+            ?? record.log.first { $0.kind == .info && $0.text.hasPrefix("Connected to") }.map(\.atMs)
         return PhaseTimings(
             nameLookup: ipInURL ? nil : ms(record.nameLookupUs), connect: connected,
             tlsDone: usesTLS ? ms(record.appConnectUs) : nil, preTransfer: ms(record.preTransferUs),

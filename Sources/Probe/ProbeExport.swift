@@ -139,7 +139,8 @@ public enum ProbeExport {
         if let port = hop.remotePort { entry.append(("connection", .string(String(port)))) }
         entry += [
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),
-            ("_checkedName", hop.checkedName.map(JSONValue.string) ?? .null), ("_resolver", .string(hop.resolver)),
+            ("_checkedName", hop.checkedName.map(JSONValue.string) ?? .null),
+            ("_resolver", .string(hop.resolver.rawValue)),
             ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map(JSONValue.string) ?? .null),
             ("_originalURL", .string(hop.originalURL)), ("_hop", .int(index + 1)),
             ("_attempt", .string(attempt.id.uuidString)),

@@ -1,5 +1,6 @@
 // The values a probe produces: scenarios, outcomes, attempts with their traces, verdicts and
 // the per-URL report. Field names follow the JSON contract of `ipdirect probe --format json`.
+import CurlTransport
 import Foundation
 import NameResolution
 
@@ -37,7 +38,7 @@ public enum Outcome: String, Sendable, Codable, Hashable {
     public var reachedServer: Bool { self == .ok || self == .httpStatus }
 }
 
-/// Where the IP of an attempt came from.
+/// Where the IP of an attempt or a hop came from.
 public enum IPSource: String, Sendable, Codable, Hashable {
     case httpdns
     case system
@@ -108,31 +109,11 @@ public struct CertificateReport: Sendable, Codable, Equatable, Hashable {
     }
 }
 
-/// An HTTP header as sent or received.
-public struct HeaderField: Sendable, Codable, Equatable, Hashable {
-    public var name: String
-    public var value: String
+/// An HTTP header as sent or received (the transport's type, named here for Probe's users).
+public typealias HeaderField = CurlTransport.HeaderField
 
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
-/// One line of curl's own verbose log, with its time since the attempt started.
-public struct CurlLogLine: Sendable, Codable, Equatable, Hashable {
-    /// Milliseconds since the attempt started.
-    public var atMs: Double
-    /// `info`, `header-in`, `header-out`, `ssl`.
-    public var kind: String
-    public var text: String
-
-    public init(atMs: Double, kind: String, text: String) {
-        self.atMs = atMs
-        self.kind = kind
-        self.text = text
-    }
-}
+/// One line of curl's own verbose log (the transport's type, named here for Probe's users).
+public typealias CurlLogLine = CurlTransport.CurlLogLine
 
 /// One HTTP exchange: the first request of an attempt or one redirect hop.
 public struct Hop: Sendable, Codable, Equatable, Hashable {
@@ -146,7 +127,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     public var remoteIP: String?
     public var remotePort: Int?
     /// Which resolver gave this hop's address: `httpdns`, `system`, `cache`.
-    public var resolver: String
+    public var resolver: IPSource
     public var sni: String?
     public var checkedName: String?
     public var outcome: Outcome
@@ -166,7 +147,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
 
     public init(
         url: String, originalURL: String, method: String, requestHeaders: [HeaderField] = [],
-        requestBodyBytes: Int = 0, remoteIP: String? = nil, remotePort: Int? = nil, resolver: String,
+        requestBodyBytes: Int = 0, remoteIP: String? = nil, remotePort: Int? = nil, resolver: IPSource,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, responseHeaders: [HeaderField] = [], responseBytes: Int = 0,
         bodyPreview: String = "", timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,

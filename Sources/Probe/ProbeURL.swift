@@ -1,6 +1,5 @@
-// URLs as the probe uses them: parsed and rewritten with libcurl's URL API (`curl_url`), so
+// URLs as the probe uses them: parsed and rewritten with libcurl's URL API (`CurlURL`), so
 // only the authority's host ever changes and path, query and port stay exactly as written.
-import CCurl
 import CurlTransport
 import Foundation
 
@@ -21,8 +20,8 @@ public struct ProbeURLError: Error, Sendable, Equatable, CustomStringConvertible
 
 /// An http or https URL the probe can request, its host in ASCII form.
 ///
-/// The value keeps the URL as text; every operation parses it again with `curl_url`, since a
-/// `CURLU` handle is not safe to share between threads.
+/// The value keeps the URL as text; every operation parses it again with `CurlURL`, since a
+/// libcurl URL handle is not safe to share between threads.
 public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// The URL as libcurl renders it, with the host in its ASCII (punycode) form.
     public let text: String
@@ -43,18 +42,16 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     public static func parse(_ input: String) throws(ProbeURLError) -> ProbeURL {
         let trimmed = input.trimmedSpaces
         guard !trimmed.isEmpty else { throw ProbeURLError(url: input, reason: "the URL is empty") }
-        Curl.initialise()
-        guard let handle = curl_url() else { throw ProbeURLError(url: input, reason: "libcurl is out of memory") }
-        defer { curl_url_cleanup(handle) }
-        let code = curl_url_set(handle, CURLUPART_URL, trimmed, UInt32(CURLU_DEFAULT_SCHEME))
-        guard code == CURLUE_OK else {
-            throw ProbeURLError(url: input, reason: "not a valid URL (\(URLPart.message(code)))")
+        let url: CurlURL
+        do {
+            url = try CurlURL(trimmed, guessingScheme: true)
+        } catch {
+            throw ProbeURLError(url: input, reason: "not a valid URL (\(error.message))")
         }
-        guard let scheme = URLPart.get(handle, CURLUPART_SCHEME)?.lowercased(), scheme == "http" || scheme == "https"
-        else {
+        guard let scheme = url[.scheme]?.lowercased(), scheme == "http" || scheme == "https" else {
             throw ProbeURLError(url: input, reason: "only http and https URLs can be probed")
         }
-        guard let typed = URLPart.get(handle, CURLUPART_HOST), !typed.isEmpty else {
+        guard let typed = url[.host], !typed.isEmpty else {
             throw ProbeURLError(url: input, reason: "the URL has no host")
         }
         // DNS, SNI and certificates carry the ASCII form of an internationalised name. libcurl
@@ -64,11 +61,11 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
             throw ProbeURLError(url: input, reason: "the host name '\(typed)' cannot be converted to ASCII")
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        _ = curl_url_set(handle, CURLUPART_HOST, URLPart.authorityForm(host), 0)
-        _ = curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0)
+        try? url.set(.host, authorityForm(host))
+        try? url.set(.fragment, nil)
         let defaultPort = scheme == "https" ? 443 : 80
-        let written = URLPart.get(handle, CURLUPART_PORT).flatMap { Int($0) }
-        guard let text = URLPart.get(handle, CURLUPART_URL) else {
+        let written = url[.port].flatMap { Int($0) }
+        guard let text = url.text else {
             throw ProbeURLError(url: input, reason: "libcurl could not render the URL")
         }
         return ProbeURL(
@@ -94,13 +91,13 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The `Host` header value: the name, with the port when it is not the scheme's default.
     public var hostHeader: String {
-        let name = URLPart.authorityForm(host)
+        let name = Self.authorityForm(host)
         return hasExplicitPort ? "\(name):\(port)" : name
     }
 
     /// The `CURLOPT_RESOLVE` entry pinning this URL's host and port to an address.
     public func resolvePin(to ip: String) -> String {
-        "\(host):\(port):\(URLPart.authorityForm(ip))"
+        "\(host):\(port):\(Self.authorityForm(ip))"
     }
 
     /// The same URL with the authority's host replaced by an IP (bracketed when IPv6).
@@ -109,12 +106,8 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter ip: an IPv4 or IPv6 literal.
     /// - Returns: the rewritten URL as text.
     public func replacingHost(with ip: String) -> String {
-        guard let handle = curl_url() else { return text }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
-            curl_url_set(handle, CURLUPART_HOST, URLPart.authorityForm(ip), 0) == CURLUE_OK
-        else { return text }
-        return URLPart.get(handle, CURLUPART_URL) ?? text
+        guard let url = try? CurlURL(text), (try? url.set(.host, Self.authorityForm(ip))) != nil else { return text }
+        return url.text ?? text
     }
 
     /// Resolves a `Location` value (absolute or relative) against this URL.
@@ -123,61 +116,38 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: the URL to go to next.
     /// - Throws: `ProbeURLError` when the result is not an http or https URL.
     public func resolving(_ location: String) throws(ProbeURLError) -> ProbeURL {
-        guard let handle = curl_url() else { throw ProbeURLError(url: location, reason: "libcurl is out of memory") }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else {
+        let url: CurlURL
+        do {
+            url = try CurlURL(text)
+        } catch {
             throw ProbeURLError(url: location, reason: "cannot resolve against \(text)")
         }
-        let code = curl_url_set(handle, CURLUPART_URL, location, 0)
-        guard code == CURLUE_OK, let next = URLPart.get(handle, CURLUPART_URL) else {
-            throw ProbeURLError(url: location, reason: "not a valid redirect target (\(URLPart.message(code)))")
+        do {
+            try url.resolve(location)
+        } catch {
+            throw ProbeURLError(url: location, reason: "not a valid redirect target (\(error.message))")
+        }
+        guard let next = url.text else {
+            throw ProbeURLError(url: location, reason: "not a valid redirect target (libcurl could not render it)")
         }
         return try ProbeURL.parse(next)
     }
 
     /// The path and query as written (`/a/b?x=1`), for moving a URL onto another base.
     public var pathAndQuery: String {
-        guard let handle = curl_url() else { return "/" }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return "/" }
-        let path = URLPart.get(handle, CURLUPART_PATH) ?? "/"
-        return URLPart.get(handle, CURLUPART_QUERY).map { "\(path)?\($0)" } ?? path
+        guard let url = try? CurlURL(text) else { return "/" }
+        let path = url[.path] ?? "/"
+        return url[.query].map { "\(path)?\($0)" } ?? path
     }
 
     /// The query as name/value pairs, for HAR's `queryString`.
     public var queryItems: [HeaderField] {
-        guard let handle = curl_url() else { return [] }
-        defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK,
-            let query = URLPart.get(handle, CURLUPART_QUERY)
-        else { return [] }
+        guard let query = (try? CurlURL(text))?[.query] else { return [] }
         return query.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1)
             let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
             let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
             return HeaderField(name: name, value: value)
-        }
-    }
-}
-
-/// Small readers over `curl_url_get`.
-enum URLPart {
-    static func get(_ handle: OpaquePointer, _ part: CURLUPart, flags: UInt32 = 0) -> String? {
-        var value: UnsafeMutablePointer<CChar>? = nil
-        guard curl_url_get(handle, part, &value, flags) == CURLUE_OK, let value else { return nil }
-        defer { curl_free(value) }
-        return String(cString: value)
-    }
-
-    static func message(_ code: CURLUcode) -> String {
-        switch code {
-        case CURLUE_MALFORMED_INPUT: "malformed input"
-        case CURLUE_BAD_PORT_NUMBER: "bad port number"
-        case CURLUE_UNSUPPORTED_SCHEME: "unsupported scheme"
-        case CURLUE_NO_HOST: "no host"
-        case CURLUE_BAD_HOSTNAME: "bad host name"
-        case CURLUE_BAD_IPV6: "bad IPv6 address"
-        default: "libcurl URL error \(code.rawValue)"
         }
     }
 

@@ -66,7 +66,7 @@ public enum Redaction {
     /// One line of curl's log with a secret header value or query value hidden.
     public static func logLine(_ line: CurlLogLine) -> CurlLogLine {
         var copy = line
-        if line.kind != "info", let field = HeaderField(line: line.text), isSecretHeader(field.name) {
+        if line.kind != .info, let field = HeaderField(line: line.text), isSecretHeader(field.name) {
             copy.text = "\(field.name): \(marker)"
         } else if line.text.utf8.contains(UInt8(ascii: "?")) {
             copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)

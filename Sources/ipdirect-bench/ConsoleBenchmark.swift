@@ -142,7 +142,7 @@ enum ConsoleBenchmark {
         let certificate = CertificateReport(chain: chain, verifyResult: 0, verifyMessage: "ok")
         let log = (0..<20).map { line in
             CurlLogLine(
-                atMs: Double(line) * 0.25, kind: line % 3 == 0 ? "ssl" : "info",
+                atMs: Double(line) * 0.25, kind: line % 3 == 0 ? .ssl : .info,
                 text: "line \(line) of attempt \(index): TLSv1.3 (IN), TLS handshake, Finished (20)")
         }
         let hop = Hop(
@@ -152,7 +152,7 @@ enum ConsoleBenchmark {
                 HeaderField(name: "User-Agent", value: "ipdirect/0.1"),
                 HeaderField(name: "Accept", value: "*/*"),
             ],
-            remoteIP: "127.0.0.\(index % 250 + 1)", remotePort: 8443, resolver: "httpdns", sni: host, checkedName: host,
+            remoteIP: "127.0.0.\(index % 250 + 1)", remotePort: 8443, resolver: .httpdns, sni: host, checkedName: host,
             outcome: .ok, status: 200, httpVersion: "HTTP/1.1",
             responseHeaders: [
                 HeaderField(name: "Content-Type", value: "text/plain; charset=utf-8"),

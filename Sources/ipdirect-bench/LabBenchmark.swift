@@ -47,14 +47,14 @@ enum LabBenchmark {
 
         let running = try await Lab.start()
         let e = running.endpoints
-        let answer = HTTPRequest(url: e.httpdns + "/\(e.account)/d?host=dual.lab.test&query=4,6")
-        let control = HTTPRequest(url: e.control + "/fault")
-        print("HTTPDNS: \(queries) sequential queries, a fresh connection each, through HTTPFetch")
+        let answer = TransferSpec(url: e.httpdns + "/\(e.account)/d?host=dual.lab.test&query=4,6")
+        let control = TransferSpec(url: e.control + "/fault")
+        print("HTTPDNS: \(queries) sequential queries, a fresh connection each, through the shared transfer loop")
         var clock = ContinuousClock.now
-        for _ in 0..<queries { _ = try HTTPFetch.perform(answer) }
+        for _ in 0..<queries { _ = try await TransferLoop.shared.fetch(answer) }
         let httpdns = seconds(since: clock)
         clock = .now
-        for _ in 0..<queries { _ = try HTTPFetch.perform(control) }
+        for _ in 0..<queries { _ = try await TransferLoop.shared.fetch(control) }
         let trivial = seconds(since: clock)
         print(
             String(

@@ -55,7 +55,7 @@ enum ConsoleFixtures {
                 HeaderField(name: "Host", value: "sni-a.lab.test:18443"),
                 HeaderField(name: "User-Agent", value: "ipdirect/0.1"), HeaderField(name: "Accept", value: "*/*"),
             ],
-            remoteIP: "127.0.0.1", remotePort: https ? 18443 : 18081, resolver: "httpdns", sni: sni,
+            remoteIP: "127.0.0.1", remotePort: https ? 18443 : 18081, resolver: .httpdns, sni: sni,
             checkedName: https ? "sni-a.lab.test" : nil, outcome: outcome, status: status,
             httpVersion: status == nil ? nil : "1.1",
             responseHeaders: status == nil
@@ -72,10 +72,10 @@ enum ConsoleFixtures {
                 : nil,
             error: error,
             log: [
-                CurlLogLine(atMs: 0.01, kind: "info", text: "Trying 127.0.0.1:18443..."),
-                CurlLogLine(atMs: 0.3, kind: "info", text: "Connected to 127.0.0.1 port 18443"),
-                CurlLogLine(atMs: 3.1, kind: "ssl", text: "SSL connection using TLSv1.3 / TLS_AES_256_GCM_SHA384"),
-                CurlLogLine(atMs: 3.2, kind: "header-out", text: "GET / HTTP/1.1"),
+                CurlLogLine(atMs: 0.01, kind: .info, text: "Trying 127.0.0.1:18443..."),
+                CurlLogLine(atMs: 0.3, kind: .info, text: "Connected to 127.0.0.1 port 18443"),
+                CurlLogLine(atMs: 3.1, kind: .ssl, text: "SSL connection using TLSv1.3 / TLS_AES_256_GCM_SHA384"),
+                CurlLogLine(atMs: 3.2, kind: .headerOut, text: "GET / HTTP/1.1"),
             ], startedAt: now.addingTimeInterval(seconds))
         return Attempt(
             id: UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", Int(seconds * 10 + total)))!, url: url,

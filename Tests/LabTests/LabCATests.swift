@@ -49,7 +49,7 @@ struct LabCATests {
                 url: "https://www.example.com:\(outside.port)/", caFile: caFile,
                 resolve: ["www.example.com:\(outside.port):127.0.0.1"], checkCertificateName: "www.example.com"))
         await outside.stop()
-        let check = try #require(error as? CertificateCheckFailure)
+        let check = try #require(error?.refusedCertificate)
         #expect(check.verifyError == 47)  // X509_V_ERR_PERMITTED_VIOLATION
     }
 }

@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Lab HTTPDNS service")
 struct LabHTTPDNSTests {
-    private func get(_ lab: Lab, _ path: String, headers: [String] = []) async throws -> HTTPResponse {
+    private func get(_ lab: Lab, _ path: String, headers: [String] = []) async throws -> TransferRecord {
         try await fetch(HTTPRequest(url: lab.endpoints.httpdns + path, headers: headers))
     }
 

@@ -1,17 +1,35 @@
-// What the lab's tests share: a lab per test, requests through our libcurl shim off the
-// cooperative pool, and small readers for the lab's endpoints and answers.
+// What the lab's tests share: a lab per test, requests through the shared transfer loop (async,
+// as the HTTPDNS providers make them), and small readers for the lab's endpoints and answers.
 import CurlTransport
 import Foundation
 import Lab
 
-/// Performs a blocking libcurl request on a thread of its own, so the test's executor stays free
-/// for the lab's own async work.
-func fetch(_ request: HTTPRequest) async throws -> HTTPResponse {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try HTTPFetch.perform(request) })
-        }
+/// A request as the lab's tests write it: header lines as text, the certificate name to check
+/// in the handshake (libcurl's own name check is then off). It becomes a `TransferSpec`.
+struct HTTPRequest: Sendable {
+    var url: String
+    var method = "GET"
+    var headers: [String] = []
+    var body: [UInt8]? = nil
+    var timeout: Double = 2
+    var caFile: String? = nil
+    var resolve: [String] = []
+    var checkCertificateName: String? = nil
+
+    /// What the shared transfer loop performs; whole bodies are kept, up to a megabyte.
+    var spec: TransferSpec {
+        TransferSpec(
+            url: url, method: method, headers: headers.compactMap(HeaderField.init(line:)), body: body,
+            timeout: timeout, caFile: caFile, resolve: resolve, checkName: checkCertificateName,
+            verifyHost: checkCertificateName == nil, bodyLimit: .failBeyond(1 << 20))
     }
+}
+
+/// Performs a request on the process-wide transfer loop, as the HTTPDNS providers do.
+///
+/// - Throws: `CurlError`; `refusedCertificate` is set when the in-handshake check refused.
+func fetch(_ request: HTTPRequest) async throws(CurlError) -> TransferRecord {
+    try await TransferLoop.shared.fetch(request.spec)
 }
 
 /// The error a request failed with, or nil if it succeeded.
@@ -51,13 +69,13 @@ extension Lab {
     func requests(to origin: String) -> [LabOriginRequest] { originRequests().filter { $0.origin == origin } }
 }
 
-extension HTTPResponse {
+extension TransferRecord {
     /// The body parsed as a JSON object, nil when it is not one.
     var jsonObject: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] }
 
     /// Whether the leaf certificate names this DNS name (its DER holds the name as text).
     func leafNames(_ name: String) -> Bool {
-        guard let leaf = peerChain.first else { return false }
+        guard let leaf = tls?.chain.first else { return false }
         let needle = Array(name.utf8)
         guard leaf.count >= needle.count else { return false }
         return (0...(leaf.count - needle.count)).contains { leaf[$0..<($0 + needle.count)].elementsEqual(needle) }
@@ -66,8 +84,8 @@ extension HTTPResponse {
 
 extension Error {
     /// libcurl's kind of failure, whether the in-handshake check or libcurl itself refused.
-    var curlKind: CurlError.Kind? {
-        if let check = self as? CertificateCheckFailure { return check.curl.kind }
-        return (self as? CurlError)?.kind
-    }
+    var curlKind: CurlError.Kind? { (self as? CurlError)?.kind }
+
+    /// What the in-handshake certificate check saw when it refused the server, else nil.
+    var refusedCertificate: TLSObservation? { (self as? CurlError)?.refusedCertificate }
 }

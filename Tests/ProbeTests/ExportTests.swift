@@ -90,7 +90,7 @@ struct ExportTests {
     func harTimings() throws {
         func entry(_ url: String, _ timings: PhaseTimings) throws -> [String: Any] {
             let hop = Hop(
-                url: url, originalURL: url, method: "GET", resolver: "httpdns", outcome: .ok, status: 200,
+                url: url, originalURL: url, method: "GET", resolver: .httpdns, outcome: .ok, status: 200,
                 timings: timings)
             let attempt = Attempt(url: url, scenario: .directHTTPS, outcome: .ok, hops: [hop])
             let resolution = HostResolution(

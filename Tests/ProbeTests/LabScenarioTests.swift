@@ -103,7 +103,7 @@ struct LabScenarioTests {
             let second = attempt.hops[1]
             #expect(second.originalURL.contains("sni-b.lab.test"))
             #expect(second.originalURL.hasSuffix("/echo?from=redirect.lab.test"))
-            #expect(second.resolver == "httpdns")
+            #expect(second.resolver == .httpdns)
             #expect(second.sni == "sni-b.lab.test")
             #expect(second.bodyPreview.contains("origin=sni ; host=sni-b.lab.test"))
             // Without SNI the second hop meets sni-b's default certificate.

@@ -76,6 +76,20 @@ CURLcode ccurl_easy_install_tls_check(CURL *easy, ccurl_tls_check *check);
 /// OpenSSL's text for a verify error ("hostname mismatch", "certificate has expired", ...).
 const char *ccurl_verify_error_string(long error);
 
+/// The OpenSSL verify results (X509_V_*) Swift names, exported as values so no Swift code
+/// carries OpenSSL's numbers (this header does not include OpenSSL's own).
+extern const long ccurl_x509_v_ok;
+extern const long ccurl_x509_v_err_unable_to_get_issuer_cert;
+extern const long ccurl_x509_v_err_cert_not_yet_valid;
+extern const long ccurl_x509_v_err_cert_has_expired;
+extern const long ccurl_x509_v_err_depth_zero_self_signed_cert;
+extern const long ccurl_x509_v_err_self_signed_cert_in_chain;
+extern const long ccurl_x509_v_err_unable_to_get_issuer_cert_locally;
+extern const long ccurl_x509_v_err_unable_to_verify_leaf_signature;
+extern const long ccurl_x509_v_err_cert_untrusted;
+extern const long ccurl_x509_v_err_permitted_violation;
+extern const long ccurl_x509_v_err_hostname_mismatch;
+
 // MARK: - libcurl facts
 
 /// curl_version_info(CURLVERSION_NOW): the macro does not import into Swift.

@@ -1,182 +1,178 @@
-// The probe's transport: one libcurl multi handle driven by one owner thread, fed through a
-// locked queue. Every easy handle is created, run and read on that thread only.
+// The one place that drives libcurl's multi API: one multi handle per loop, driven by one owner
+// thread and fed through a locked queue. Easy handles are created, run, read and reused there only.
 import CCurl
-import CurlTransport
 import Foundation
 
-/// One HTTP exchange the loop performs, described as plain values.
-struct TransferSpec: Sendable {
-    var url: String
-    var method: String
-    var headers: [HeaderField]
-    var body: [UInt8]?
-    /// Whole-exchange timeout, seconds.
-    var timeout: Double
-    var caFile: String?
-    /// `CURLOPT_RESOLVE` entries.
-    var resolve: [String] = []
-    /// The name the certificate must match, checked inside the handshake by the shim's hook.
-    var checkName: String?
-    /// libcurl's own name check against the URL's host (off for an IP in the URL).
-    var verifyHost: Bool
-    /// Never use a proxy from the environment.
-    var bypassProxy: Bool = true
-    /// How much of the response body to keep.
-    var bodyCap: Int = 16 * 1024
-}
+/// A libcurl multi loop. Safe to share: the only state touched from outside is the incoming
+/// queue, behind a lock; the multi handle and every easy handle belong to the loop thread.
+public final class TransferLoop: @unchecked Sendable {
+    /// The process-wide loop for one-off requests (HTTPDNS queries, the lab's checks).
+    public static let shared = TransferLoop(maxActive: 64, name: "ipdirect.curl-shared")
 
-/// What came back from one exchange, read on the loop thread and handed over as values.
-struct TransferRecord: Sendable {
-    var startedAt: Date
-    var curlCode: Int
-    var curlMessage: String
-    var osErrno: Int
-    var status: Int
-    var httpVersion: String?
-    var remoteIP: String?
-    var remotePort: Int?
-    /// The request line and headers as libcurl sent them.
-    var requestLine: String?
-    var requestHeaders: [HeaderField]
-    var requestBodyBytes: Int
-    var statusLine: String?
-    var responseHeaders: [HeaderField]
-    var responseBytes: Int
-    var body: [UInt8]
-    /// Microseconds from the start, curl's cumulative `*_TIME_T` values (0 when not reached).
-    var nameLookupUs: Int64
-    var connectUs: Int64
-    var appConnectUs: Int64
-    var preTransferUs: Int64
-    var startTransferUs: Int64
-    var totalUs: Int64
-    var log: [CurlLogLine]
-    /// What the TLS hook saw; nil when no handshake reached the certificate.
-    var tls: TLSObservation?
-
-    var succeeded: Bool { curlCode == Int(CURLE_OK.rawValue) }
-}
-
-/// The certificate stage of a handshake as the shim's hook recorded it.
-struct TLSObservation: Sendable {
-    var verifyError: Int
-    var errorDepth: Int
-    var chain: [[UInt8]]
-    /// The SNI OpenSSL put in the ClientHello, nil when none.
-    var sni: String?
-}
-
-/// The multi-handle loop. Safe to share: the only state touched from outside is the
-/// incoming queue, behind a lock; everything else belongs to the loop thread.
-final class TransferLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let maxActive: Int
     private let lock = NSLock()
+    // Behind `lock`.
     private var incoming: [Transfer] = []
     private var stopping = false
+    /// Set by the loop thread, under the lock, just before it cleans the multi handle up:
+    /// from then on nobody may wake it.
+    private var closed = false
 
     // Owned by the loop thread.
     private var waiting: [Transfer] = []
     private var waitingHead = 0
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var idleHandles: [EasyHandle] = []
 
     /// Starts the owner thread.
     ///
-    /// - Parameter maxActive: how many exchanges may run at once; the rest wait their turn,
-    ///   and their timeout starts only when they begin.
-    init(maxActive: Int) {
+    /// - Parameters:
+    ///   - maxActive: how many exchanges may run at once; the rest wait their turn, and their
+    ///     timeout starts only when they begin.
+    ///   - name: the owner thread's name, as a debugger shows it.
+    public init(maxActive: Int, name: String = "ipdirect.curl-multi") {
         Curl.initialise()
         multi = curl_multi_init()!
         self.maxActive = max(1, maxActive)
         let thread = Thread { [self] in run() }
-        thread.name = "ipdirect.probe.curl-multi"
+        thread.name = name
         thread.start()
     }
 
-    /// Asks the thread to finish once nothing is running; called when the engine goes away.
-    func stop() {
+    /// Asks the thread to finish once nothing is running or waiting; transfers submitted after
+    /// it has finished fail at once.
+    public func stop() {
         lock.lock()
+        defer { lock.unlock() }
         stopping = true
-        lock.unlock()
-        curl_multi_wakeup(multi)
+        if !closed { curl_multi_wakeup(multi) }
     }
 
     /// Performs one exchange on the loop thread.
     ///
     /// - Parameter spec: what to send.
     /// - Returns: what happened, failures included.
-    func perform(_ spec: TransferSpec) async -> TransferRecord {
-        await withCheckedContinuation { continuation in
+    public func perform(_ spec: TransferSpec) async -> TransferRecord {
+        await withUnsafeContinuation { continuation in
+            let transfer = Transfer(spec: spec, continuation: continuation)
             lock.lock()
-            incoming.append(Transfer(spec: spec, continuation: continuation))
-            lock.unlock()
+            guard !closed else {
+                lock.unlock()
+                transfer.fail(CurlError(code: CURLE_FAILED_INIT, message: "the transfer loop has stopped"))
+                return
+            }
+            incoming.append(transfer)
             curl_multi_wakeup(multi)
+            lock.unlock()
         }
+    }
+
+    /// Performs one exchange and throws when it failed.
+    ///
+    /// - Parameter spec: what to send.
+    /// - Returns: the record of a completed exchange (any HTTP status).
+    /// - Throws: `CurlError`, with `refusedCertificate` set when the in-handshake check refused.
+    public func fetch(_ spec: TransferSpec) async throws(CurlError) -> TransferRecord {
+        let record = await perform(spec)
+        if let failure = record.failure { throw failure }
+        return record
     }
 
     private func run() {
         while true {
             lock.lock()
-            let arrived = incoming
+            if stopping && incoming.isEmpty && active.isEmpty && waitingHead == waiting.count {
+                closed = true
+                lock.unlock()
+                break
+            }
+            waiting.append(contentsOf: incoming)
             incoming.removeAll(keepingCapacity: true)
-            let finishing = stopping
             lock.unlock()
-            waiting.append(contentsOf: arrived)
-            if finishing && active.isEmpty && waitingHead == waiting.count { break }
             startWaiting()
 
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             readFinished()
-            startWaiting()
-            if !active.isEmpty || waitingHead < waiting.count {
+            if startWaiting() {
                 curl_multi_perform(multi, &running)
                 readFinished()
             }
             var ready: Int32 = 0
             curl_multi_poll(multi, nil, 0, active.isEmpty ? 1000 : 100, &ready)
         }
+        idleHandles.removeAll()
         curl_multi_cleanup(multi)
     }
 
-    private func startWaiting() {
+    /// Starts waiting transfers up to the limit; returns whether any started.
+    @discardableResult
+    private func startWaiting() -> Bool {
+        var started = false
         while active.count < maxActive && waitingHead < waiting.count {
             let transfer = waiting[waitingHead]
             waitingHead += 1
-            if let failure = transfer.configure() {
+            let easy: EasyHandle
+            if let idle = idleHandles.popLast() {
+                easy = idle
+            } else {
+                do throws(CurlError) {
+                    easy = try EasyHandle()
+                } catch {
+                    transfer.fail(error)
+                    continue
+                }
+            }
+            if let failure = transfer.configure(easy) {
                 transfer.finish(code: failure)
+                recycle(easy)
                 continue
             }
-            active[transfer.easy.raw] = transfer
-            curl_multi_add_handle(multi, transfer.easy.raw)
+            active[easy.raw] = transfer
+            curl_multi_add_handle(multi, easy.raw)
+            started = true
         }
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
             waitingHead = 0
         }
+        return started
     }
 
     private func readFinished() {
         var left: Int32 = 0
         while let message = curl_multi_info_read(multi, &left) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            guard message.pointee.msg == CURLMSG_DONE, let raw = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
-            curl_multi_remove_handle(multi, easy)
-            if let transfer = active.removeValue(forKey: easy) { transfer.finish(code: code) }
+            curl_multi_remove_handle(multi, raw)
+            if let transfer = active.removeValue(forKey: raw) {
+                transfer.finish(code: code)
+                if let easy = transfer.easy { recycle(easy) }
+            }
         }
+    }
+
+    /// Keeps a finished handle for the next transfer (reset to defaults), up to the limit.
+    private func recycle(_ easy: EasyHandle) {
+        guard idleHandles.count < maxActive else { return }
+        easy.reset()
+        idleHandles.append(easy)
     }
 }
 
 /// One exchange while it runs: the easy handle and what its callbacks collect.
-/// Lives on the loop thread only.
+/// Created by the submitting task, then lives on the loop thread only.
 private final class Transfer {
     let spec: TransferSpec
-    let continuation: CheckedContinuation<TransferRecord, Never>
-    let easy: EasyHandle
+    let continuation: UnsafeContinuation<TransferRecord, Never>
+    private(set) var easy: EasyHandle?
     private var check: UnsafeMutablePointer<ccurl_tls_check>?
     private var unmanaged: Unmanaged<Transfer>?
     private var startedAt = Date()
     private var startUptime: UInt64 = 0
+    private let bodyCap: Int
+    private var overflowed = false
 
     var requestLine: String?
     var requestHeaders: [HeaderField] = []
@@ -186,40 +182,44 @@ private final class Transfer {
     var responseBytes = 0
     var log: [CurlLogLine] = []
 
-    init(spec: TransferSpec, continuation: CheckedContinuation<TransferRecord, Never>) {
+    init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>) {
         self.spec = spec
         self.continuation = continuation
-        // Allocation failure of an easy handle leaves nothing sensible to do but crash.
-        self.easy = try! EasyHandle()
+        switch spec.bodyLimit {
+        case .keepFirst(let count), .failBeyond(let count): bodyCap = count
+        }
     }
 
     deinit {
         if let check { ccurl_tls_check_free(check) }
     }
 
-    /// Sets every option; returns a failure code instead of throwing so the loop stays simple.
-    func configure() -> CURLcode? {
+    /// Sets every option on `easy`; returns a failure code instead of throwing so the loop stays simple.
+    func configure(_ easy: EasyHandle) -> CURLcode? {
+        self.easy = easy
         startedAt = Date()
         startUptime = DispatchTime.now().uptimeNanoseconds
-        do {
+        do throws(CurlError) {
             try easy.set(CURLOPT_URL, spec.url)
             let timeout = max(1, Int(spec.timeout * 1000))
             try easy.set(CURLOPT_TIMEOUT_MS, timeout)
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, timeout)
-            // A fresh connection every time, so connect and TLS are measured, never skipped.
-            try easy.set(CURLOPT_FRESH_CONNECT, true)
-            try easy.set(CURLOPT_FORBID_REUSE, true)
+            if spec.freshConnection {
+                try easy.set(CURLOPT_FRESH_CONNECT, true)
+                try easy.set(CURLOPT_FORBID_REUSE, true)
+            }
             try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
-            try easy.set(CURLOPT_FOLLOWLOCATION, false)
             if spec.bypassProxy { try easy.set(CURLOPT_NOPROXY, "*") }
             if !spec.resolve.isEmpty { try easy.set(CURLOPT_RESOLVE, list: spec.resolve) }
             if let caFile = spec.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-            try easy.set(CURLOPT_SSL_VERIFYPEER, true)
             try easy.set(CURLOPT_SSL_VERIFYHOST, spec.verifyHost ? 2 : 0)
-            // "Expect:" keeps libcurl from waiting for a 100 Continue some servers never send.
             var lines = spec.headers.map { "\($0.name): \($0.value)" }
-            if spec.body != nil { lines.append("Expect:") }
-            try easy.set(CURLOPT_HTTPHEADER, list: lines)
+            // "Expect:" keeps libcurl from waiting for a 100 Continue some servers never send,
+            // unless the caller asked for one.
+            if spec.body != nil && !spec.headers.contains(where: { $0.name.lowercased() == "expect" }) {
+                lines.append("Expect:")
+            }
+            if !lines.isEmpty { try easy.set(CURLOPT_HTTPHEADER, list: lines) }
             switch spec.method {
             case "GET": break
             case "HEAD": try easy.set(CURLOPT_NOBODY, true)
@@ -228,25 +228,25 @@ private final class Transfer {
             }
             if let body = spec.body {
                 try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))
-                try body.withUnsafeBufferPointer { buffer throws(CurlError) in
-                    // COPYPOSTFIELDS copies, so the body outlives this closure.
-                    let empty: [UInt8] = [0]
-                    try empty.withUnsafeBufferPointer { fallback throws(CurlError) in
-                        let base = buffer.baseAddress ?? fallback.baseAddress
-                        try easy.set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: base))
-                    }
+                // COPYPOSTFIELDS copies, so the body outlives this closure; an empty body still
+                // needs a valid pointer.
+                let bytes = body.isEmpty ? [0] : body
+                try bytes.withUnsafeBufferPointer { buffer throws(CurlError) in
+                    try easy.set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: buffer.baseAddress))
                 }
             }
             let box = Unmanaged.passRetained(self)
             unmanaged = box
             try easy.set(CURLOPT_WRITEDATA, pointer: box.toOpaque())
             try easy.set(CURLOPT_HEADERDATA, pointer: box.toOpaque())
-            try easy.set(CURLOPT_DEBUGDATA, pointer: box.toOpaque())
             _ = ccurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, Transfer.writeBody)
             _ = ccurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, Transfer.writeHeader)
-            _ = ccurl_easy_setopt_debug_function(easy.raw, Transfer.debugLine)
-            try easy.set(CURLOPT_VERBOSE, true)
-            if spec.url.lowercased().hasPrefix("https:") {
+            if spec.trace {
+                try easy.set(CURLOPT_DEBUGDATA, pointer: box.toOpaque())
+                _ = ccurl_easy_setopt_debug_function(easy.raw, Transfer.debugLine)
+                try easy.set(CURLOPT_VERBOSE, true)
+            }
+            if spec.url.utf8.count > 6, spec.url.prefix(6).lowercased() == "https:" {
                 check = ccurl_tls_check_new(spec.checkName)
                 if let check {
                     let code = ccurl_easy_install_tls_check(easy.raw, check)
@@ -259,13 +259,18 @@ private final class Transfer {
         return nil
     }
 
+    /// Resumes the waiting task with a failure that happened before libcurl ran.
+    func fail(_ error: CurlError) {
+        continuation.resume(returning: record(failure: error))
+    }
+
     /// Reads the handle and resumes the waiting task.
     func finish(code: CURLcode) {
         defer {
             unmanaged?.release()
             unmanaged = nil
         }
-        let failure = code == CURLE_OK ? nil : easy.error(code)
+        guard let easy else { return fail(CurlError(code, detail: nil)) }
         var tls: TLSObservation?
         if let check, check.pointee.ran == 1 {
             let sni: String? =
@@ -275,22 +280,53 @@ private final class Transfer {
                 } : nil
             tls = TLSObservation(
                 verifyError: check.pointee.verify_error, errorDepth: Int(check.pointee.error_depth),
-                chain: TLSCheckReading.chain(check), sni: sni)
+                chain: Self.chain(check), sni: sni)
         }
+        var failure: CurlError?
+        if code != CURLE_OK {
+            if overflowed {
+                failure = CurlError(
+                    code: CURLE_FILESIZE_EXCEEDED, message: "response body is larger than \(bodyCap) bytes")
+            } else {
+                let refused = tls.flatMap { $0.problem == nil ? nil : $0 }
+                failure = easy.error(code, refusedCertificate: refused)
+            }
+        }
+        var record = record(failure: failure)
+        record.tls = tls
         let remoteIP = easy.string(CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
-        let record = TransferRecord(
-            startedAt: startedAt, curlCode: Int(code.rawValue), curlMessage: failure?.message ?? "",
-            osErrno: failure?.osErrno ?? 0, status: easy.long(CURLINFO_RESPONSE_CODE),
-            httpVersion: Transfer.versionText(easy.long(CURLINFO_HTTP_VERSION)), remoteIP: remoteIP,
-            remotePort: remoteIP == nil ? nil : easy.long(CURLINFO_PRIMARY_PORT), requestLine: requestLine,
-            requestHeaders: requestHeaders, requestBodyBytes: Int(easy.offset(CURLINFO_SIZE_UPLOAD_T)),
-            statusLine: statusLine, responseHeaders: responseHeaders, responseBytes: responseBytes, body: body,
-            nameLookupUs: easy.offset(CURLINFO_NAMELOOKUP_TIME_T), connectUs: easy.offset(CURLINFO_CONNECT_TIME_T),
-            appConnectUs: easy.offset(CURLINFO_APPCONNECT_TIME_T),
-            preTransferUs: easy.offset(CURLINFO_PRETRANSFER_TIME_T),
-            startTransferUs: easy.offset(CURLINFO_STARTTRANSFER_TIME_T), totalUs: easy.offset(CURLINFO_TOTAL_TIME_T),
-            log: log, tls: tls)
+        record.remoteIP = remoteIP
+        record.remotePort = remoteIP == nil ? nil : easy.long(CURLINFO_PRIMARY_PORT)
+        record.status = easy.long(CURLINFO_RESPONSE_CODE)
+        record.httpVersion = Self.versionText(easy.long(CURLINFO_HTTP_VERSION))
+        record.requestBodyBytes = Int(easy.offset(CURLINFO_SIZE_UPLOAD_T))
+        record.nameLookupUs = easy.offset(CURLINFO_NAMELOOKUP_TIME_T)
+        record.connectUs = easy.offset(CURLINFO_CONNECT_TIME_T)
+        record.appConnectUs = easy.offset(CURLINFO_APPCONNECT_TIME_T)
+        record.preTransferUs = easy.offset(CURLINFO_PRETRANSFER_TIME_T)
+        record.startTransferUs = easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
+        record.totalUs = easy.offset(CURLINFO_TOTAL_TIME_T)
         continuation.resume(returning: record)
+    }
+
+    private func record(failure: CurlError?) -> TransferRecord {
+        TransferRecord(
+            startedAt: startedAt, failure: failure, status: 0, httpVersion: nil, remoteIP: nil, remotePort: nil,
+            requestLine: requestLine, requestHeaders: requestHeaders, requestBodyBytes: 0, statusLine: statusLine,
+            responseHeaders: responseHeaders, responseBytes: responseBytes, body: body, nameLookupUs: 0,
+            connectUs: 0, appConnectUs: 0, preTransferUs: 0, startTransferUs: 0, totalUs: 0, log: log, tls: nil)
+    }
+
+    /// The presented chain, leaf first, as DER byte arrays.
+    private static func chain(_ check: UnsafeMutablePointer<ccurl_tls_check>) -> [[UInt8]] {
+        let count = Int(check.pointee.chain_count)
+        return withUnsafeBytes(of: check.pointee.chain) { raw in
+            let ders = raw.bindMemory(to: ccurl_der.self)
+            return (0..<count).compactMap { i in
+                guard let bytes = ders[i].bytes else { return nil }
+                return Array(UnsafeBufferPointer(start: bytes, count: ders[i].length))
+            }
+        }
     }
 
     private var elapsedMs: Double {
@@ -298,12 +334,11 @@ private final class Transfer {
     }
 
     private static func versionText(_ version: Int) -> String? {
-        // CURL_HTTP_VERSION_1_0, _1_1, _2_0 and _3.
         switch version {
-        case 1: "HTTP/1.0"
-        case 2: "HTTP/1.1"
-        case 3: "HTTP/2"
-        case 30: "HTTP/3"
+        case CURL_HTTP_VERSION_1_0: "HTTP/1.0"
+        case CURL_HTTP_VERSION_1_1: "HTTP/1.1"
+        case CURL_HTTP_VERSION_2_0: "HTTP/2"
+        case CURL_HTTP_VERSION_3: "HTTP/3"
         default: nil
         }
     }
@@ -314,7 +349,11 @@ private final class Transfer {
         let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
         let length = size * count
         transfer.responseBytes += length
-        let room = transfer.spec.bodyCap - transfer.body.count
+        let room = transfer.bodyCap - transfer.body.count
+        if case .failBeyond = transfer.spec.bodyLimit, length > room {
+            transfer.overflowed = true
+            return 0
+        }
         if room > 0, let data {
             data.withMemoryRebound(to: UInt8.self, capacity: length) {
                 transfer.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(room, length)))
@@ -341,11 +380,11 @@ private final class Transfer {
     static let debugLine: curl_debug_callback = { _, type, data, size, user in
         guard let user, let data else { return 0 }
         let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
-        let kind: String
+        let kind: CurlLogLine.Kind
         switch type {
-        case CURLINFO_TEXT: kind = "info"
-        case CURLINFO_HEADER_IN: kind = "header-in"
-        case CURLINFO_HEADER_OUT: kind = "header-out"
+        case CURLINFO_TEXT: kind = .info
+        case CURLINFO_HEADER_IN: kind = .headerIn
+        case CURLINFO_HEADER_OUT: kind = .headerOut
         default: return 0  // data and raw TLS records are not kept
         }
         let at = transfer.elapsedMs
@@ -389,33 +428,5 @@ enum LineBytes {
             if !line.isEmpty { body(line) }
             start = end + 1
         }
-    }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs (no Foundation, so cheap in hot paths).
-    var trimmedSpaces: String {
-        let text = String(self)
-        let utf8 = text.utf8
-        var start = utf8.startIndex
-        var end = utf8.endIndex
-        while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
-        while end > start {
-            let before = utf8.index(before: end)
-            guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
-            end = before
-        }
-        return String(text[start..<end])
-    }
-}
-
-extension HeaderField {
-    /// Parses `Name: value`; nil for anything else.
-    init?(line: String) {
-        guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else { return nil }
-        let name = String(line[..<colon])
-        guard !name.contains(" ") else { return nil }
-        let value = line[line.index(after: colon)...].trimmedSpaces
-        self.init(name: name, value: value)
     }
 }
