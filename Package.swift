@@ -49,6 +49,9 @@ let package = Package(
                 .embedInCode("default-config.toml"),
             ]),
 
+        // The one sanitizer for outside text on its way to a screen (escapes, display widths).
+        .target(name: "TerminalText", swiftSettings: strict),
+
         // Swift face of libcurl, the only module that imports CCurl: the transfer loop (one multi
         // handle per loop, driven by its owner thread), URLs, and failures classified once.
         .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "Probe",
             dependencies: [
-                "NameResolution", "CurlTransport",
+                "NameResolution", "CurlTransport", "TerminalText",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -80,7 +83,7 @@ let package = Package(
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
         .target(
             name: "Console",
-            dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources"],
+            dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText"],
             swiftSettings: strict),
 
         // The embedded lab: HTTPDNS service, origins, private CA, all on loopback.
@@ -103,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console",
+                "Lab", "NameResolution", "Probe", "Console", "TerminalText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -119,6 +122,7 @@ let package = Package(
             name: "NameResolutionTests", dependencies: ["NameResolution", "NameResolutionTesting", "Lab"],
             swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
+        .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(
             name: "ConsoleTests", dependencies: ["Console", "Lab"], exclude: ["__Snapshots__"],
             swiftSettings: strict),

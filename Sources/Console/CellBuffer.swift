@@ -1,5 +1,7 @@
 // The frame the pure render produces: a grid of cells (character, colors, attributes).
 // The ncurses screen copies it to the terminal; tests read it back as text.
+import Foundation
+import TerminalText
 
 /// The eight colors every terminal has; `.default` leaves the terminal's own color.
 public enum CellColor: UInt8, Sendable, Hashable, CaseIterable {
@@ -72,7 +74,15 @@ public struct CellBuffer: Sendable, Equatable {
         set { cells[y * width + x] = newValue }
     }
 
+    /// The character of the cell under the right half of a wide character: the screen skips
+    /// it and `line(_:)` leaves it out. `put` never stores it otherwise (NUL is escaped).
+    public static let continuation: Unicode.Scalar = "\u{0}"
+
     /// Writes `text` from (x, y), clipped at `limit` columns (default: the right edge).
+    ///
+    /// Text from outside goes through `TerminalText`: controls, bidi and zero-width characters
+    /// show as escapes (`\x1b`, `\u202e`), a wide character takes two cells (the second a
+    /// `continuation`), so the grid never shifts.
     ///
     /// - Returns: the column after the last character written.
     @discardableResult
@@ -80,16 +90,51 @@ public struct CellBuffer: Sendable, Equatable {
         guard y >= 0, y < height, x < width else { return x }
         let end = min(width, limit.map { x + $0 } ?? width)
         var column = x
-        for scalar in text.unicodeScalars {
-            if column >= end { break }
-            if column >= 0 {
-                // Control characters from the network must not reach the terminal.
-                let printable = scalar.value >= 0x20 && scalar.value != 0x7f ? scalar : "?"
-                cells[y * width + column] = Cell(printable, style: style)
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            for byte in text.utf8 {
+                if column >= end { break }
+                if column >= 0 { set(column, y, Cell(Unicode.Scalar(byte), style: style)) }
+                column += 1
             }
-            column += 1
+            return column
+        }
+        for character in TerminalText.escaped(text) {
+            let cells = TerminalText.width(of: character)
+            guard cells > 0 else { continue }
+            if column + cells > end { break }
+            if cells == 2 {
+                if column >= 0 { set(column, y, Cell(Self.scalar(character), style: style)) }
+                if column + 1 >= 0 {
+                    set(column + 1, y, Cell(column >= 0 ? Self.continuation : " ", style: style))
+                }
+            } else if column >= 0 {
+                set(column, y, Cell(Self.scalar(character), style: style))
+            }
+            column += cells
         }
         return column
+    }
+
+    /// One scalar for a grapheme of escaped text: itself, its composed form, or its base
+    /// character (a cell holds one scalar; marks past composition are not shown).
+    private static func scalar(_ character: Character) -> Unicode.Scalar {
+        let scalars = character.unicodeScalars
+        if scalars.count == 1, let only = scalars.first { return only }
+        let composed = String(character).precomposedStringWithCanonicalMapping.unicodeScalars
+        return (composed.count == 1 ? composed.first : scalars.first) ?? "?"
+    }
+
+    /// Stores a cell without leaving half of a wide character behind: writing over either
+    /// half of one blanks the other half.
+    private mutating func set(_ column: Int, _ y: Int, _ cell: Cell) {
+        let index = y * width + column
+        if cells[index].character == Self.continuation, column > 0, cell.character != Self.continuation {
+            cells[index - 1].character = " "
+        }
+        if column + 1 < width, cells[index + 1].character == Self.continuation {
+            cells[index + 1].character = " "
+        }
+        cells[index] = cell
     }
 
     /// Paints `count` cells of row `y` from `x` with `character` in `style`.
@@ -113,7 +158,9 @@ public struct CellBuffer: Sendable, Equatable {
     /// Row `y` as plain text, trailing spaces kept (snapshots show the full width).
     public func line(_ y: Int) -> String {
         var text = String.UnicodeScalarView()
-        for column in 0..<width { text.append(cells[y * width + column].character) }
+        for column in 0..<width where cells[y * width + column].character != Self.continuation {
+            text.append(cells[y * width + column].character)
+        }
         return String(text)
     }
 

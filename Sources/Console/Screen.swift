@@ -67,9 +67,15 @@ final class Screen {
             let style = buffer[x, y].style
             var run = String.UnicodeScalarView()
             var end = x
-            while end < width, buffer[end, y].style == style {
+            // A run ends at the right half of a wide character, so the next one starts at its
+            // own column whatever width the terminal gave the wide character.
+            while end < width, buffer[end, y].style == style, buffer[end, y].character != CellBuffer.continuation {
                 run.append(buffer[end, y].character)
                 end += 1
+            }
+            if run.isEmpty {
+                x += 1
+                continue
             }
             _ = cnc_attrset(attributes(style))
             let text = String(run)

@@ -37,7 +37,7 @@ public final class Lab: Sendable {
     /// The servers in port order: with `portBase` N the i-th listens on N+i.
     static let serverOrder = [
         "httpdns", "httpdns-tls", "control", "plain", "single", "sni", "wrong-name", "expired", "self-signed",
-        "untrusted", "slow", "redirect", "dual", "short-ttl", "poisoned",
+        "untrusted", "slow", "redirect", "dual", "short-ttl", "poisoned", "hostile",
     ]
 
     /// Starts a lab: makes its CAs and certificates, writes `ca.pem`, binds every server.
@@ -138,6 +138,9 @@ public final class Lab: Sendable {
             LabServer(
                 role: "poisoned", addresses: ["127.0.0.1"], tls: try issued("poisoned.lab.test"),
                 respond: origin("poisoned")),
+            LabServer(
+                role: "hostile", addresses: ["127.0.0.1"], tls: try issued("hostile.lab.test"),
+                respond: hostileOriginResponder(name: "hostile", ledger: ledger)),
         ]
 
         var bound: [any Channel] = []

@@ -35,6 +35,8 @@ struct LabResponse: Sendable {
     var delay: Double = 0
     /// Close the connection without answering (the HTTPDNS service while `down`).
     var hangsUp = false
+    /// A reason phrase of the origin's own, sent as it is (the hostile origin's escapes).
+    var reason: String? = nil
 
     static let hangUp = LabResponse(status: 0, headers: [], body: [], hangsUp: true)
 
@@ -128,7 +130,9 @@ struct LabServer: Sendable {
                 connections.add(channel)
                 guard let tls else {
                     return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        // No outbound validation: the hostile origin sends what a broken server would.
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                            withOutboundHeaderValidation: false)
                         try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(sni: nil, respond: respond))
                     }
                 }
@@ -140,7 +144,7 @@ struct LabServer: Sendable {
                         return channel.eventLoop.makeCompletedFuture {
                             let pipeline = channel.pipeline.syncOperations
                             try pipeline.addHandler(NIOSSLServerHandler(context: context))
-                            try pipeline.configureHTTPServerPipeline()
+                            try pipeline.configureHTTPServerPipeline(withOutboundHeaderValidation: false)
                             try pipeline.addHandler(LabHTTPHandler(sni: name, respond: respond))
                         }
                     }
@@ -218,7 +222,9 @@ final class LabHTTPHandler: ChannelInboundHandler {
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-        let status = HTTPResponseStatus(statusCode: response.status)
+        let status =
+            response.reason.map { HTTPResponseStatus.custom(code: UInt(response.status), reasonPhrase: $0) }
+            ?? HTTPResponseStatus(statusCode: response.status)
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
         var buffer = context.channel.allocator.buffer(capacity: response.body.count)

@@ -1,6 +1,7 @@
 // Exports of probe reports: a JSON array, JSON Lines, HAR 1.2 (one entry per attempt and
 // hop, timings from curl's cumulative values) and the table `ipdirect probe` prints.
 import Foundation
+import TerminalText
 
 /// Turns reports into the formats users hand to scripts, browsers and colleagues.
 public enum ProbeExport {
@@ -206,12 +207,14 @@ public enum ProbeExport {
     // MARK: Table
 
     /// The human summary `ipdirect probe` prints: per URL, the resolution, one row per
-    /// attempt with its sentence when it failed, the verdict and the notes.
+    /// attempt with its sentence when it failed, the verdict and the notes. Everything a
+    /// server or provider wrote goes through `TerminalText`, so the table shows escapes, never
+    /// acts on them, and its columns line up by display width.
     public static func table(_ reports: [URLReport]) -> String {
         var out = ""
         for report in reports {
-            out += "\(report.url)\n"
-            out += "  resolution: \(VerdictWriting.agreementNote(report.resolution))\n"
+            out += "\(TerminalText.escaped(report.url))\n"
+            out += "  resolution: \(TerminalText.escaped(VerdictWriting.agreementNote(report.resolution)))\n"
             let rows = report.attempts.map { attempt -> [String] in
                 let ip = attempt.ip.map { "\($0) (\(attempt.ipSource?.rawValue ?? "?"))" } ?? "-"
                 let sni =
@@ -223,23 +226,24 @@ public enum ProbeExport {
                     ? "-" : String(format: "%.1f ms", attempt.hops.map(\.timings.total).reduce(0, +))
                 let hops = attempt.hops.count > 1 ? "\(attempt.hops.count) hops" : ""
                 return [attempt.scenario.rawValue, ip, sni, attempt.outcome.rawValue, status, time, hops]
+                    .map(TerminalText.escaped)
             }
             let header = ["scenario", "ip", "sni", "outcome", "status", "time", ""]
             let widths = (0..<header.count).map { column in
-                ([header] + rows).map { $0[column].count }.max() ?? 0
+                ([header] + rows).map { TerminalText.width($0[column]) }.max() ?? 0
             }
             func line(_ cells: [String]) -> String {
                 "  "
-                    + zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+                    + zip(cells, widths).map { TerminalText.padded($0, to: $1) }
                     .joined(separator: "  ").trimmedSpaces + "\n"
             }
             out += line(header)
             for (attempt, row) in zip(report.attempts, rows) {
                 out += line(row)
-                if let error = attempt.error { out += "      \(error)\n" }
+                if let error = attempt.error { out += "      \(TerminalText.escaped(error))\n" }
             }
-            out += "  verdict: \(report.verdict.summary)\n"
-            for note in report.verdict.notes.dropFirst() { out += "  note: \(note)\n" }
+            out += "  verdict: \(TerminalText.escaped(report.verdict.summary))\n"
+            for note in report.verdict.notes.dropFirst() { out += "  note: \(TerminalText.escaped(note))\n" }
             out += "\n"
         }
         return out

@@ -143,10 +143,9 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// The query as name/value pairs, for HAR's `queryString`.
     public var queryItems: [HeaderField] {
         guard let query = (try? CurlURL(text))?[.query] else { return [] }
-        return query.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
-            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+        return QueryString.pairs(query[...]).filter { !$0.name.isEmpty || $0.value != nil }.map { pair in
+            let name = String(pair.name).removingPercentEncoding ?? String(pair.name)
+            let value = pair.value.map { String($0).removingPercentEncoding ?? String($0) } ?? ""
             return HeaderField(name: name, value: value)
         }
     }

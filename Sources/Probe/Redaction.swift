@@ -1,5 +1,5 @@
-// Keeps secrets out of traces and exports: credentials in headers, cookies, and query values
-// whose names say they are secret. On by default; `--no-redact` turns it off.
+// Keeps secrets out of traces and exports: credentials in headers, cookies, passwords in URLs
+// and query values whose names say they are secret. On by default; `--no-redact` turns it off.
 import Foundation
 
 /// Replaces secret values with a marker, keeping names so a trace still shows what was sent.
@@ -50,17 +50,43 @@ public enum Redaction {
         fields.map { isSecretHeader($0.name) ? HeaderField(name: $0.name, value: marker) : $0 }
     }
 
-    /// A URL with the values of secret query parameters hidden; path and host untouched.
+    /// A URL with the password of its user information (`user:pass@`) and the values of
+    /// secret query parameters hidden; scheme, user name, host and path untouched.
     public static func url(_ text: String) -> String {
+        let text = withoutPassword(text)
         guard let question = text.firstIndex(of: "?") else { return text }
         let fragmentStart = text[question...].firstIndex(of: "#") ?? text.endIndex
         let query = text[text.index(after: question)..<fragmentStart]
-        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, isSecretParameter(String(parts[0])) else { return String(pair) }
-            return "\(parts[0])=\(marker)"
+        let pairs = QueryString.pairs(query).map { pair -> String in
+            guard pair.value != nil, isSecretParameter(String(pair.name)) else {
+                return pair.value.map { "\(pair.name)=\($0)" } ?? String(pair.name)
+            }
+            return "\(pair.name)=\(marker)"
         }
         return String(text[...question]) + pairs.joined(separator: "&") + String(text[fragmentStart...])
+    }
+
+    /// Where the password of a URL's user information lies (`https://user:pass@host/`), if any.
+    private static func passwordRange(_ text: String) -> Range<String.Index>? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
+            return nil
+        }
+        return text.index(after: colon)..<at
+    }
+
+    private static func withoutPassword(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "@")), let range = passwordRange(text) else { return text }
+        return text.replacingCharacters(in: range, with: marker)
+    }
+
+    /// The password written in a URL's user information, as written and decoded.
+    static func password(in text: String) -> [String] {
+        guard let range = passwordRange(text), !range.isEmpty else { return [] }
+        let written = String(text[range])
+        let decoded = written.removingPercentEncoding ?? written
+        return decoded == written ? [written] : [written, decoded]
     }
 
     /// One line of curl's log with a secret header value or query value hidden.
@@ -68,9 +94,9 @@ public enum Redaction {
         var copy = line
         if line.kind != .info, let field = HeaderField(line: line.text), isSecretHeader(field.name) {
             copy.text = "\(field.name): \(marker)"
-        } else if line.text.utf8.contains(UInt8(ascii: "?")) {
+        } else if line.text.utf8.contains(UInt8(ascii: "?")) || line.text.utf8.contains(UInt8(ascii: "@")) {
             copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)
-                .map { $0.contains("?") ? url(String($0)) : String($0) }
+                .map { $0.contains("?") || $0.contains("@") ? url(String($0)) : String($0) }
                 .joined(separator: " ")
         }
         return copy
@@ -115,6 +141,7 @@ public enum Redaction {
                 values.append(String(field.value[field.value.index(after: space)...]))
             }
         }
+        values += password(in: url.text)
         let queryItems = url.text.utf8.contains(UInt8(ascii: "?")) ? url.queryItems : []
         for item in queryItems where isSecretParameter(item.name) && !item.value.isEmpty {
             values.append(item.value)

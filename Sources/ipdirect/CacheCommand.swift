@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import NameResolution
+import TerminalText
 
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,13 +78,15 @@ struct CacheCommand: AsyncParsableCommand {
                 return [
                     e.host, e.family.rawValue, e.ips.isEmpty ? "(none)" : e.ips.joined(separator: ", "), "\(e.ttl)s",
                     left > 0 ? "\(Int(left))s" : "expired", formatter.string(from: e.resolvedAt),
-                ]
+                ].map(TerminalText.escaped)
             }
             var widths = header.map(\.count)
-            for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+            for row in rows {
+                for (i, cell) in row.enumerated() { widths[i] = max(widths[i], TerminalText.width(cell)) }
+            }
             for row in [header] + rows {
                 print(
-                    row.enumerated().map { i, c in c + String(repeating: " ", count: widths[i] - c.count) }
+                    row.enumerated().map { i, c in TerminalText.padded(c, to: widths[i]) }
                         .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
             }
         }

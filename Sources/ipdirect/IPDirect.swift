@@ -2,6 +2,7 @@
 // Each subcommand lives in its own file beside this one.
 import ArgumentParser
 import Foundation
+import TerminalText
 
 @main
 struct IPDirect: AsyncParsableCommand {
@@ -26,7 +27,7 @@ struct IPDirect: AsyncParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                FileHandle.standardError.write(Data((TerminalText.escapedLines(fullMessage(for: error)) + "\n").utf8))
                 Foundation.exit(2)
             }
             exit(withError: error)

@@ -5,6 +5,7 @@ import Foundation
 import Lab
 import NameResolution
 import Probe
+import TerminalText
 
 struct ProbeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -70,7 +71,7 @@ struct ProbeCommand: AsyncParsableCommand {
         do {
             try providerOptions.validate()
         } catch let error as ValidationError {
-            FileHandle.standardError.write(Data("ipdirect probe: \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(error.message))\n".utf8))
             throw ExitCode(2)
         }
     }
@@ -78,7 +79,7 @@ struct ProbeCommand: AsyncParsableCommand {
     func run() async throws {
         var badInput = false
         func complain(_ message: String) {
-            FileHandle.standardError.write(Data("ipdirect probe: \(message)\n".utf8))
+            FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(message))\n".utf8))
         }
         func usage(_ message: String) -> ExitCode {
             complain(message)

@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Lab
 import NameResolution
+import TerminalText
 
 extension ProviderKind: ExpressibleByArgument {}
 
@@ -150,9 +151,10 @@ struct ResolverSession: Sendable {
     }
 }
 
-/// Messages to stderr for the resolution commands.
+/// Messages to stderr for the resolution commands, escaped: they quote what servers, files
+/// and providers said.
 enum ResolutionOutput {
     static func warn(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((TerminalText.escapedLines(line) + "\n").utf8))
     }
 }

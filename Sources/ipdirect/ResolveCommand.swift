@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import NameResolution
+import TerminalText
 
 struct ResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -70,7 +71,7 @@ struct ResolveCommand: AsyncParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(results), as: UTF8.self))
         } else {
-            print("HTTPDNS: \(session.providerDescription)")
+            print("HTTPDNS: \(TerminalText.escaped(session.providerDescription))")
             print(ResolutionTable.render(results))
         }
         let unanswered = results.filter {
@@ -91,30 +92,32 @@ enum ResolutionTable {
             let httpdnsIPs = r.httpdns.ipv4 + r.httpdns.ipv6
             let httpdns =
                 r.httpdns.error == nil || r.httpdns.source == .systemFallback ? addresses(httpdnsIPs) : "failed"
-            rows.append([
-                r.host, system, milliseconds(r.system.ms), httpdns,
-                r.httpdns.error == nil || r.httpdns.source == .systemFallback ? "\(r.httpdns.ttl)s" : "-",
-                milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue,
-            ])
+            rows.append(
+                [
+                    r.host, system, milliseconds(r.system.ms), httpdns,
+                    r.httpdns.error == nil || r.httpdns.source == .systemFallback ? "\(r.httpdns.ttl)s" : "-",
+                    milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue,
+                ].map(TerminalText.escaped))
             if let error = r.system.error { notes.append("\(r.host): \(error)") }
             if let error = r.httpdns.error {
                 let fallback = r.httpdns.source == .systemFallback ? " (answered by system DNS instead)" : ""
                 notes.append("\(r.host): HTTPDNS: \(error)\(fallback)")
             }
         }
+        // Answers and errors come from outside: escaped above, measured in cells.
         var widths = header.map(\.count)
         for row in rows {
-            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], TerminalText.width(cell)) }
         }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { i, cell in
                 // Numbers right-aligned, text left-aligned.
-                let pad = String(repeating: " ", count: widths[i] - cell.count)
+                let pad = String(repeating: " ", count: widths[i] - TerminalText.width(cell))
                 return [2, 4, 5].contains(i) ? pad + cell : cell + pad
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
         var out = [line(header)] + rows.map(line)
-        if !notes.isEmpty { out += [""] + notes }
+        if !notes.isEmpty { out += [""] + notes.map(TerminalText.escaped) }
         return out.joined(separator: "\n")
     }
 

@@ -115,7 +115,7 @@ struct LabLifecycleTests {
         #expect(lab.endpoints.control == "http://127.0.0.1:\(base + 2)")
         #expect(lab.endpoints.hosts["plain.lab.test"] == "http://plain.lab.test:\(base + 3)/")
         let ports = lab.endpoints.hosts.values.compactMap { URLComponents(string: $0)?.port }
-        #expect(ports.allSatisfy { (base..<(base + 15)).contains($0) })
+        #expect(ports.allSatisfy { (base..<(base + 16)).contains($0) })
 
         await #expect(throws: LabError.self) { try await Lab.start(LabOptions(portBase: base)).shutdown() }
 
@@ -158,5 +158,5 @@ func freePortBase() async throws -> Int {
 }
 
 struct NoFreePorts: Error, CustomStringConvertible {
-    var description: String { "no free range of 15 ports found" }
+    var description: String { "no free range of 16 ports found" }
 }

@@ -1,0 +1,46 @@
+// The lab's hostile origin: a server that misbehaves on purpose, so tests can show that no
+// response crashes ipdirect, paints the terminal, steals credentials or bends a verdict.
+import Foundation
+import NIOCore
+
+/// What the hostile origin sends, by path. Everything else gets the ordinary origin line.
+public enum LabHostilePath {
+    /// A reason phrase and a header full of escape sequences, C1 controls and bidi overrides.
+    public static let escapes = "/escapes"
+    /// A redirect to `/?=`, a query pair without a name.
+    public static let emptyQueryName = "/location-empty-name"
+    /// A redirect to itself, forever.
+    public static let loop = "/loop"
+
+    /// The reason phrase `/escapes` answers with: a title change, a screen clear, a bidi override.
+    public static let hostileReason = "OK \u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}gnp.exe"
+    /// The value of the `X-Hostile` header `/escapes` answers with (C1 CSI, bidi, zero width).
+    public static let hostileHeader = "\u{1b}[31mred\u{9b}1m\u{202e}txt\u{200b}"
+}
+
+/// Makes the responder of the hostile origin.
+func hostileOriginResponder(name: String, ledger: LabLedger) -> LabResponder {
+    { request, loop in
+        let line = "origin=\(name) ; host=\(request.host) ; sni=\(request.sni ?? "none")"
+        var response = LabResponse.text(200, line + "\n")
+        switch request.path {
+        case LabHostilePath.escapes:
+            response = .text(200, line + " ; " + LabHostilePath.hostileHeader + "\n")
+            response.reason = LabHostilePath.hostileReason
+            response.headers.append(("X-Hostile", LabHostilePath.hostileHeader))
+        case LabHostilePath.emptyQueryName:
+            response = .text(302, line + " ; redirect=/?=\n")
+            response.headers.append(("Location", "/?="))
+        case LabHostilePath.loop:
+            response = .text(302, line + " ; redirect=\(LabHostilePath.loop)\n")
+            response.headers.append(("Location", LabHostilePath.loop))
+        default:
+            break
+        }
+        ledger.record(
+            LabOriginRequest(
+                origin: name, host: request.host, sni: request.sni, method: request.method, path: request.path,
+                bodyLength: request.bodyLength, status: response.status, time: Date()))
+        return loop.makeSucceededFuture(response)
+    }
+}

@@ -1,0 +1,98 @@
+// The lab's hostile origin against the real engine: a query pair without a name, escape
+// sequences in the reason phrase and headers, a password in the URL. Nothing crashes, nothing
+// raw reaches the table, JSON and HAR keep the original bytes, secrets stay hidden.
+import Foundation
+import Lab
+import Probe
+import Testing
+
+@Suite("Hostile input")
+struct HostileInputTests {
+    /// Whether a terminal would act on some of the text (C0, DEL, C1, format characters).
+    static func hasControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            let v = scalar.value
+            return v < 0x20 && scalar != "\n" || (0x7F...0x9F).contains(v)
+                || scalar.properties.generalCategory == .format
+        }
+    }
+
+    @Test("a query pair without a name, typed or in a Location, is probed and exported")
+    func emptyQueryName() async throws {
+        try await withLab { lab in
+            let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([
+                lab.url("hostile.lab.test", "/?="), lab.url("hostile.lab.test", LabHostilePath.emptyQueryName),
+            ])
+            #expect(reports.count == 2)
+            for report in reports { #expect(report.outcome(.directSNI) == .ok, "\(report.url)") }
+            let followed = try #require(reports[1].attempts(.directSNI).first)
+            #expect(followed.hops.count == 2)
+            #expect(followed.hops.last?.url.hasSuffix("/?=") == true)
+            let har = try #require(try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any])
+            let entries = try #require((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+            let query = try #require(
+                (entries.last?["request"] as? [String: Any])?["queryString"] as? [[String: String]])
+            #expect(query == [["name": "", "value": ""]])
+            #expect(!ProbeExport.table(reports).isEmpty)
+            #expect(try ProbeURL.parse("https://example.com/?=&=x&&a").queryItems.count == 3)
+        }
+    }
+
+    @Test("escape sequences from a server: shown as escapes in the table, kept exactly in JSON and HAR")
+    func escapesFromTheServer() async throws {
+        try await withLab { lab in
+            let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([
+                lab.url("hostile.lab.test", LabHostilePath.escapes)
+            ])
+            let attempt = try #require(reports.first?.attempts(.directSNI).first)
+            #expect(attempt.outcome == .ok)
+            let hop = try #require(attempt.hops.first)
+            #expect(hop.responseHeaders.contains { $0.name == "X-Hostile" && $0.value == LabHostilePath.hostileHeader })
+            #expect(hop.log.contains { $0.text.contains("\u{1b}]0;pwned") }, "curl's log carries the reason phrase")
+
+            // The table quotes what it shows from outside; a server's text in an error
+            // sentence, a verdict or a note reaches it escaped.
+            var hostile = reports[0]
+            hostile.attempts[0].error = "server said: " + LabHostilePath.hostileReason
+            hostile.verdict.summary = "no direct technique works: " + LabHostilePath.hostileHeader
+            let table = ProbeExport.table([hostile])
+            #expect(!Self.hasControl(table), "\(table)")
+            #expect(table.contains("\\x1b]0;pwned\\x07"))
+            #expect(table.contains("\\u202e"))
+
+            // JSON and HAR: the original bytes, JSON-escaped, decoded back exactly.
+            let har = try #require(try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any])
+            let entry = try #require(((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+            let headers = try #require((entry["response"] as? [String: Any])?["headers"] as? [[String: String]])
+            #expect(headers.contains { $0["name"] == "X-Hostile" && $0["value"] == LabHostilePath.hostileHeader })
+            let jsonText = String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self)
+            #expect(!jsonText.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+            #expect(jsonText.contains("\\u001b"))
+        }
+    }
+
+    @Test("a password in the URL is redacted in JSON, JSON Lines, HAR and the table")
+    func passwordInURL() async throws {
+        try await withLab { lab in
+            let base = lab.url("hostile.lab.test", "/echo")
+            let url = base.replacingOccurrences(of: "https://", with: "https://alice:hunter2pw@")
+            let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([url])
+            let attempt = try #require(reports.first?.attempts(.directSNI).first)
+            #expect(attempt.outcome == .ok)
+            let outputs = [
+                String(decoding: ProbeExport.json(reports), as: UTF8.self),
+                String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self),
+                String(decoding: ProbeExport.har(reports), as: UTF8.self), ProbeExport.table(reports),
+            ]
+            for output in outputs {
+                #expect(!output.contains("hunter2pw"))
+                #expect(output.contains("alice:[redacted]@"))
+            }
+            #expect(
+                Redaction.url("https://u:p%40ss@h.test:8443/x?token=t&q=1")
+                    == "https://u:[redacted]@h.test:8443/x?token=[redacted]&q=1")
+            #expect(Redaction.url("https://h.test/a@b?x=1") == "https://h.test/a@b?x=1")
+            #expect(Redaction.url("https://h.test/?=&a") == "https://h.test/?=&a")
+        }
+    }
+}
