@@ -80,10 +80,13 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
+        .target(name: "Signals", swiftSettings: strict),
+
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
         .target(
             name: "Console",
-            dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText"],
+            dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText", "Signals"],
             swiftSettings: strict),
 
         // The embedded lab: HTTPDNS service, origins, private CA, all on loopback.
@@ -106,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console", "TerminalText",
+                "Lab", "NameResolution", "Probe", "Console", "TerminalText", "Signals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -121,6 +124,7 @@ let package = Package(
         .testTarget(
             name: "NameResolutionTests", dependencies: ["NameResolution", "NameResolutionTesting", "Lab"],
             swiftSettings: strict),
+        .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(

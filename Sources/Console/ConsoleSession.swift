@@ -4,6 +4,7 @@ import CNcurses
 import Foundation
 import NameResolution
 import Probe
+import Signals
 
 /// How the console was started.
 public struct ConsoleOptions: Sendable {
@@ -106,16 +107,21 @@ public enum ConsoleSession {
         let events = Task {
             for await event in engine.resolverEvents() { queue.post(.resolverEvent(event)) }
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<(any Error)?, Never>) in
             let thread = Thread {
-                let loop = ConsoleLoop(engine: engine, options: options, glyphs: glyphs, queue: queue)
-                loop.run()
-                continuation.resume()
+                do {
+                    let loop = try ConsoleLoop(engine: engine, options: options, glyphs: glyphs, queue: queue)
+                    loop.run()
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
             }
             thread.name = "ipdirect console"
             thread.start()
         }
         events.cancel()
+        if let failure { throw failure }
     }
 }
 
@@ -126,20 +132,29 @@ final class ConsoleLoop {
     private let queue: ActionQueue
     private let options: ConsoleOptions
     private let screen: Screen
+    /// SIGINT, SIGTERM and SIGHUP ask the loop to quit; SIGWINCH (after ncurses's own handler
+    /// has noted the size) wakes it, since the signal may land on another thread than this one.
+    private let signals: SignalPipe
     private var state: ConsoleState
     private var dirty = true
     private var probes: [Int: Task<Void, Never>] = [:]
     private let cacheLoading = CacheLoadFlag()
 
-    init(engine: any ConsoleEngine, options: ConsoleOptions, glyphs: Glyphs, queue: ActionQueue) {
+    init(engine: any ConsoleEngine, options: ConsoleOptions, glyphs: Glyphs, queue: ActionQueue) throws {
         self.engine = engine
         self.queue = queue
         self.options = options
         screen = Screen(useColor: options.useColor)
+        do {
+            // After initscr, so SIGWINCH chains to the handler ncurses installed.
+            signals = try SignalPipe(watching: [SIGINT, SIGTERM, SIGHUP, SIGWINCH], chaining: [SIGWINCH])
+        } catch {
+            screen.end()
+            throw error
+        }
         state = ConsoleState(
             size: screen.size, now: Date(), engine: engine.description, glyphs: glyphs, maxTraces: options.maxTraces,
             maxTraceDetails: options.maxTraceDetails)
-        installTerminalRestoration(wakeDescriptor: queue.writeDescriptor)
     }
 
     func run() {
@@ -159,10 +174,11 @@ final class ConsoleLoop {
             var descriptors = [
                 pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: queue.readDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: signals.readDescriptor, events: Int16(POLLIN), revents: 0),
             ]
-            // Interrupted by SIGWINCH: ncurses then reports KEY_RESIZE through getch.
-            _ = poll(&descriptors, 2, Int32((wait * 1000).rounded(.up)))
-            if terminalState.terminationRequested != 0 { dispatch(.terminate) }
+            // After SIGWINCH, ncurses reports KEY_RESIZE through getch.
+            _ = poll(&descriptors, 3, Int32((wait * 1000).rounded(.up)))
+            if signals.drain().contains(where: { $0 != SIGWINCH }) { dispatch(.terminate) }
             while let input = screen.read() {
                 switch input {
                 case .key(let key): dispatch(.key(key))
@@ -177,6 +193,7 @@ final class ConsoleLoop {
             }
         }
         for task in probes.values { task.cancel() }
+        signals.stop()
         screen.end()
     }
 

@@ -20,8 +20,10 @@ final class Screen {
     ///
     /// - Parameter useColor: false for `NO_COLOR` and `--no-color`: attributes only.
     init(useColor: Bool) {
+        CrashRestoration.saveModes()
         _ = initscr()
         terminalState.active = true
+        CrashRestoration.install()
         // raw: Ctrl-C arrives as a key, so quitting always goes through the same clean path.
         raw()
         noecho()
@@ -161,56 +163,93 @@ final class Screen {
         _ = curs_set(1)
         _ = endwin()
         terminalState.active = false
+        CrashRestoration.uninstall()
     }
 }
 
-/// Whether ncurses mode is on, read by the signal and exit handlers that restore the terminal.
+/// Whether ncurses mode is on, read by the exit handler that restores the terminal.
 struct TerminalState: @unchecked Sendable {
     var active = false
-    var wakeDescriptor: Int32 = -1
-    var terminationRequested: Int32 = 0
-    /// ncurses's own SIGWINCH handler, called first so it learns the new size.
-    var previousResizeHandler: (@convention(c) (Int32) -> Void)?
 }
 
-/// Global because signal handlers cannot capture context; written before handlers are set.
+/// Global because the exit handler cannot capture context.
 nonisolated(unsafe) var terminalState = TerminalState()
 
-/// Installs the handlers that give the terminal back on quit signals, crashes and exit.
-func installTerminalRestoration(wakeDescriptor: Int32) {
-    terminalState.wakeDescriptor = wakeDescriptor
-    // SIGINT/SIGTERM/SIGHUP: ask the loop to quit cleanly; it restores the terminal.
-    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-        _ = signal(signalNumber) { _ in
-            if terminalState.terminationRequested > 0, terminalState.active {
-                // A second request while the loop does not answer: restore and leave now.
-                _ = endwin()
-                _exit(130)
+/// Gives the terminal back when the process crashes or exits while ncurses mode is on.
+///
+/// Crash handlers must be async-signal-safe, so they do not call `endwin`: they write the
+/// terminal's own "leave full screen, show cursor, plain text" strings (read from terminfo
+/// at start) with write(2), put back the terminal modes saved before ncurses started with
+/// tcsetattr(3), then let the previous disposition act (core dump, exit status).
+enum CrashRestoration {
+    static let signals: [Int32] = [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP]
+    private static let capacity = 512
+    nonisolated(unsafe) private static let reset = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+    nonisolated(unsafe) private static var resetCount = 0
+    nonisolated(unsafe) private static var savedModes = termios()
+    nonisolated(unsafe) private static var hasSavedModes = false
+    nonisolated(unsafe) private static let previous: UnsafeMutablePointer<sigaction> = {
+        let table = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
+        table.initialize(repeating: sigaction(), count: 65)
+        return table
+    }()
+    nonisolated(unsafe) private static var installed = false
+    nonisolated(unsafe) private static var exitHandlerRegistered = false
+
+    /// Saves the terminal modes; call before `initscr`.
+    static func saveModes() {
+        hasSavedModes = tcgetattr(STDIN_FILENO, &savedModes) == 0
+    }
+
+    /// Reads the reset strings and installs the crash handlers; call after `initscr`.
+    static func install() {
+        var bytes: [UInt8] = []
+        for capability in ["rmcup", "cnorm", "sgr0"] {
+            guard let value = tigetstr(capability), Int(bitPattern: value) > 0 else { continue }
+            bytes += Array(String(cString: value).utf8)
+        }
+        resetCount = min(bytes.count, capacity)
+        for (index, byte) in bytes.prefix(resetCount).enumerated() { reset[index] = byte }
+        for number in signals {
+            var action = sigaction()
+            #if canImport(Glibc)
+                action.__sigaction_handler.sa_handler = crashHandler
+            #else
+                action.__sigaction_u.__sa_handler = crashHandler
+            #endif
+            sigemptyset(&action.sa_mask)
+            _ = sigaction(number, &action, previous + Int(number))
+        }
+        installed = true
+        if !exitHandlerRegistered {
+            exitHandlerRegistered = true
+            atexit {
+                if terminalState.active {
+                    _ = endwin()
+                    terminalState.active = false
+                }
             }
-            terminalState.terminationRequested = 1
-            var byte: UInt8 = 1
-            _ = write(terminalState.wakeDescriptor, &byte, 1)
         }
     }
-    // SIGWINCH may land on any of the process's threads, so poll on the console thread is not
-    // always interrupted: after ncurses has noted the size, wake the loop through the pipe.
-    terminalState.previousResizeHandler = signal(SIGWINCH) { signalNumber in
-        terminalState.previousResizeHandler?(signalNumber)
-        var byte: UInt8 = 2
-        _ = write(terminalState.wakeDescriptor, &byte, 1)
+
+    /// Puts back the dispositions that were in force before `install()`.
+    static func uninstall() {
+        guard installed else { return }
+        installed = false
+        for number in signals { _ = sigaction(number, previous + Int(number), nil) }
     }
-    // Crashes: restore the terminal, then let the default action (core, exit status) happen.
-    for signalNumber in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP] {
-        _ = signal(signalNumber) { signalNumber in
-            if terminalState.active { _ = endwin() }
-            _ = signal(signalNumber, SIG_DFL)
-            _ = raise(signalNumber)
-        }
-    }
-    atexit {
+
+    /// The crash handler: only write(2), tcsetattr(3), sigaction(2) and raise(3).
+    fileprivate static func restoreAndRedeliver(_ number: Int32) {
         if terminalState.active {
-            _ = endwin()
-            terminalState.active = false
+            _ = write(STDOUT_FILENO, reset, resetCount)
+            if hasSavedModes { _ = tcsetattr(STDIN_FILENO, TCSANOW, &savedModes) }
         }
+        _ = sigaction(number, previous + Int(number), nil)
+        _ = raise(number)
     }
+}
+
+private func crashHandler(_ number: Int32) {
+    CrashRestoration.restoreAndRedeliver(number)
 }
