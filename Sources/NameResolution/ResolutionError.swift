@@ -73,7 +73,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    static func format(_ seconds: Double) -> String {
+    /// Seconds as people write them: "2", "0.5".
+    public static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
     }
 

@@ -229,17 +229,10 @@ public enum ProbeExport {
                     .map(TerminalText.escaped)
             }
             let header = ["scenario", "ip", "sni", "outcome", "status", "time", ""]
-            let widths = (0..<header.count).map { column in
-                ([header] + rows).map { TerminalText.width($0[column]) }.max() ?? 0
-            }
-            func line(_ cells: [String]) -> String {
-                "  "
-                    + zip(cells, widths).map { TerminalText.padded($0, to: $1) }
-                    .joined(separator: "  ").trimmedSpaces + "\n"
-            }
-            out += line(header)
-            for (attempt, row) in zip(report.attempts, rows) {
-                out += line(row)
+            let lines = TextTable.lines(header: header, rows: rows, indent: "  ")
+            out += lines[0] + "\n"
+            for (attempt, line) in zip(report.attempts, lines.dropFirst()) {
+                out += line + "\n"
                 if let error = attempt.error { out += "      \(TerminalText.escaped(error))\n" }
             }
             out += "  verdict: \(TerminalText.escaped(report.verdict.summary))\n"

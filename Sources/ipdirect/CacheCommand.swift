@@ -24,8 +24,7 @@ struct CacheCommand: AsyncParsableCommand {
                 for warning in warnings { ResolutionOutput.warn("warning: \(warning)") }
                 return configuration.cachePath
             } catch {
-                ResolutionOutput.warn("error: \(error)")
-                throw ExitCode(2)
+                throw UsageError("\(error)")
             }
         }
 
@@ -42,16 +41,9 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the cached answers with their TTLs.")
 
         @Option(help: "Output: table or json.")
-        var format: String = "table"
+        var format: TableOrJSON = .table
 
         @OptionGroup var location: Location
-
-        func validate() throws {
-            if !["table", "json"].contains(format) {
-                ResolutionOutput.warn("error: --format must be table or json (not '\(format)')")
-                throw ExitCode(2)
-            }
-        }
 
         func run() throws {
             guard let path = try location.cachePath() else {
@@ -59,7 +51,7 @@ struct CacheCommand: AsyncParsableCommand {
                 return
             }
             let entries = location.storedCache(path).entries()
-            if format == "json" {
+            if format == .json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 encoder.dateEncodingStrategy = .iso8601
@@ -80,15 +72,7 @@ struct CacheCommand: AsyncParsableCommand {
                     left > 0 ? "\(Int(left))s" : "expired", formatter.string(from: e.resolvedAt),
                 ].map(TerminalText.escaped)
             }
-            var widths = header.map(\.count)
-            for row in rows {
-                for (i, cell) in row.enumerated() { widths[i] = max(widths[i], TerminalText.width(cell)) }
-            }
-            for row in [header] + rows {
-                print(
-                    row.enumerated().map { i, c in TerminalText.padded(c, to: widths[i]) }
-                        .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-            }
+            for line in TextTable.lines(header: header, rows: rows) { print(line) }
         }
     }
 

@@ -57,8 +57,7 @@ struct ConfigCommand: AsyncParsableCommand {
             do {
                 loaded = try ConfigurationLoader.load(commandLine: providerOptions.commandLineLayer, file: path)
             } catch {
-                ResolutionOutput.warn("error: \(error)")
-                throw ExitCode(2)
+                throw UsageError("\(error)")
             }
             for warning in loaded.warnings { ResolutionOutput.warn("warning: \(warning)") }
             print("# file: \(path)" + (FileManager.default.fileExists(atPath: path) ? "" : " (absent: defaults apply)"))

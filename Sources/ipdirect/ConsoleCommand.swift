@@ -30,24 +30,19 @@ struct ConsoleCommand: AsyncParsableCommand {
             valueName: "N"))
     var maxTraceDetails = 2_000
 
-    @Option(help: ArgumentHelp("Per-request timeout of a probe, in seconds.", valueName: "SECONDS"))
-    var probeTimeout: Double = 10
+    @OptionGroup var requestTimeout: ProbeTimeoutOption
 
     func validate() throws {
         guard maxTraces >= 1 && maxTraces <= 10_000_000 else {
             throw ValidationError("--max-traces must be between 1 and 10000000")
         }
         guard maxTraceDetails >= 1 else { throw ValidationError("--max-trace-details must be at least 1") }
-        guard probeTimeout > 0 else { throw ValidationError("--probe-timeout must be more than 0 seconds") }
     }
 
     func run() async throws {
-        guard ConsoleSession.hasTerminal else {
-            FileHandle.standardError.write(Data("ipdirect: \(ConsoleStartError.notATerminal)\n".utf8))
-            throw ExitCode(2)
-        }
+        guard ConsoleSession.hasTerminal else { throw UsageError("\(ConsoleStartError.notATerminal)") }
         let session = try await provider.start()
-        var options = ProbeOptions(timeout: probeTimeout)
+        var options = ProbeOptions(timeout: requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds)
         options.caFile = session.lab?.endpoints.ca
         let cache = session.cache
         let engine = LiveConsoleEngine(
@@ -73,8 +68,10 @@ final class LiveConsoleEngine: ConsoleEngine {
     private let cache: ResolverCache
     private let prober: ProbeEngine
     private let lab: Lab?
+    private let session: ResolverSession
 
     init(session: ResolverSession, probe: ProbeEngine) {
+        self.session = session
         cache = session.cache
         prober = probe
         lab = session.lab
@@ -84,16 +81,8 @@ final class LiveConsoleEngine: ConsoleEngine {
             lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired)
     }
 
-    /// A lab name typed without a port goes to the lab server that serves it.
-    private func target(_ text: String) -> String {
-        guard let hosts = lab?.endpoints.hosts, let url = try? ProbeURL.parse(text), !url.hasExplicitPort,
-            let base = hosts[url.host]
-        else { return text }
-        return base + url.pathAndQuery.dropFirst()
-    }
-
     func probe(_ text: String) -> AsyncStream<ConsoleProbeEvent> {
-        let events = prober.probe(target(text))
+        let events = prober.probe(session.labTarget(text))
         return AsyncStream { continuation in
             let task = Task {
                 for await event in events {

@@ -1,5 +1,5 @@
 // The ipdirect executable: command-line parsing and wiring of the engine's front ends.
-// Each subcommand lives in its own file beside this one.
+// Each subcommand lives in its own file beside this one; bad usage maps to exit 2 here only.
 import ArgumentParser
 import Foundation
 import TerminalText
@@ -15,22 +15,62 @@ struct IPDirect: AsyncParsableCommand {
         ],
         defaultSubcommand: ConsoleCommand.self)
 
-    /// Runs the command, mapping ArgumentParser's usage failures (exit 64) to the exit status
-    /// 2 that scripts rely on for bad usage (DESIGN.md, "Command line").
+    /// Runs the command. The one place bad usage becomes exit status 2 (README, "Command
+    /// line"): ArgumentParser's own usage failures (its exit 64) and every `UsageError`.
     static func main() async {
+        var commandName = "ipdirect"
         do {
             var command = try parseAsRoot()
+            let names = path(to: type(of: command))
+            if !names.isEmpty { commandName = names.joined(separator: " ") }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
+        } catch let error as UsageError {
+            if let message = error.message {
+                FileHandle.standardError.write(Data("\(commandName): \(TerminalText.escapedLines(message))\n".utf8))
+            }
+            Foundation.exit(UsageError.exitStatus)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((TerminalText.escapedLines(fullMessage(for: error)) + "\n").utf8))
-                Foundation.exit(2)
+                Foundation.exit(UsageError.exitStatus)
             }
             exit(withError: error)
         }
     }
+
+    /// The names from the root to `command`: ["ipdirect", "cache", "list"].
+    private static func path(
+        to command: any ParsableCommand.Type, from root: any ParsableCommand.Type = IPDirect.self
+    ) -> [String] {
+        if ObjectIdentifier(command) == ObjectIdentifier(root) { return [root._commandName] }
+        for sub in root.configuration.subcommands {
+            let rest = path(to: command, from: sub)
+            if !rest.isEmpty { return [root._commandName] + rest }
+        }
+        return []
+    }
+}
+
+/// Bad usage or bad input found while a command runs: exit status 2, the message on stderr
+/// after the command's name (`ipdirect probe: cannot read --input urls.txt`).
+///
+/// Problems found while parsing (`validate()`) are `ValidationError`s instead, which
+/// ArgumentParser prints with the command's usage; both end with the same status.
+struct UsageError: Error {
+    /// The exit status of bad usage, which scripts rely on.
+    static let exitStatus: Int32 = 2
+
+    /// The sentence to print; nil when the problems were already reported one by one.
+    var message: String?
+
+    init(_ message: String) { self.message = message }
+
+    /// Exit 2 for problems already printed (each bad URL of a batch, say).
+    static let alreadyReported = UsageError(nil)
+
+    private init(_ message: String?) { self.message = message }
 }

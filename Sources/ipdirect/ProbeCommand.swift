@@ -13,15 +13,12 @@ struct ProbeCommand: AsyncParsableCommand {
         discussion: """
             Scenarios: system-dns (the baseline), direct-http, direct-https (no SNI, certificate checked \
             against the original name in the handshake), direct-sni (the name pinned to the IP).
-            --timeout bounds name resolution and each request (default 10 s); --lab resolves through the \
-            lab's HTTPDNS service and trusts its CA.
+            --timeout bounds name resolution (default: the configuration's timeout, 2 s) and, when \
+            --probe-timeout is not given, each request too; --probe-timeout bounds each request (default \
+            10 s). --lab resolves through the lab's HTTPDNS service and trusts its CA.
             Exit status: 0 when every URL has a working direct scenario, 1 when one has none, 2 for bad \
             usage or input (an unparsable URL is named and the rest still run).
             """)
-
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case table, json, jsonl
-    }
 
     @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
     var urls: [String] = []
@@ -30,13 +27,13 @@ struct ProbeCommand: AsyncParsableCommand {
     var input: String?
 
     @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
-    var scenario: [String] = []
+    var scenario: [Scenario] = []
 
     @Flag(name: .long, help: "Direct attempts to every HTTPDNS IP, not only the first.")
     var allIPs = false
 
     @Option(name: .long, help: "GET, HEAD or POST (POST when --data is given).")
-    var method: String?
+    var method: RequestMethod?
 
     @Option(name: .long, help: "Request body: TEXT, or @FILE to read it from a file.")
     var data: String?
@@ -45,7 +42,7 @@ struct ProbeCommand: AsyncParsableCommand {
     var header: [String] = []
 
     @Option(name: .long, help: "Output: table, json or jsonl.")
-    var format: Format = .table
+    var format: ProbeFormat = .table
 
     @Option(name: .long, help: "Also write a HAR 1.2 file.")
     var har: String?
@@ -62,29 +59,19 @@ struct ProbeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
     var noRedact = false
 
-    /// `--timeout` also bounds each probe request (default 10 s); `--lab` probes the lab with its CA trusted.
+    @OptionGroup var requestTimeout: ProbeTimeoutOption
+
+    /// `--timeout` also bounds each probe request unless `--probe-timeout` is given; `--lab`
+    /// probes the lab with its CA trusted.
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
-
-    /// Bad usage exits 2, as the design's command line promises (ArgumentParser's own is 64).
-    func validate() throws {
-        do {
-            try providerOptions.validate()
-        } catch let error as ValidationError {
-            FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(error.message))\n".utf8))
-            throw ExitCode(2)
-        }
-    }
 
     func run() async throws {
         var badInput = false
         func complain(_ message: String) {
             FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(message))\n".utf8))
         }
-        func usage(_ message: String) -> ExitCode {
-            complain(message)
-            return ExitCode(2)
-        }
+        func usage(_ message: String) -> UsageError { UsageError(message) }
 
         // What to probe.
         var wanted = urls
@@ -111,15 +98,7 @@ struct ProbeCommand: AsyncParsableCommand {
 
         // How to probe.
         var options = ProbeOptions()
-        if !scenario.isEmpty {
-            options.scenarios = try scenario.map { name in
-                guard let parsed = Scenario(rawValue: name) else {
-                    throw usage(
-                        "unknown scenario '\(name)': use \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return parsed
-            }
-        }
+        if !scenario.isEmpty { options.scenarios = scenario }
         options.allIPs = allIPs
         if let data {
             if data.hasPrefix("@") {
@@ -132,13 +111,9 @@ struct ProbeCommand: AsyncParsableCommand {
                 options.body = Array(data.utf8)
             }
         }
-        options.method = (method ?? (options.body == nil ? "GET" : "POST")).uppercased()
-        guard ["GET", "HEAD", "POST"].contains(options.method) else {
-            throw usage("unsupported method '\(options.method)': use GET, HEAD or POST")
-        }
-        if options.method != "POST" && options.body != nil && options.method != "GET" {
-            throw usage("--data goes with POST")
-        }
+        let chosen = method ?? (options.body == nil ? .get : .post)
+        options.method = chosen.rawValue
+        if chosen == .head && options.body != nil { throw usage("--data goes with POST") }
         options.headers = try header.map { line in
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
                 throw usage("a header is 'Name: value', not '\(line)'")
@@ -148,7 +123,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
-        options.timeout = providerOptions.timeout ?? 10
+        options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
         options.concurrency = concurrency
         options.redact = !noRedact
         if let cacert, !FileManager.default.fileExists(atPath: cacert) {
@@ -180,13 +155,9 @@ struct ProbeCommand: AsyncParsableCommand {
             }
         }
 
-        var usable = parsed.map(\.text)
-        if let hosts = session.lab?.endpoints.hosts {
-            // Lab names listen on ports of their own: a lab URL without a port goes to its server.
-            if wanted.isEmpty { usable = hosts.keys.sorted().compactMap { hosts[$0] } }
-            for (index, entry) in parsed.enumerated() where !entry.url.hasExplicitPort {
-                if let base = hosts[entry.url.host] { usable[index] = base + entry.url.pathAndQuery.dropFirst() }
-            }
+        var usable = parsed.map { session.labTarget($0.text) }
+        if wanted.isEmpty, let hosts = session.lab?.endpoints.hosts {
+            usable = hosts.keys.sorted().compactMap { hosts[$0] }
         }
         let cache = session.cache
         let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
@@ -214,7 +185,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 badInput = true
             }
         }
-        if badInput { throw ExitCode(2) }
+        if badInput { throw UsageError.alreadyReported }
         if reports.contains(where: { $0.verdict.works.isEmpty }) { throw ExitCode(1) }
     }
 }

@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Lab
 import NameResolution
+import Probe
 import TerminalText
 
 extension ProviderKind: ExpressibleByArgument {}
@@ -27,7 +28,10 @@ struct ProviderOptions: ParsableArguments {
         help: "A public service by name: \(ProviderPreset.all.map(\.name).joined(separator: ", ")).")
     var preset: String?
 
-    @Option(help: ArgumentHelp("Seconds to wait for HTTPDNS and for system DNS (default 2).", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait for HTTPDNS and for system DNS (default \(ResolutionError.format(ResolverConfiguration().timeout)), the configuration's timeout).",
+            valueName: "SECONDS"))
     var timeout: Double?
 
     @Option(help: ArgumentHelp("Extra CA file (PEM) trusted for the HTTPDNS service's TLS.", valueName: "FILE"))
@@ -137,6 +141,16 @@ struct ResolverSession: Sendable {
     var providerDescription: String {
         guard let endpoint = configuration.effectiveEndpoint else { return "none (system DNS only)" }
         return "\(cache.provider.name) at \(endpoint)" + (lab != nil ? " (lab)" : "")
+    }
+
+    /// Where to send a host or URL the user typed: with the lab running, a lab name without
+    /// a port goes to the lab server that serves it (each listens on a port of its own);
+    /// anything else is returned as it is.
+    func labTarget(_ text: String) -> String {
+        guard let hosts = lab?.endpoints.hosts, let url = try? ProbeURL.parse(text), !url.hasExplicitPort,
+            let base = hosts[url.host]
+        else { return text }
+        return base + url.pathAndQuery.dropFirst()
     }
 
     /// Saves the cache (a failure is a warning) and stops the lab.

@@ -17,33 +17,18 @@ struct ResolveCommand: AsyncParsableCommand {
     var hosts: [String] = []
 
     @Option(name: .customLong("type"), help: "Address families: auto, v4, v6 or both (default: configured, auto).")
-    var family: String?
+    var family: AddressFamily?
 
     @Option(help: "Output: table or json.")
-    var format: String = "table"
+    var format: TableOrJSON = .table
 
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
 
-    /// Bad usage exits 2, as the design's command line promises (ArgumentParser's own is 64).
     func validate() throws {
-        func usage(_ message: String) -> ExitCode {
-            ResolutionOutput.warn(
-                "error: \(message)\nusage: ipdirect " + Self.usageString() + "\nsee: ipdirect resolve --help")
-            return ExitCode(2)
-        }
-        if hosts.isEmpty { throw usage("give at least one host name") }
-        if let family, AddressFamily(rawValue: family) == nil {
-            throw usage("--type must be one of auto, v4, v6, both (not '\(family)')")
-        }
-        if !["table", "json"].contains(format) { throw usage("--format must be table or json (not '\(format)')") }
+        if hosts.isEmpty { throw ValidationError("give at least one host name") }
         for host in hosts where host.isEmpty || host.contains("/") || host.contains(" ") {
-            throw usage("'\(host)' is not a host name (give names, not URLs)")
-        }
-        do {
-            try providerOptions.validate()
-        } catch let error as ValidationError {
-            throw usage(error.message)
+            throw ValidationError("'\(host)' is not a host name (give names, not URLs)")
         }
     }
 
@@ -52,10 +37,9 @@ struct ResolveCommand: AsyncParsableCommand {
         do {
             session = try await providerOptions.start()
         } catch let error as ValidationError {
-            ResolutionOutput.warn("error: \(error.message)")
-            throw ExitCode(2)
+            throw UsageError(error.message)
         }
-        let wanted = family.flatMap(AddressFamily.init(rawValue:))
+        let wanted = family
         // Names resolve side by side; the output keeps the order they were given in.
         let results = await withTaskGroup(of: (Int, HostResolution).self) { group in
             for (index, host) in hosts.enumerated() {
@@ -66,7 +50,7 @@ struct ResolveCommand: AsyncParsableCommand {
             return ordered.sorted { $0.0 < $1.0 }.map(\.1)
         }
         await session.close()
-        if format == "json" {
+        if format == .json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(results), as: UTF8.self))
@@ -104,20 +88,9 @@ enum ResolutionTable {
                 notes.append("\(r.host): HTTPDNS: \(error)\(fallback)")
             }
         }
-        // Answers and errors come from outside: escaped above, measured in cells.
-        var widths = header.map(\.count)
-        for row in rows {
-            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], TerminalText.width(cell)) }
-        }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, cell in
-                // Numbers right-aligned, text left-aligned.
-                let pad = String(repeating: " ", count: widths[i] - TerminalText.width(cell))
-                return [2, 4, 5].contains(i) ? pad + cell : cell + pad
-            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
-        }
-        var out = [line(header)] + rows.map(line)
-        if !notes.isEmpty { out += [""] + notes.map(TerminalText.escaped) }
+        // Numbers right-aligned, text left-aligned.
+        var out = TextTable.lines(header: header, rows: rows, rightAligned: [2, 4, 5])
+        if !notes.isEmpty { out += [""] + notes }
         return out.joined(separator: "\n")
     }
 

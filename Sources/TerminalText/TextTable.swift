@@ -1,0 +1,36 @@
+// Aligned plain-text tables for the command line: `probe`'s attempts, `resolve`'s names and
+// `cache list`'s entries all print through this one function, widths measured in cells.
+import Foundation
+
+/// Columns padded to their widest cell (in terminal cells), two spaces apart, trailing
+/// spaces trimmed. Cells from outside must already be escaped (`TerminalText.escaped`).
+public enum TextTable {
+    /// The table as lines (no newline at the end of each), header first.
+    ///
+    /// - Parameters:
+    ///   - header: the column titles.
+    ///   - rows: one array of cells per row, as many as `header` has, already escaped.
+    ///   - rightAligned: the columns (by index) whose cells are right-aligned, such as numbers.
+    ///   - indent: put before every line.
+    public static func lines(
+        header: [String], rows: [[String]], rightAligned: Set<Int> = [], indent: String = ""
+    ) -> [String] {
+        var widths = header.map(TerminalText.width)
+        for row in rows {
+            for (column, cell) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], TerminalText.width(cell))
+            }
+        }
+        return ([header] + rows).map { cells in
+            var line = indent
+            for (column, cell) in cells.enumerated() {
+                let width = widths[min(column, widths.count - 1)]
+                let pad = String(repeating: " ", count: max(0, width - TerminalText.width(cell)))
+                if column > 0 { line += "  " }
+                line += rightAligned.contains(column) ? pad + cell : cell + pad
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line
+        }
+    }
+}

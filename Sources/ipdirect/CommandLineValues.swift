@@ -1,0 +1,48 @@
+// The closed sets the command line takes (output formats, families, scenarios, methods) as
+// enums ArgumentParser checks, and the options more than one command shares.
+import ArgumentParser
+import Foundation
+import NameResolution
+import Probe
+
+extension AddressFamily: ExpressibleByArgument {}
+extension Scenario: ExpressibleByArgument {}
+
+/// `--format` of `resolve` and `cache list`.
+enum TableOrJSON: String, ExpressibleByArgument, CaseIterable {
+    case table, json
+}
+
+/// `--format` of `probe`.
+enum ProbeFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json, jsonl
+}
+
+/// `probe --method`; accepted in any case (`head` is HEAD).
+enum RequestMethod: String, ExpressibleByArgument, CaseIterable {
+    case get = "GET"
+    case head = "HEAD"
+    case post = "POST"
+
+    init?(argument: String) {
+        self.init(rawValue: argument.uppercased())
+    }
+}
+
+/// `--probe-timeout`, shared by `probe` and the console: how long one request may take.
+struct ProbeTimeoutOption: ParsableArguments {
+    /// The default, from the probe engine's own options.
+    static let defaultSeconds = ProbeOptions().timeout
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds one probe request may take (default \(ResolutionError.format(defaultSeconds))).",
+            valueName: "SECONDS"))
+    var probeTimeout: Double?
+
+    func validate() throws {
+        if let probeTimeout, !(probeTimeout > 0 && probeTimeout <= 3600) {
+            throw ValidationError("--probe-timeout must be a number of seconds between 0 and 3600")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+// The ipdirect binary's command line: bad usage exits 2 with a sentence on stderr in every
+// command, and the closed sets (--format, --type, --scenario, --method) name what they accept.
+import Foundation
+import Testing
+
+@Suite struct CommandLineTests {
+    /// Runs the real binary with `arguments`; returns the exit status and stderr.
+    private func run(_ arguments: [String]) throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tmux.binary)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    @Test(
+        "bad usage exits 2 and says what is wrong",
+        arguments: [
+            (["resolve"], "at least one host name"),
+            (["resolve", "--format", "xml", "a.test"], "'table' and 'json'"),
+            (["resolve", "--type", "v5", "a.test"], "'auto', 'v4', 'v6' or 'both'"),
+            (["probe", "--method", "PUT", "a.test"], "'GET', 'HEAD' or 'POST'"),
+            (["probe", "--scenario", "nope", "a.test"], "'direct-sni'"),
+            (["probe", "--format", "csv", "a.test"], "'jsonl'"),
+            (["probe", "--input", "/nonexistent/urls.txt"], "ipdirect probe: cannot read --input"),
+            (["probe", "--method", "head", "--data", "x", "a.test"], "ipdirect probe: --data goes with POST"),
+            (["probe", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
+            (["cache", "list", "--format", "xml"], "'table' and 'json'"),
+            (["lab", "--port-base", "0"], "--port-base must be"),
+        ])
+    func badUsage(arguments: [String], says expected: String) throws {
+        let (status, errors) = try run(arguments)
+        #expect(status == 2, "\(arguments): \(errors)")
+        #expect(errors.contains(expected), "\(arguments): \(errors)")
+    }
+}
