@@ -29,7 +29,9 @@ test: deps
 	# (faults, timeouts); run in parallel on a 2-core machine they starve each other's deadlines.
 	$(SWIFT) test --skip-build --no-parallel
 
+# The probe benchmark runs against a local nginx origin (nginx-light, installed here if missing).
 bench: deps
+	@scripts/install-deps.sh nginx-light
 	$(SWIFT) build -c release --product ipdirect
 	$(SWIFT) build -c release --product ipdirect-bench
 	.build/release/ipdirect-bench

@@ -3,7 +3,8 @@
 # which. Debian/Ubuntu (apt-get); uses sudo when not root.
 set -euo pipefail
 
-wanted=(libcurl4-openssl-dev libssl-dev libncurses-dev pkg-config tmux python3-jsonschema)
+# Extra packages for one target come as arguments (`make bench` adds nginx-light).
+wanted=(libcurl4-openssl-dev libssl-dev libncurses-dev pkg-config tmux python3-jsonschema "$@")
 missing=()
 for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

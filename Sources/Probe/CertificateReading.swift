@@ -3,13 +3,29 @@
 import Crypto
 import CurlTransport
 import Foundation
+import NameResolution
 import SwiftASN1
 import X509
 
 enum CertificateReading {
+    /// Summaries already made, by DER: a batch meets the same few certificates hundreds of
+    /// times, and parsing one again is not the work. Bounded; cleared when full.
+    private static let known = Locked([[UInt8]: CertificateSummary]())
+    private static let knownLimit = 512
+
     /// Summarises one DER certificate; a certificate that does not parse still gets its
     /// fingerprint, so the trace shows that something was presented.
     static func summary(_ der: [UInt8]) -> CertificateSummary {
+        if let summary = known.withLock({ $0[der] }) { return summary }
+        let summary = parse(der)
+        known.withLock { table in
+            if table.count >= knownLimit { table.removeAll(keepingCapacity: true) }
+            table[der] = summary
+        }
+        return summary
+    }
+
+    private static func parse(_ der: [UInt8]) -> CertificateSummary {
         let fingerprint = hex(Array(SHA256.hash(data: der)), separator: ":")
         guard let certificate = try? Certificate(derEncoded: der) else {
             return CertificateSummary(

@@ -96,7 +96,10 @@ public enum Redaction {
             copy.text = "\(field.name): \(marker)"
         } else if line.text.utf8.contains(UInt8(ascii: "?")) || line.text.utf8.contains(UInt8(ascii: "@")) {
             copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)
-                .map { $0.contains("?") || $0.contains("@") ? url(String($0)) : String($0) }
+                .map { word in
+                    word.utf8.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }
+                        ? url(String(word)) : String(word)
+                }
                 .joined(separator: " ")
         }
         return copy

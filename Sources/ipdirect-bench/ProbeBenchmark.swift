@@ -1,12 +1,17 @@
-// 600 lab HTTPS URLs through the release `ipdirect probe --scenario direct-sni` against the
-// same requests through `curl --parallel` with the same --resolve pins, side by side, alternating.
+// 600 HTTPS URLs on an nginx origin (a C server, so the origin does not hide the client's cost)
+// through the release `ipdirect probe --scenario direct-sni` against `curl --parallel` with the
+// same --resolve pins, alternating, wall and CPU time. The lab only answers the HTTPDNS queries.
 import Foundation
 import Lab
 
 enum ProbeBenchmark {
     static let urlCount = 600
-    static let rounds = 6
-    static let concurrency = 50
+    static let rounds = ProcessInfo.processInfo.environment["IPDIRECT_BENCH_ROUNDS"].flatMap { Int($0) } ?? 5
+    static let concurrency = 16
+    static let names = [
+        "single.lab.test", "sni-a.lab.test", "sni-b.lab.test", "default.lab.test", "short-ttl.lab.test",
+    ]
+    static let aim = 1.10
 
     static func run() async throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -20,9 +25,20 @@ enum ProbeBenchmark {
             print("skipped: curl is not installed")
             return
         }
+        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile)
+        else {
+            print("skipped: nginx is not installed (make bench installs nginx-light)")
+            return
+        }
+        let scratch = NSTemporaryDirectory() + "ipdirect-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+
+        let origin = try NginxOrigin.start(nginx, names: names, directory: scratch)
+        defer { origin.stop() }
         let lab = try await Lab.start(LabOptions())
         do {
-            try await measure(lab, binary: binary, curl: curl)
+            try measure(lab, origin: origin, binary: binary, curl: curl, scratch: scratch)
         } catch {
             try? await lab.shutdown()
             throw error
@@ -30,18 +46,12 @@ enum ProbeBenchmark {
         try await lab.shutdown()
     }
 
-    private static func measure(_ lab: Lab, binary: String, curl: String) async throws {
+    private static func measure(_ lab: Lab, origin: NginxOrigin, binary: String, curl: String, scratch: String) throws {
         let e = lab.endpoints
-        let names = ["single.lab.test", "sni-a.lab.test", "sni-b.lab.test", "default.lab.test", "short-ttl.lab.test"]
-        let urls = (0..<urlCount).map { index -> String in
-            let name = names[index % names.count]
-            return (e.hosts[name] ?? "https://\(name)/") + "echo?n=\(index)"
+        let urls = (0..<urlCount).map { index in
+            "https://\(names[index % names.count]):\(origin.port)/echo?n=\(index)"
         }
-        let pins = names.compactMap { name in e.port(of: name).map { "\(name):\($0):127.0.0.1" } }
-
-        let scratch = NSTemporaryDirectory() + "ipdirect-bench-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let pins = names.map { "\($0):\(origin.port):127.0.0.1" }
         let urlFile = scratch + "/urls.txt"
         try urls.joined(separator: "\n").write(toFile: urlFile, atomically: true, encoding: .utf8)
         // curl reads the URLs from a config file; -o /dev/null for each.
@@ -49,72 +59,238 @@ enum ProbeBenchmark {
         try urls.map { "url = \"\($0)\"\noutput = \"/dev/null\"" }.joined(separator: "\n")
             .write(toFile: curlConfig, atomically: true, encoding: .utf8)
 
+        // The lab's HTTPDNS says 127.0.0.1 for every lab name; ipdirect pins the name there.
         let ipdirectArguments = [
             "probe", "--input", urlFile, "--scenario", "direct-sni", "--concurrency", String(concurrency),
-            "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", e.ca,
-            "--timeout", "10",
+            "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", origin.caFile,
+            "--timeout", "10", "--format", "json",
         ]
         // Both sides open a fresh connection with a full handshake for every request:
         // Connection: close, and no TLS session reuse (ipdirect turns its session cache off).
         let curlArguments =
             ["--parallel", "--parallel-max", String(concurrency), "--silent", "--show-error", "--fail"]
-            + ["--cacert", e.ca, "--no-sessionid", "-H", "Connection: close", "--noproxy", "*"]
+            + ["--cacert", origin.caFile, "--no-sessionid", "-H", "Connection: close", "--noproxy", "*"]
             + pins.flatMap { ["--resolve", $0] } + ["--config", curlConfig]
         // Own configuration and cache directories, so the user's files play no part.
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = scratch
         environment["XDG_CACHE_HOME"] = scratch
 
-        print("\(urlCount) lab HTTPS URLs, direct-sni, \(concurrency) at a time, \(rounds) rounds, alternating")
-        print("round   ipdirect probe   curl --parallel   ratio")
-        var ratios: [Double] = []
+        print(
+            "\(urlCount) HTTPS URLs on nginx, direct-sni, \(concurrency) at a time, \(rounds) rounds, alternating;"
+                + " CPU = user+sys of the client process")
+        print("round   ipdirect wall   cpu        curl wall   cpu        ratio wall   cpu")
+        var wallRatios: [Double] = []
+        var cpuRatios: [Double] = []
+        var ours: [ChildRun] = []
+        var theirs: [ChildRun] = []
         for round in 1...rounds {
-            var ours = 0.0
-            var theirs = 0.0
+            var mine = ChildRun(wall: 0, cpu: 0, status: 0)
+            var peer = mine
             // Alternate who goes first, so neither always meets a warm or a cold machine.
             for side in round % 2 == 1 ? [0, 1] : [1, 0] {
                 if side == 0 {
-                    ours = try time(binary, ipdirectArguments, environment: environment, expect: [0])
+                    mine = try ChildRun.run(binary, ipdirectArguments, environment: environment, scratch: scratch)
                 } else {
-                    theirs = try time(curl, curlArguments, environment: environment, expect: [0])
+                    peer = try ChildRun.run(curl, curlArguments, environment: environment, scratch: scratch)
                 }
             }
-            ratios.append(ours / theirs)
+            ours.append(mine)
+            theirs.append(peer)
+            wallRatios.append(mine.wall / peer.wall)
+            cpuRatios.append(mine.cpu / peer.cpu)
             print(
-                String(format: "%5d   %11.0f ms   %12.0f ms   %.2fx", round, ours * 1000, theirs * 1000, ours / theirs))
+                String(
+                    format: "%5d   %8.0f ms %6.0f ms   %8.0f ms %6.0f ms   %5.2fx %8.2fx", round, mine.wall * 1000,
+                    mine.cpu * 1000, peer.wall * 1000, peer.cpu * 1000, mine.wall / peer.wall, mine.cpu / peer.cpu))
         }
-        let sorted = ratios.sorted()
-        let median =
-            sorted.count % 2 == 1
-            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-        let verdict = median <= 1.25 ? "within" : "outside"
-        print(String(format: "median wall-time ratio ipdirect/curl: %.2fx (%@ the 1.25x aim)", median, verdict))
-        let served = lab.originRequests().count
-        print("the lab answered \(served) requests (expected \(rounds * urlCount * 2))")
+        let wall = median(wallRatios)
+        let cpu = median(cpuRatios)
+        let perRequest = { (runs: [ChildRun]) in median(runs.map(\.cpu)) / Double(urlCount) * 1e6 }
+        print(
+            String(
+                format: "median ratio ipdirect/curl: wall %.2fx, CPU %.2fx (aim <= %.2fx: %@)", wall, cpu, aim,
+                wall <= aim && cpu <= aim ? "met" : "not met"))
+        print(
+            String(
+                format: "CPU per request: ipdirect %.0f us, curl %.0f us", perRequest(ours), perRequest(theirs)))
+        let failed = (ours + theirs).filter { $0.status != 0 }.count
+        if failed > 0 { print("\(failed) runs exited non-zero: the numbers above are not comparable") }
     }
 
-    /// Runs a program to completion, output discarded, and returns its wall time in seconds.
-    private static func time(
-        _ path: String, _ arguments: [String], environment: [String: String], expect: [Int32]
-    )
-        throws -> Double
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        let start = DispatchTime.now().uptimeNanoseconds
-        try process.run()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        if !expect.contains(process.terminationStatus) {
-            let name = URL(fileURLWithPath: path).lastPathComponent
-            print("\(name) exited \(process.terminationStatus): \(String(decoding: stderr.prefix(500), as: UTF8.self))")
-        }
-        return elapsed
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
+}
+
+/// One child process run to completion: its wall time and its own CPU time (from wait4's rusage).
+struct ChildRun {
+    var wall: Double
+    /// User plus system seconds of the child (and any children it waited for).
+    var cpu: Double
+    /// The exit status, or 128 + the signal that ended it.
+    var status: Int32
+
+    /// Runs a program, stdout discarded, stderr kept in `scratch` and shown when it fails.
+    static func run(
+        _ path: String, _ arguments: [String], environment: [String: String], scratch: String
+    ) throws
+        -> ChildRun
+    {
+        let errors = scratch + "/stderr.txt"
+        let start = DispatchTime.now().uptimeNanoseconds
+        let pid = try spawn(path, arguments, environment: environment, stdout: "/dev/null", stderr: errors)
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        let signal = status & 0x7f
+        let code = signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        if code != 0 {
+            let text = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            print("\(URL(fileURLWithPath: path).lastPathComponent) exited \(code): \(text.prefix(500))")
+        }
+        return ChildRun(wall: wall, cpu: cpu, status: code)
+    }
+
+    /// Starts a program with posix_spawn (so wait4 can report its rusage), output to files.
+    static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String
+    ) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv + envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard code == 0 else {
+            throw BenchError("cannot start \(path): \(String(cString: strerror(code)))")
+        }
+        return pid
+    }
+
+    private static func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+}
+
+/// nginx on loopback for the benchmark: its own prefix and configuration in a temporary
+/// directory, an unprivileged port, in the foreground (no daemon), with a certificate for the lab
+/// names from a lab-style CA. Every path answers 200 with a short body.
+struct NginxOrigin {
+    let pid: pid_t
+    let port: Int
+    let caFile: String
+
+    static func start(_ nginx: String, names: [String], directory: String) throws -> NginxOrigin {
+        let prefix = directory + "/nginx"
+        try FileManager.default.createDirectory(atPath: prefix + "/temp", withIntermediateDirectories: true)
+        let files = try LabCertificateFiles.write(dnsNames: names, to: prefix)
+        let port = try freePort()
+        let configuration = """
+            daemon off;
+            master_process on;
+            worker_processes auto;
+            pid \(prefix)/nginx.pid;
+            error_log \(prefix)/error.log warn;
+            events { worker_connections 4096; }
+            http {
+                access_log off;
+                client_body_temp_path \(prefix)/temp/body;
+                proxy_temp_path \(prefix)/temp/proxy;
+                fastcgi_temp_path \(prefix)/temp/fastcgi;
+                uwsgi_temp_path \(prefix)/temp/uwsgi;
+                scgi_temp_path \(prefix)/temp/scgi;
+                server {
+                    listen 127.0.0.1:\(port) ssl;
+                    server_name \(names.joined(separator: " "));
+                    ssl_certificate \(files.certificateFile);
+                    ssl_certificate_key \(files.keyFile);
+                    location / { default_type text/plain; return 200 "origin=nginx ; host=$host ; sni=$ssl_server_name\\n"; }
+                }
+            }
+            """
+        let configFile = prefix + "/nginx.conf"
+        try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
+        let pid = try ChildRun.spawn(
+            nginx, ["-p", prefix, "-c", configFile, "-e", prefix + "/error.log"],
+            environment: ProcessInfo.processInfo.environment, stdout: prefix + "/stdout.txt",
+            stderr: prefix + "/stderr.txt")
+        let origin = NginxOrigin(pid: pid, port: port, caFile: files.caFile)
+        // Ready when it accepts a connection; give up after 10 s.
+        for _ in 0..<200 {
+            if canConnect(port) { return origin }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let log = (try? String(contentsOfFile: prefix + "/error.log", encoding: .utf8)) ?? ""
+                throw BenchError("nginx exited at start: \(log.suffix(500))")
+            }
+            usleep(50_000)
+        }
+        origin.stop()
+        throw BenchError("nginx did not listen on 127.0.0.1:\(port) within 10 s")
+    }
+
+    /// Asks nginx to quit (SIGQUIT: finish what runs, then exit) and waits for it.
+    func stop() {
+        kill(pid, SIGQUIT)
+        var status: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(pid, &status, WNOHANG) == pid { return }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+    }
+
+    /// A port nobody listens on now (the kernel's pick for port 0).
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("cannot open a socket to find a free port") }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw BenchError("cannot bind a socket to find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}
+
+/// A benchmark that cannot run, with the reason.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
