@@ -49,6 +49,13 @@ let package = Package(
                 .embedInCode("default-config.toml"),
             ]),
 
+        // The HTTPDNS services' ciphers and signatures (AES-CBC/GCM, DES-ECB, HMAC-SHA256) through
+        // OpenSSL's EVP and swift-crypto: shared by the providers and the lab that checks them.
+        .target(
+            name: "WireCiphers",
+            dependencies: ["COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+
         // The one sanitizer for outside text on its way to a screen (escapes, display widths).
         .target(name: "TerminalText", swiftSettings: strict),
 
@@ -60,7 +67,7 @@ let package = Package(
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources",
+                "CurlTransport", "BundledResources", "WireCiphers",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -93,7 +100,7 @@ let package = Package(
         .target(
             name: "Lab",
             dependencies: [
-                "BundledResources",
+                "BundledResources", "WireCiphers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -122,7 +129,8 @@ let package = Package(
 
         .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport"], swiftSettings: strict),
         .testTarget(
-            name: "NameResolutionTests", dependencies: ["NameResolution", "NameResolutionTesting", "Lab"],
+            name: "NameResolutionTests",
+            dependencies: ["NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport"],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),

@@ -8,6 +8,8 @@ struct HTTPDNSService: Sendable {
     var zone: LabZone
     var account: String
     var secret: String
+    /// The AES/DES keys, tokens and extra ids (alicloud v2, tencent encrypted).
+    var keys: LabKeys
     /// The clock for signature expiry, in seconds since 1970.
     var now: @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
 
@@ -35,6 +37,8 @@ struct HTTPDNSService: Sendable {
                     format: "doh-json", host: request.query["name"] ?? "", isJSON: false)
             }
             return dohJSON(request)
+        case 2 where parts == ["v2", "d"]:
+            return alicloudV2(request)
         case 2 where ["d", "sign_d", "resolve"].contains(parts[1]):
             return alicloud(request, account: parts[0], endpoint: parts[1])
         default:

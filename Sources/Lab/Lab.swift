@@ -62,7 +62,8 @@ public final class Lab: Sendable {
         let account = "139450"
         let secret = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let ledger = LabLedger(fault: options.fault)
-        let service = HTTPDNSService(zone: zone, account: account, secret: secret)
+        let keys = LabKeys.generate()
+        let service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
         let logger = options.logger
         let httpdns = httpdnsResponder(
             service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: logger)
@@ -175,7 +176,7 @@ public final class Lab: Sendable {
         let endpoints = LabEndpoints(
             httpdns: "http://127.0.0.1:\(ports["httpdns"]!)", httpdnsTLS: "https://127.0.0.1:\(ports["httpdns-tls"]!)",
             account: account, secret: secret, ca: caPath, control: "http://127.0.0.1:\(ports["control"]!)",
-            hosts: hosts, zone: zone.records)
+            hosts: hosts, zone: zone.records, keys: keys)
         logger.info(
             "lab started",
             metadata: ["httpdns": "\(endpoints.httpdns)", "ca": "\(caPath)", "fault": "\(options.fault.rawValue)"])

@@ -84,11 +84,14 @@ public struct LabEndpoints: Sendable, Codable {
     /// Name → base URL with port, e.g. `"sni-a.lab.test": "https://sni-a.lab.test:43121/"`.
     public var hosts: [String: String]
     public var zone: [LabZoneRecord]
+    /// The keys, tokens and extra ids the wire formats need (alicloud AES, tencent DES/AES/token).
+    public var keys: LabKeys
 
     public init(
         httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,
-        hosts: [String: String], zone: [LabZoneRecord]
+        hosts: [String: String], zone: [LabZoneRecord], keys: LabKeys
     ) {
+        self.keys = keys
         self.httpdns = httpdns
         self.httpdnsTLS = httpdnsTLS
         self.account = account

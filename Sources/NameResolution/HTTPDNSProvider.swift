@@ -15,6 +15,12 @@ public struct ProviderAnswer: Sendable, Equatable {
     public var answered: Set<IPFamily>
     /// Wall time of the exchange, milliseconds.
     public var ms: Double
+    /// The client address the service judged the query by (alicloud `cip`, tencent `clientip=1`).
+    public var clientIP: String?
+    /// The service address that answered (a service IP under discovery, else the endpoint's host).
+    public var server: String?
+    /// What the service said beside the addresses: "no AAAA record", `extra` data.
+    public var notes: [String] = []
 
     public init(
         host: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int, answered: Set<IPFamily>,
@@ -114,6 +120,13 @@ public enum ProviderFactory {
             guard let account = configuration.account, !account.isEmpty else {
                 throw .misconfigured(
                     "alicloud needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
+                )
+            }
+            return try AliCloudV2Provider.make(configuration, account: account, endpoint: endpoint)
+        case .alicloudLegacy:
+            guard let account = configuration.account, !account.isEmpty else {
+                throw .misconfigured(
+                    "alicloud-legacy needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
                 )
             }
             return AliCloudProvider(

@@ -33,6 +33,11 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
     case system(detail: String)
     /// Some other transport failure, with libcurl's words.
     case transport(detail: String)
+    /// The service refused the request with one of its error codes; `sentence` names the
+    /// code and says what to do.
+    case service(code: String, sentence: String)
+    /// A sealed answer could not be opened, or a query not sealed; `detail` says what to check.
+    case undecryptable(detail: String)
 
     public var description: String {
         switch self {
@@ -70,6 +75,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
             return detail
         case .transport(let detail):
             return "HTTPDNS request failed: \(detail)"
+        case .service(_, let sentence), .undecryptable(let sentence):
+            return sentence
         }
     }
 

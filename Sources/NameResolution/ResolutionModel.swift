@@ -19,7 +19,10 @@ public enum IPFamily: String, Sendable, Codable, Hashable, CaseIterable {
 
 /// The HTTPDNS service flavours ipdirect speaks.
 public enum ProviderKind: String, Sendable, Codable, CaseIterable {
+    /// Alibaba Cloud HTTPDNS v2 (`/v2/d`), what current SDKs speak.
     case alicloud
+    /// Alibaba Cloud's legacy API (`/{account}/d`, `sign_d`, `resolve`).
+    case alicloudLegacy = "alicloud-legacy"
     case tencent
     case dohJSON = "doh-json"
     /// No HTTPDNS at all: system DNS only, for comparison.
@@ -92,6 +95,12 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     /// Strings the service sent as addresses that are not IP literals: refused, never
     /// cached, named here. Absent from JSON when there were none.
     public var rejected: [String]?
+    /// The client address the service judged the query by (alicloud `cip`), when it said.
+    public var clientIP: String?
+    /// The service address that answered, when the provider knows it.
+    public var server: String?
+    /// What the service said beside the addresses ("no AAAA record", extra data).
+    public var notes: [String]?
 
     public init(
         provider: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,

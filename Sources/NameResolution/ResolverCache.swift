@@ -377,6 +377,9 @@ public final class ResolverCache: Sendable {
             if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
             answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
             answer.source = .httpdns
+            answer.clientIP = fresh.clientIP
+            answer.server = fresh.server
+            answer.notes = fresh.notes.isEmpty ? nil : fresh.notes
         }
         return answer
     }

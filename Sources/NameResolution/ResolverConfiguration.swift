@@ -28,6 +28,16 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var cachePath: String?
     /// How long a system-fallback answer stays in the cache, seconds.
     public var fallbackTTL: Int
+    /// How queries are sealed (`--cipher`); `none` is the clear (signed) form.
+    public var cipher: HTTPDNSCipher = .none
+    /// The encryption key (alicloud: hex AES key; tencent: the DES/AES key string). Redacted like the secret.
+    public var key: String?
+    /// Tencent's HTTPS token. Redacted like the secret.
+    public var token: String?
+    /// alicloud `sdns-*` parameters (`--sdns K=V`).
+    public var sdns: [String: String] = [:]
+    /// alicloud region for service discovery (`cn`, `hk`, `sg`, `de`, `us`).
+    public var region: String = "cn"
 
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
@@ -61,7 +71,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
         if let endpoint, !endpoint.isEmpty {
             return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
         }
-        if provider == .alicloud { return ProviderFactory.alicloudDefaultEndpoint }
+        if provider == .alicloud || provider == .alicloudLegacy { return ProviderFactory.alicloudDefaultEndpoint }
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
 
@@ -72,6 +82,15 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("endpoint", effectiveEndpoint ?? "(none)"),
             ("account", account ?? "(none)"),
             ("secret", secret == nil ? "(none)" : "(set, redacted)"),
+            ("cipher", cipher.rawValue),
+            ("key", key == nil ? "(none)" : "(set, redacted)"),
+            ("token", token == nil ? "(none)" : "(set, redacted)"),
+            ("region", region),
+            (
+                "sdns",
+                sdns.isEmpty
+                    ? "(none)" : sdns.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+            ),
             ("ca_file", caFile ?? "(none)"),
             ("timeout", ResolutionError.format(timeout)),
             ("family", family.rawValue),
@@ -133,7 +152,7 @@ public struct ProviderPreset: Sendable, Codable, Equatable {
         switch kind {
         case .dohJSON: return fallback.kind == .dohJSON ? fallback : all.first { $0.kind == .dohJSON }
         case .tencent: return all.first { $0.kind == .tencent }
-        case .alicloud, .system: return nil
+        case .alicloud, .alicloudLegacy, .system: return nil
         }
     }
 }
@@ -154,6 +173,11 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var prefetch: [String]?
     public var persistCache: Bool?
     public var cachePath: String?
+    public var cipher: HTTPDNSCipher?
+    public var key: String?
+    public var token: String?
+    public var sdns: [String: String]?
+    public var region: String?
 
     public init(
         provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
@@ -193,6 +217,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         layer.endpoint = value("IPDIRECT_ENDPOINT")
         layer.account = value("IPDIRECT_ACCOUNT")
         layer.secret = env["IPDIRECT_HTTPDNS_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        layer.key = env["IPDIRECT_HTTPDNS_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        layer.token = env["IPDIRECT_HTTPDNS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         return layer
     }
 
@@ -217,7 +243,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         var layer = ConfigurationLayer()
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
-            "reuse_expired", "prefetch", "persist_cache", "cache_path",
+            "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -249,6 +275,24 @@ public struct ConfigurationLayer: Sendable, Equatable {
         layer.secret = try string("secret")
         layer.caFile = try string("ca_file")
         layer.cachePath = try string("cache_path")
+        layer.key = try string("key")
+        layer.token = try string("token")
+        layer.region = try string("region")
+        if let name = try string("cipher") {
+            guard let cipher = HTTPDNSCipher(rawValue: name) else {
+                throw .invalid("\(path): cipher", name, expected: HTTPDNSCipher.allCases.map(\.rawValue))
+            }
+            layer.cipher = cipher
+        }
+        if let raw = table["sdns"] {
+            guard let sdns = raw.table else { throw .wrongType(path, "sdns", "a table of strings ({ k = \"v\" })") }
+            var values: [String: String] = [:]
+            for (key, value) in sdns {
+                guard let text = value.string else { throw .wrongType(path, "sdns.\(key)", "a string") }
+                values[key] = text
+            }
+            layer.sdns = values
+        }
         if let raw = table["timeout"] {
             guard let t = raw.double ?? raw.int.map(Double.init), t > 0 else {
                 throw .wrongType(path, "timeout", "a positive number of seconds")
@@ -272,12 +316,18 @@ public struct ConfigurationLayer: Sendable, Equatable {
 
     /// This layer over `base`: every setting this layer gives replaces the base's.
     public func over(_ base: ConfigurationLayer) -> ConfigurationLayer {
-        ConfigurationLayer(
+        var merged = ConfigurationLayer(
             provider: provider ?? base.provider, endpoint: endpoint ?? base.endpoint, account: account ?? base.account,
             secret: secret ?? base.secret, caFile: caFile ?? base.caFile, timeout: timeout ?? base.timeout,
             family: family ?? base.family, fallbackToSystem: fallbackToSystem ?? base.fallbackToSystem,
             reuseExpired: reuseExpired ?? base.reuseExpired, prefetch: prefetch ?? base.prefetch,
             persistCache: persistCache ?? base.persistCache, cachePath: cachePath ?? base.cachePath)
+        merged.cipher = cipher ?? base.cipher
+        merged.key = key ?? base.key
+        merged.token = token ?? base.token
+        merged.sdns = sdns ?? base.sdns
+        merged.region = region ?? base.region
+        return merged
     }
 
     /// The finished configuration: this layer over the built-in defaults.
@@ -288,11 +338,17 @@ public struct ConfigurationLayer: Sendable, Equatable {
         var kind = provider
         if kind == nil, let endpoint, let preset = ProviderPreset.named(endpoint) { kind = preset.kind }
         let kindFinal = kind ?? ProviderPreset.fallback.kind
-        return ResolverConfiguration(
+        var configuration = ResolverConfiguration(
             provider: kindFinal, endpoint: endpoint ?? (provider == nil ? ProviderPreset.fallback.name : nil),
             account: account, secret: secret, caFile: caFile, timeout: timeout ?? 2, family: family ?? .auto,
             fallbackToSystem: fallbackToSystem ?? true, reuseExpired: reuseExpired ?? false, prefetch: prefetch ?? [],
             cachePath: (persistCache ?? true) ? (cachePath ?? defaultCachePath) : nil)
+        configuration.cipher = cipher ?? .none
+        configuration.key = key
+        configuration.token = token
+        configuration.sdns = sdns ?? [:]
+        configuration.region = region ?? "cn"
+        return configuration
     }
 }
 
@@ -364,7 +420,9 @@ public enum ConfigurationLoader {
             let parsed = try ConfigurationLayer.toml(text, path: path)
             fileLayer = parsed.layer
             warnings += parsed.warnings
-            if fileLayer.secret != nil, let mode = permissions(of: path), mode & 0o077 != 0 {
+            if fileLayer.secret != nil || fileLayer.key != nil || fileLayer.token != nil,
+                let mode = permissions(of: path), mode & 0o077 != 0
+            {
                 warnings.append(
                     "\(path) holds the HTTPDNS secret and others can read it (mode \(String(mode, radix: 8))): run chmod 600 \(path)"
                 )

@@ -8,12 +8,23 @@ import Probe
 import TerminalText
 
 extension ProviderKind: ExpressibleByArgument {}
+extension HTTPDNSCipher: ExpressibleByArgument {}
 
 /// `--provider --endpoint --account --preset --timeout --lab ...`, merged with the environment
 /// and the configuration file into a ready resolver by `start()`.
 struct ProviderOptions: ParsableArguments {
-    @Option(help: "HTTPDNS flavour: alicloud, tencent, doh-json, or system (no HTTPDNS).")
+    @Option(help: "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh-json, or system (no HTTPDNS).")
     var provider: ProviderKind?
+
+    @Option(
+        help: ArgumentHelp(
+            "How queries are sealed: none, aes-cbc, aes-gcm (alicloud m=1/2), des or aes-cbc (tencent). The key comes only from IPDIRECT_HTTPDNS_KEY or the file.",
+            valueName: "CIPHER"))
+    var cipher: HTTPDNSCipher?
+
+    @Option(
+        help: ArgumentHelp("An alicloud sdns-K parameter (repeatable), e.g. --sdns region=east.", valueName: "K=V"))
+    var sdns: [String] = []
 
     @Option(
         help: ArgumentHelp(
@@ -64,6 +75,9 @@ struct ProviderOptions: ParsableArguments {
         if preset != nil, endpoint != nil {
             throw ValidationError("give --preset or --endpoint, not both")
         }
+        for pair in sdns where !pair.contains("=") || pair.hasPrefix("=") {
+            throw ValidationError("--sdns takes KEY=VALUE, not '\(pair)'")
+        }
     }
 
     /// What the command line says, as a configuration layer (no secret: argv has none).
@@ -71,6 +85,15 @@ struct ProviderOptions: ParsableArguments {
         var layer = ConfigurationLayer(
             provider: provider, endpoint: endpoint, account: account, caFile: httpdnsCA, timeout: timeout,
             fallbackToSystem: noFallback ? false : nil, reuseExpired: reuseExpired ? true : nil)
+        layer.cipher = cipher
+        if !sdns.isEmpty {
+            var values: [String: String] = [:]
+            for pair in sdns {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                values[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+            }
+            layer.sdns = values
+        }
         if let preset = preset.flatMap(ProviderPreset.named) {
             layer.endpoint = preset.name
             layer.provider = provider ?? preset.kind
@@ -101,8 +124,12 @@ struct ProviderOptions: ParsableArguments {
             configuration.account = e.account
             configuration.secret = e.secret
             configuration.caFile = e.ca
+            configuration.cipher = cipher ?? .none
+            configuration.key =
+                kind == .alicloud && [.aesCBC, .aesGCM].contains(configuration.cipher) ? e.keys.aesKey : nil
+            configuration.token = nil
             switch kind {
-            case .alicloud: configuration.endpoint = e.httpdnsTLS
+            case .alicloud, .alicloudLegacy: configuration.endpoint = e.httpdnsTLS
             case .tencent: configuration.endpoint = e.httpdns
             case .dohJSON: configuration.endpoint = e.httpdnsTLS + "/resolve"
             case .system: configuration.endpoint = nil

@@ -83,6 +83,13 @@ enum ResolutionTable {
                     milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue,
                 ].map(TerminalText.escaped))
             if let error = r.system.error { notes.append("\(r.host): \(error)") }
+            if r.httpdns.error == nil, r.httpdns.server != nil || r.httpdns.clientIP != nil || r.httpdns.notes != nil {
+                var said: [String] = []
+                if let server = r.httpdns.server { said.append("answered by service IP \(server)") }
+                if let clientIP = r.httpdns.clientIP { said.append("it judged this client as \(clientIP)") }
+                said += r.httpdns.notes ?? []
+                notes.append("\(r.host): HTTPDNS \(said.joined(separator: "; "))")
+            }
             if let error = r.httpdns.error {
                 let fallback = r.httpdns.source == .systemFallback ? " (answered by system DNS instead)" : ""
                 notes.append("\(r.host): HTTPDNS: \(error)\(fallback)")

@@ -223,7 +223,7 @@ struct CacheTests {
             let cache = ResolverCache(configuration: config, provider: try ProviderFactory.make(config))
             await cache.prefetch()
             #expect(cache.entries().map(\.host).sorted() == config.prefetch.sorted())
-            #expect(lab.httpdnsQueries().filter { $0.format == "alicloud-batch" }.count == 2)
+            #expect(lab.httpdnsQueries().filter { $0.format == "alicloud-v2" }.count == 2)
         }
     }
 }

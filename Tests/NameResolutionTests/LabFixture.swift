@@ -6,7 +6,8 @@ import NameResolution
 
 /// The HTTPDNS formats the lab speaks, each as a configuration a user could write.
 enum LabFormat: String, CaseIterable, CustomStringConvertible {
-    case alicloud, alicloudSigned, alicloudTLS, tencent, dohResolve, dohQuery
+    case alicloud, alicloudSigned, alicloudAESCBC, alicloudAESGCM
+    case alicloudLegacy, alicloudLegacySigned, alicloudLegacyTLS, tencent, dohResolve, dohQuery
 
     var description: String { rawValue }
 
@@ -17,10 +18,23 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
             return ResolverConfiguration(provider: .alicloud, endpoint: e.httpdns, account: e.account, timeout: timeout)
         case .alicloudSigned:
             return ResolverConfiguration(
-                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: timeout)
-        case .alicloudTLS:
-            return ResolverConfiguration(
                 provider: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
+                timeout: timeout)
+        case .alicloudAESCBC, .alicloudAESGCM:
+            var configuration = ResolverConfiguration(
+                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: timeout)
+            configuration.cipher = self == .alicloudAESCBC ? .aesCBC : .aesGCM
+            configuration.key = e.keys.aesKey
+            return configuration
+        case .alicloudLegacy:
+            return ResolverConfiguration(
+                provider: .alicloudLegacy, endpoint: e.httpdns, account: e.account, timeout: timeout)
+        case .alicloudLegacySigned:
+            return ResolverConfiguration(
+                provider: .alicloudLegacy, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: timeout)
+        case .alicloudLegacyTLS:
+            return ResolverConfiguration(
+                provider: .alicloudLegacy, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
                 timeout: timeout)
         case .tencent:
             return ResolverConfiguration(provider: .tencent, endpoint: e.httpdns, timeout: timeout)

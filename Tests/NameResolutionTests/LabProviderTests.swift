@@ -30,10 +30,10 @@ struct LabProviderTests {
         }
     }
 
-    @Test("alicloud batch pre-resolve answers every name, five a request")
+    @Test("alicloud-legacy batch pre-resolve answers every name, five a request")
     func alicloudBatch() async throws {
         try await withLab { lab in
-            let provider = try LabFormat.alicloud.provider(lab)
+            let provider = try LabFormat.alicloudLegacy.provider(lab)
             let names = lab.endpoints.zone.map(\.name).filter { $0 != "poisoned.lab.test" }
             let results = await provider.resolveBatch(names, families: [.v4])
             for name in names {
@@ -45,15 +45,15 @@ struct LabProviderTests {
         }
     }
 
-    @Test("signed alicloud works with the right secret and reports a rejected signature with a wrong one")
+    @Test("signed alicloud-legacy works with the right secret and reports a rejected signature with a wrong one")
     func signing() async throws {
         try await withLab { lab in
-            let good = try LabFormat.alicloudSigned.provider(lab)
+            let good = try LabFormat.alicloudLegacySigned.provider(lab)
             let answer = try await good.resolve("sni-a.lab.test", families: [.v4])
             #expect(answer.ipv4 == ["127.0.0.1"])
             #expect(lab.httpdnsQueries().last?.format == "alicloud-signed")
 
-            var wrong = LabFormat.alicloudSigned.configuration(lab)
+            var wrong = LabFormat.alicloudLegacySigned.configuration(lab)
             wrong.secret = "not-the-secret"
             let bad = try ProviderFactory.make(wrong)
             await #expect(throws: ResolutionError.signatureRejected) {
@@ -68,7 +68,7 @@ struct LabProviderTests {
     @Test("an unknown account is named")
     func unknownAccount() async throws {
         try await withLab { lab in
-            var config = LabFormat.alicloud.configuration(lab)
+            var config = LabFormat.alicloudLegacy.configuration(lab)
             config.account = "999999"
             let provider = try ProviderFactory.make(config)
             await #expect(throws: ResolutionError.invalidAccount("999999")) {

@@ -1,0 +1,449 @@
+// Alibaba Cloud HTTPDNS v2, what the current SDKs speak: GET /v2/d, signed with HMAC-SHA256,
+// optionally sealed with AES-CBC (m=1) or AES-GCM (m=2), up to 5 names a request.
+import CurlTransport
+import Foundation
+import WireCiphers
+
+/// Alibaba Cloud's HTTPDNS service, v2 API (`--provider alicloud`).
+///
+/// Requests follow iOS SDK 3.4.2 (`HttpdnsRemoteResolver.m`) where the SDKs differ; each
+/// difference is named where it matters.
+public struct AliCloudV2Provider: HTTPDNSProvider {
+    public let account: String
+    /// Hex secret for the signature; nil sends unsigned requests.
+    let secret: String?
+    let mode: AliCloudV2Mode
+    /// The hex-decoded AES key, for `mode` other than plain.
+    let key: [UInt8]
+    let sdns: [String: String]
+    let servers: AliCloudServiceIPs
+    let transport: HTTPDNSTransport
+    /// The wall clock; the signature's expiry is read from it.
+    let now: @Sendable () -> Date
+    /// Chosen once per run, as the SDKs choose one per app launch (12 base62 characters).
+    let sessionID: String
+
+    /// A signature stays valid this long; the SDKs use 10 minutes.
+    static let signatureLifetime = 600
+    /// At most this many names go in one request (`HTTPDNS_PRE_RESOLVE_BATCH_SIZE`).
+    public static let batchLimit = 5
+
+    public var name: String {
+        var parts: [String] = []
+        if secret != nil { parts.append("signed") }
+        switch mode {
+        case .plain: break
+        case .aesCBC: parts.append("aes-cbc")
+        case .aesGCM: parts.append("aes-gcm")
+        }
+        return parts.isEmpty ? "alicloud" : "alicloud (\(parts.joined(separator: ", ")))"
+    }
+
+    /// - Throws: `.misconfigured` for a secret or key that is not hex, a cipher v2 has not,
+    ///   or a malformed `sdns` key.
+    init(
+        servers: AliCloudServiceIPs, account: String, secret: String?, cipher: HTTPDNSCipher, key: String?,
+        sdns: [String: String], transport: HTTPDNSTransport, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(ResolutionError) {
+        self.servers = servers
+        self.account = account
+        self.transport = transport
+        self.now = now
+        let secret = secret.flatMap { $0.isEmpty ? nil : $0 }
+        if let secret, Hex.decode(secret) == nil {
+            throw .misconfigured(
+                "the alicloud secret is not hex: copy it as the console shows it (IPDIRECT_HTTPDNS_SECRET or 'secret')")
+        }
+        self.secret = secret
+        switch cipher {
+        case .none: mode = .plain
+        case .aesCBC: mode = .aesCBC
+        case .aesGCM: mode = .aesGCM
+        case .des:
+            throw .misconfigured("alicloud has no DES: use --cipher aes-cbc or aes-gcm (or none)")
+        }
+        if mode != .plain {
+            guard let key, !key.isEmpty else {
+                throw .misconfigured(
+                    "--cipher \(cipher.rawValue) needs the AES key: set IPDIRECT_HTTPDNS_KEY or 'key' in the configuration file"
+                )
+            }
+            guard let bytes = Hex.decode(key), [16, 24, 32].contains(bytes.count) else {
+                throw .misconfigured(
+                    "the alicloud AES key must be 32 hex digits (16 bytes) as the console shows it: check IPDIRECT_HTTPDNS_KEY"
+                )
+            }
+            self.key = bytes
+        } else {
+            self.key = []
+        }
+        for (name, value) in sdns {
+            // The Android SDK drops sdns keys and values outside these characters; we refuse them instead.
+            let keyOK =
+                !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }
+            let valueOK =
+                !value.isEmpty && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_=".contains($0)) }
+            guard keyOK, valueOK else {
+                throw .misconfigured(
+                    "--sdns \(name)=\(value): keys take letters, digits, '-' and '_'; values also '='")
+            }
+        }
+        self.sdns = sdns
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        sessionID = String((0..<12).map { _ in alphabet.randomElement()! })
+    }
+
+    static func query(_ families: Set<IPFamily>) -> String {
+        // iOS 3.4.2 always sends q (4, 6 or 4,6); Android leaves it out for IPv4 only.
+        families == [.v6] ? "6" : families == [.v4] ? "4" : "4,6"
+    }
+
+    /// The path and query of a request for `hosts`, exactly as the SDK orders it:
+    /// `id m exp v`, then `enc` or the clear `dn q sdns-*`, then `s`, then the unsigned `sid sdk`.
+    ///
+    /// - Throws: `.misconfigured` when the key cannot seal.
+    func target(for hosts: [String], families: Set<IPFamily>) throws(ResolutionError) -> String {
+        let expiry = Int(now().timeIntervalSince1970) + Self.signatureLifetime
+        var secretParameters: [(String, String)] = [("dn", hosts.joined(separator: ",")), ("q", Self.query(families))]
+        secretParameters += sdns.sorted { $0.key < $1.key }.map { ("sdns-\($0.key)", $0.value) }
+        var signed: [String: String] = ["id": account, "m": String(mode.rawValue), "exp": String(expiry), "v": "1.0"]
+        var query = "id=\(queryEscaped(account))&m=\(mode.rawValue)&exp=\(expiry)&v=1.0"
+        if mode == .plain {
+            for (name, value) in secretParameters {
+                signed[name] = value
+                query += "&\(name)=\(queryEscaped(value))"
+            }
+        } else {
+            var object: [String: String] = [:]
+            for (name, value) in secretParameters { object[name] = value }
+            let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            let sealed: [UInt8]
+            do {
+                sealed = try mode.seal(Array(json), key: key)
+            } catch {
+                throw .misconfigured("the AES key cannot seal the query: \(error)")
+            }
+            let enc = Hex.encode(sealed)
+            signed["enc"] = enc
+            query += "&enc=\(enc)"
+        }
+        if let secret, let signature = AliCloudV2Signing.signature(signed, secret: secret) {
+            query += "&s=\(signature)"
+        }
+        query += "&sid=\(sessionID)&sdk=\(IPDirectVersion.sdkTag)"
+        return "/v2/d?" + query
+    }
+
+    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
+        try await request([host], families: families)[host]!.get()
+    }
+
+    public func resolveBatch(
+        _ hosts: [String], families: Set<IPFamily>
+    ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
+        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
+        var start = 0
+        while start < hosts.count {
+            let chunk = Array(hosts[start..<min(start + Self.batchLimit, hosts.count)])
+            start += Self.batchLimit
+            do throws(ResolutionError) {
+                for (host, result) in try await request(chunk, families: families) { results[host] = result }
+            } catch {
+                for host in chunk { results[host] = .failure(error) }
+            }
+        }
+        return results
+    }
+
+    /// One request for up to 5 names, tried on each service IP in turn while the failure is
+    /// the service IP's (connection, timeout, HTTP 5xx, `ServiceLevelDeny`), as the SDKs rotate.
+    func request(
+        _ hosts: [String], families: Set<IPFamily>
+    ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
+        let target = try target(for: hosts, families: families)
+        var lastError = ResolutionError.misconfigured("alicloud has no service IP to ask")
+        for _ in 0..<max(1, try await servers.count()) {
+            let base = try await servers.current()
+            do throws(ResolutionError) {
+                // The display form never carries the query: it holds the signature.
+                let (response, ms) = try await transport.get(base.url + target, display: base.url)
+                return try parse(response, hosts: hosts, families: families, ms: ms, server: base.label)
+            } catch {
+                lastError = error
+                guard Self.shouldRotate(error) else { throw error }
+                servers.rotate(past: base)
+            }
+        }
+        throw lastError
+    }
+
+    static func shouldRotate(_ error: ResolutionError) -> Bool {
+        switch error {
+        case .timeout, .refused, .tls, .transport, .endpointUnresolvable: return true
+        case .http(let status, _): return status >= 500
+        case .service(let code, _): return code == "ServiceLevelDeny"
+        default: return false
+        }
+    }
+
+    /// Reads a response: errors by `code`, `mode` 1/2 `data` opened with the key, then answers.
+    func parse(
+        _ response: HTTPResponse, hosts: [String], families: Set<IPFamily>, ms: Double, server: String
+    ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
+        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        let code = (object?["code"] as? String) ?? (object?["Code"] as? String)
+        guard (200..<300).contains(response.status), code == "success" else {
+            if let code, code != "success" {
+                throw AliCloudV2Errors.explain(
+                    code: code, status: response.status, account: account, signed: secret != nil,
+                    serverDate: response.header("Date"), now: now())
+            }
+            if !(200..<300).contains(response.status) { throw .http(status: response.status, code: nil) }
+            throw .malformed(detail: "expected {\"code\":\"success\",...}, got \(preview(response.body))")
+        }
+        let dataObject: [String: Any]
+        let responseMode = integer(object?["mode"]) ?? 0
+        switch responseMode {
+        case 0:
+            guard let plain = object?["data"] as? [String: Any] else {
+                throw .malformed(detail: "no 'data' object in the answer")
+            }
+            dataObject = plain
+        case 1, 2:
+            dataObject = try open(object?["data"], mode: AliCloudV2Mode(rawValue: responseMode)!)
+        default:
+            throw .malformed(detail: "the answer is sealed with mode \(responseMode), which ipdirect does not know")
+        }
+        return try Self.answers(dataObject, hosts: hosts, families: families, ms: ms, server: server)
+    }
+
+    /// Opens `data` = base64(IV ‖ ciphertext) of the data object.
+    func open(_ data: Any?, mode: AliCloudV2Mode) throws(ResolutionError) -> [String: Any] {
+        guard !key.isEmpty else {
+            throw .undecryptable(
+                detail:
+                    "the answer is encrypted (mode \(mode.rawValue)) but no AES key is set: set IPDIRECT_HTTPDNS_KEY")
+        }
+        guard let text = data as? String, let sealed = Data(base64Encoded: text) else {
+            throw .undecryptable(
+                detail: "the encrypted answer is not base64: the service or something on the way mangled it")
+        }
+        let plain: [UInt8]
+        do {
+            plain = try mode.open(Array(sealed), key: key)
+        } catch {
+            throw .undecryptable(detail: "the answer could not be decrypted: check the AES key (\(error))")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(plain)) as? [String: Any] else {
+            throw .undecryptable(detail: "the answer could not be decrypted: check the AES key (it opened to non-JSON)")
+        }
+        return object
+    }
+
+    /// `{"cip","answers":[{"dn","v4":{"ips","ttl","extra","no_ip_code"},"v6":{...}}]}`, one
+    /// result per asked name.
+    static func answers(
+        _ data: [String: Any], hosts: [String], families: Set<IPFamily>, ms: Double, server: String
+    ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
+        // iOS 3.4.2 reads cip from each answer's own "data" (always absent); the service puts it
+        // beside "answers", where Android and we read it.
+        let clientIP = data["cip"] as? String
+        guard let answers = data["answers"] as? [[String: Any]] else {
+            throw .malformed(detail: "no 'answers' list in the answer")
+        }
+        var byName: [String: [String: Any]] = [:]
+        var unasked: [String] = []
+        let asked = Set(hosts.map { $0.lowercased() })
+        for answer in answers {
+            guard let name = (answer["dn"] as? String)?.lowercased() else { continue }
+            if asked.contains(name) { byName[name] = answer } else { unasked.append(name) }
+        }
+        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
+        for host in hosts {
+            guard let answer = byName[host.lowercased()] else {
+                results[host] =
+                    unasked.isEmpty
+                    ? .failure(.noSuchName(host: host, families: families))
+                    : .failure(
+                        .malformed(
+                            detail:
+                                "the service answered for \(unasked.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")), "
+                                + "which was not asked, and not for \(host)"))
+                continue
+            }
+            do throws(ResolutionError) {
+                var raw: [IPFamily: [String]] = [:]
+                var ttls: [Int] = []
+                var notes: [String] = []
+                for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    let field = family == .v4 ? "v4" : "v6"
+                    guard let part = answer[field] as? [String: Any] else { continue }
+                    raw[family] = try strings(part["ips"], field: "\(field).ips")
+                    // TTL <= 0 means 60, as both SDKs do (Android `HostItem`).
+                    let ttl = integer(part["ttl"]) ?? 0
+                    ttls.append(ttl <= 0 ? 60 : ttl)
+                    if let code = part["no_ip_code"] as? String, !code.isEmpty {
+                        notes.append(
+                            "no \(family == .v4 ? "A" : "AAAA") record (the service says \(IPLiteral.quoted(code)))")
+                    } else if raw[family]?.isEmpty ?? true {
+                        notes.append("no \(family == .v4 ? "A" : "AAAA") record")
+                    }
+                    if let extra = part["extra"], !(extra is NSNull) {
+                        let text = (extra as? String) ?? String(describing: extra)
+                        if !text.isEmpty { notes.append("extra: \(IPLiteral.quoted(text))") }
+                    }
+                }
+                var result = try ProviderAnswer.screened(
+                    host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttls.min() ?? 60,
+                    answered: families, ms: ms)
+                result.clientIP = clientIP.flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
+                result.server = server
+                result.notes = notes
+                results[host] = .success(result)
+            } catch {
+                results[host] = .failure(error)
+            }
+        }
+        return results
+    }
+}
+
+/// Every error code the v2 service returns, as a sentence with what to do.
+enum AliCloudV2Errors {
+    static func explain(
+        code: String, status: Int, account: String, signed: Bool, serverDate: String?, now: Date
+    ) -> ResolutionError {
+        let shown = IPLiteral.quoted(code)
+        let sentence: String
+        switch code {
+        case "InvalidSignature":
+            sentence =
+                "alicloud refused the signature (InvalidSignature): check IPDIRECT_HTTPDNS_SECRET is this account's "
+                + "secret, in hex as the console shows it"
+        case "SignatureExpired":
+            sentence =
+                "alicloud says the signature had expired when it arrived (SignatureExpired): "
+                + clockSkew(serverDate: serverDate, now: now)
+        case "InvalidDuration":
+            sentence =
+                "alicloud says the signature's expiry is too far ahead (InvalidDuration): "
+                + clockSkew(serverDate: serverDate, now: now)
+        case "UnsignedInterfaceDisabled":
+            sentence =
+                "account \(account) accepts signed requests only (UnsignedInterfaceDisabled): set IPDIRECT_HTTPDNS_SECRET "
+                + "(or 'secret' in the configuration file) to the account's secret"
+        case "InvalidAccount":
+            sentence =
+                "alicloud does not serve account \(account) (InvalidAccount: unknown, or no service level): check --account "
+                + "against the console"
+        case "AccountNotExists":
+            sentence =
+                "account \(account) does not exist or is disabled (AccountNotExists): check --account, and that HTTPDNS is "
+                + "enabled for it in the console"
+        case "InvalidHost":
+            sentence =
+                "alicloud refused a name as invalid (InvalidHost): ask for host names only, no scheme, port or path"
+        case "TooManyHosts":
+            sentence = "alicloud takes at most 5 names a request (TooManyHosts): ask for fewer names at once"
+        case "ServiceLevelDeny":
+            sentence =
+                "this service IP does not serve the account's service level (ServiceLevelDeny): omit --endpoint so "
+                + "service discovery picks the account's service IPs"
+        case "MissingArgument":
+            sentence =
+                "alicloud says the request lacks a parameter (MissingArgument): check --account, and the names asked"
+        default:
+            sentence =
+                "alicloud refused the request with code \(shown) (HTTP \(status)): see the HTTPDNS error codes in "
+                + "Alibaba Cloud's documentation"
+        }
+        return .service(code: code, sentence: sentence)
+    }
+
+    /// How far this machine's clock is from the service's, read from the response's `Date`.
+    static func clockSkew(serverDate: String?, now: Date) -> String {
+        guard let serverDate, let date = httpDate(serverDate) else {
+            return "check this machine's clock (the service sent no Date to compare with)"
+        }
+        let offset = Int(now.timeIntervalSince(date).rounded())
+        if abs(offset) < 5 {
+            return "this machine's clock agrees with the service's (Date: \(serverDate)); check the request's exp"
+        }
+        let direction = offset > 0 ? "ahead of" : "behind"
+        return
+            "this machine's clock is \(abs(offset)) s \(direction) the service's (its Date header says \(serverDate)): "
+            + "set the clock right (NTP)"
+    }
+
+    /// An RFC 9110 IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}
+
+/// The service addresses alicloud queries go to: one fixed endpoint, or the service IPs
+/// discovered from the region's start IPs, rotated on failure.
+final class AliCloudServiceIPs: Sendable {
+    /// A base URL (`http://203.107.1.1`) and how to name it to a user.
+    struct Base: Sendable, Equatable {
+        var url: String
+        var label: String
+    }
+
+    private let fixed: Base?
+    private let state = Locked<(list: [Base], index: Int)>(([], 0))
+
+    /// Queries go to `endpoint` only.
+    init(endpoint: String) {
+        let base = trimmedBase(endpoint)
+        let label = URLComponents(string: base)?.host ?? base
+        fixed = Base(url: base, label: label)
+    }
+
+    func count() async throws(ResolutionError) -> Int {
+        if fixed != nil { return 1 }
+        return state.withLock { $0.list.count }
+    }
+
+    func current() async throws(ResolutionError) -> Base {
+        if let fixed { return fixed }
+        let base = state.withLock { s in s.list.isEmpty ? nil : s.list[s.index % s.list.count] }
+        guard let base else { throw .misconfigured("alicloud has no service IP to ask") }
+        return base
+    }
+
+    /// Moves on from `base` unless someone already did.
+    func rotate(past base: Base) {
+        state.withLock { s in
+            guard !s.list.isEmpty, s.list[s.index % s.list.count] == base else { return }
+            s.index += 1
+        }
+    }
+}
+
+extension AliCloudV2Provider {
+    /// The v2 provider a configuration asks for.
+    ///
+    /// - Throws: `.misconfigured` for a legacy endpoint path (saying what to change), a
+    ///   secret or key that is not hex, or a cipher v2 has not.
+    static func make(
+        _ configuration: ResolverConfiguration, account: String, endpoint: String?
+    ) throws(ResolutionError) -> AliCloudV2Provider {
+        let base = endpoint ?? ProviderFactory.alicloudDefaultEndpoint
+        let path = URLComponents(string: trimmedBase(base))?.path ?? ""
+        if ["/d", "/sign_d", "/resolve"].contains(where: { path.hasSuffix($0) }) {
+            throw .misconfigured(
+                "provider alicloud now speaks the v2 API (/v2/d), and \(base) is a legacy API path: "
+                    + "to keep the legacy API set provider = \"alicloud-legacy\" (or --provider alicloud-legacy); "
+                    + "for v2 give the base URL only (scheme://host[:port])")
+        }
+        return try AliCloudV2Provider(
+            servers: AliCloudServiceIPs(endpoint: base), account: account, secret: configuration.secret,
+            cipher: configuration.cipher, key: configuration.key, sdns: configuration.sdns,
+            transport: HTTPDNSTransport(configuration))
+    }
+}
