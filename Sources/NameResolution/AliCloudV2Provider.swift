@@ -188,7 +188,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
 
     /// Reads a response: errors by `code`, `mode` 1/2 `data` opened with the key, then answers.
     func parse(
-        _ response: HTTPResponse, hosts: [String], families: Set<IPFamily>, ms: Double, server: String
+        _ response: TransferRecord, hosts: [String], families: Set<IPFamily>, ms: Double, server: String
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         let code = (object?["code"] as? String) ?? (object?["Code"] as? String)
