@@ -26,7 +26,7 @@ struct HTTPDNSService: Sendable {
         let parts = request.path.split(separator: "/").map(String.init)
         switch parts.count {
         case 1 where parts[0] == "d":
-            return tencent(request)
+            return tencentForms(request)
         case 1 where parts[0] == "resolve":
             return dohJSON(request)
         case 1 where parts[0] == "dns-query":
@@ -111,9 +111,9 @@ struct HTTPDNSService: Sendable {
     /// Answers as DNSPod D+ documents it: `ip;ip[,ttl]`, A and AAAA joined by `-` with
     /// `type=addrs` (`0` for a family with no record), `name.:` prefixes for `query=1` and for a
     /// batch (`dn=a,b`, one line each), `|client-ip` with `clientip=1`; an unknown single name
-    /// gets an empty body.
-    private func tencent(_ request: LabRequest) -> Answer {
-        let dn = request.query["dn"] ?? ""
+    /// gets an empty body. `dn` is the opened name when the query came sealed.
+    func tencent(_ request: LabRequest, dn opened: String? = nil) -> Answer {
+        let dn = opened ?? request.query["dn"] ?? ""
         guard !dn.isEmpty else {
             return Answer(response: .text(200, ""), format: "tencent", host: dn, isJSON: false)
         }
@@ -134,10 +134,11 @@ struct HTTPDNSService: Sendable {
             case "aaaa": result = part(record?.ipv6 ?? [], emptyAs: missing)
             default: result = part(record?.ipv4 ?? [], emptyAs: missing)
             }
-            return batch || request.query["query"] == "1" ? "\(name).:\(result)" : result
+            // With clientip=1 every line ends in |client-ip (DNSPod SDK `ResponseParser` patterns).
+            let clientIP = request.query["clientip"] == "1" ? "|" + (request.remoteAddress ?? "127.0.0.1") : ""
+            return (batch || request.query["query"] == "1" ? "\(name).:\(result)" : result) + clientIP
         }
-        var body = lines.joined(separator: "\n")
-        if request.query["clientip"] == "1" { body += "|" + (request.remoteAddress ?? "127.0.0.1") }
+        let body = lines.joined(separator: "\n")
         return Answer(response: .text(200, body), format: "tencent", host: dn, isJSON: false)
     }
 

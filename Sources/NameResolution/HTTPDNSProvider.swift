@@ -136,8 +136,8 @@ public enum ProviderFactory {
             guard let endpoint else {
                 throw .misconfigured("tencent needs --endpoint (for example http://119.29.29.29)")
             }
-            return TencentProvider(
-                endpoint: endpoint, account: configuration.account, transport: HTTPDNSTransport(configuration))
+            return try TencentProvider.make(
+                configuration, endpoint: endpoint, transport: HTTPDNSTransport(configuration))
         case .dohJSON:
             guard let endpoint else {
                 throw .misconfigured("doh-json needs --endpoint (for example https://dns.google/resolve)")

@@ -125,8 +125,13 @@ struct ProviderOptions: ParsableArguments {
             configuration.secret = e.secret
             configuration.caFile = e.ca
             configuration.cipher = cipher ?? .none
-            configuration.key =
-                kind == .alicloud && [.aesCBC, .aesGCM].contains(configuration.cipher) ? e.keys.aesKey : nil
+            switch (kind, configuration.cipher) {
+            case (.alicloud, .aesCBC), (.alicloud, .aesGCM): configuration.key = e.keys.aesKey
+            case (.tencent, .des): configuration.key = e.keys.tencentDESKey
+            case (.tencent, .aesCBC): configuration.key = e.keys.tencentAESKey
+            default: configuration.key = nil
+            }
+            if kind == .tencent { configuration.account = e.keys.tencentID }
             configuration.token = nil
             switch kind {
             case .alicloud, .alicloudLegacy: configuration.endpoint = e.httpdnsTLS

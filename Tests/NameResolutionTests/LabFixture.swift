@@ -7,7 +7,8 @@ import NameResolution
 /// The HTTPDNS formats the lab speaks, each as a configuration a user could write.
 enum LabFormat: String, CaseIterable, CustomStringConvertible {
     case alicloud, alicloudSigned, alicloudAESCBC, alicloudAESGCM
-    case alicloudLegacy, alicloudLegacySigned, alicloudLegacyTLS, tencent, dohResolve, dohQuery
+    case alicloudLegacy, alicloudLegacySigned, alicloudLegacyTLS, tencent, tencentDES, tencentAES, tencentToken
+    case dohResolve, dohQuery
 
     var description: String { rawValue }
 
@@ -38,6 +39,17 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
                 timeout: timeout)
         case .tencent:
             return ResolverConfiguration(provider: .tencent, endpoint: e.httpdns, timeout: timeout)
+        case .tencentDES, .tencentAES:
+            var configuration = ResolverConfiguration(
+                provider: .tencent, endpoint: e.httpdns, account: e.keys.tencentID, timeout: timeout)
+            configuration.cipher = self == .tencentDES ? .des : .aesCBC
+            configuration.key = self == .tencentDES ? e.keys.tencentDESKey : e.keys.tencentAESKey
+            return configuration
+        case .tencentToken:
+            var configuration = ResolverConfiguration(
+                provider: .tencent, endpoint: e.httpdnsTLS, account: e.keys.tencentID, caFile: e.ca, timeout: timeout)
+            configuration.token = e.keys.tencentToken
+            return configuration
         case .dohResolve:
             return ResolverConfiguration(
                 provider: .dohJSON, endpoint: e.httpdnsTLS + "/resolve", caFile: e.ca, timeout: timeout)
