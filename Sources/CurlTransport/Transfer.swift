@@ -46,6 +46,37 @@ public struct CurlLogLine: Sendable, Codable, Equatable, Hashable {
     }
 }
 
+/// curl's verbose log of one transfer as the loop thread took it in: the bytes of every line in
+/// one buffer, and where each line is. The loop thread is the probe's bottleneck, so it only
+/// copies bytes; whoever reads the record makes the `CurlLogLine`s.
+public struct CurlLog: Sendable {
+    private var bytes: [UInt8] = []
+    private var entries: [(end: Int, kind: CurlLogLine.Kind, atMs: Double)] = []
+
+    public init() {}
+
+    /// How many lines the log holds.
+    public var count: Int { entries.count }
+
+    /// Appends one line (already trimmed).
+    mutating func append(_ line: UnsafeRawBufferPointer, kind: CurlLogLine.Kind, atMs: Double) {
+        bytes.append(contentsOf: line)
+        entries.append((bytes.count, kind, atMs))
+    }
+
+    /// The lines, in order.
+    public var lines: [CurlLogLine] {
+        var start = 0
+        return bytes.withUnsafeBufferPointer { buffer in
+            entries.map { entry in
+                let text = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<entry.end]), as: UTF8.self)
+                start = entry.end
+                return CurlLogLine(atMs: entry.atMs, kind: entry.kind, text: text)
+            }
+        }
+    }
+}
+
 /// How much of a response body a transfer keeps.
 public enum BodyLimit: Sendable, Equatable {
     /// Keep the first `n` bytes and count the rest (a probe's preview).
@@ -128,7 +159,7 @@ public struct TransferRecord: Sendable {
     public var startTransferUs: Int64
     public var totalUs: Int64
     /// curl's verbose log (traced transfers only).
-    public var log: [CurlLogLine]
+    public var log: CurlLog
     /// What the TLS hook saw; nil when no handshake reached the certificate.
     public var tls: TLSObservation?
 

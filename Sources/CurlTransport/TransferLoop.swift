@@ -180,7 +180,7 @@ private final class Transfer {
     var responseHeaders: [HeaderField] = []
     var body: [UInt8] = []
     var responseBytes = 0
-    var log: [CurlLogLine] = []
+    var log = CurlLog()
 
     init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>) {
         self.spec = spec
@@ -391,14 +391,17 @@ private final class Transfer {
         // libcurl hands the request head over in one piece: its first line is the request line.
         var first = type == CURLINFO_HEADER_OUT
         LineBytes.forEachLine(UnsafeRawBufferPointer(start: data, count: size)) { line in
-            if first {
-                first = false
-                transfer.requestLine = line
-                transfer.requestHeaders.removeAll()
-            } else if type == CURLINFO_HEADER_OUT, let field = HeaderField(line: line) {
-                transfer.requestHeaders.append(field)
+            if type == CURLINFO_HEADER_OUT {
+                let text = String(decoding: line, as: UTF8.self)
+                if first {
+                    first = false
+                    transfer.requestLine = text
+                    transfer.requestHeaders.removeAll()
+                } else if let field = HeaderField(line: text) {
+                    transfer.requestHeaders.append(field)
+                }
             }
-            if transfer.log.count < logLimit { transfer.log.append(CurlLogLine(atMs: at, kind: kind, text: line)) }
+            if transfer.log.count < logLimit { transfer.log.append(line, kind: kind, atMs: at) }
         }
         return 0
     }
@@ -411,20 +414,25 @@ enum LineBytes {
 
     /// The buffer as one line, without surrounding white space and line ends.
     static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: trimmed(bytes), as: UTF8.self)
+    }
+
+    /// The buffer without surrounding white space and line ends.
+    static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         var start = 0
         var end = bytes.count
         while start < end && isSpace(bytes[start]) { start += 1 }
         while end > start && isSpace(bytes[end - 1]) { end -= 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 
-    /// Calls `body` with each non-empty trimmed line of the buffer.
-    static func forEachLine(_ bytes: UnsafeRawBufferPointer, _ body: (String) -> Void) {
+    /// Calls `body` with the bytes of each non-empty trimmed line of the buffer.
+    static func forEachLine(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
         var start = 0
         while start < bytes.count {
             var end = start
             while end < bytes.count && bytes[end] != 0x0A { end += 1 }
-            let line = text(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+            let line = trimmed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
             if !line.isEmpty { body(line) }
             start = end + 1
         }

@@ -328,6 +328,7 @@ public final class ProbeEngine: Sendable {
             record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
             usesTLS: url.isHTTPS)
         let reached = outcome.reachedServer
+        let log = record.log.lines
         var hop = Hop(
             url: requestURL, originalURL: url.text, method: method,
             requestHeaders: record.requestLine == nil ? headers : record.requestHeaders,
@@ -336,21 +337,21 @@ public final class ProbeEngine: Sendable {
             status: reached ? record.status : nil, httpVersion: reached ? record.httpVersion : nil,
             responseHeaders: record.responseHeaders, responseBytes: record.responseBytes,
             bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
-            timings: Self.timings(record, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
+            timings: Self.timings(record, log: log, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
             certificate: record.tls.map(CertificateReading.report),
-            error: error, log: record.log, startedAt: record.startedAt)
+            error: error, log: log, startedAt: record.startedAt)
         if options.redact { hop = Redaction.hop(hop, secrets: Redaction.secrets(headers: options.headers, url: url)) }
         return hop
     }
 
     /// curl's cumulative timings in milliseconds; nil for phases that did not happen.
-    static func timings(_ record: TransferRecord, ipInURL: Bool, usesTLS: Bool) -> PhaseTimings {
+    static func timings(_ record: TransferRecord, log: [CurlLogLine], ipInURL: Bool, usesTLS: Bool) -> PhaseTimings {
         func ms(_ us: Int64) -> Double? { us > 0 ? Double(us) / 1000 : nil }
         // libcurl 7.88 stamps the connect time only once TLS is done too; when the handshake
         // fails, the moment its log says "Connected to" is the best measure there is.
         let connected =
             ms(record.connectUs)
-            ?? record.log.first { $0.kind == .info && $0.text.hasPrefix("Connected to") }.map(\.atMs)
+            ?? log.first { $0.kind == .info && $0.text.hasPrefix("Connected to") }.map(\.atMs)
         return PhaseTimings(
             nameLookup: ipInURL ? nil : ms(record.nameLookupUs), connect: connected,
             tlsDone: usesTLS ? ms(record.appConnectUs) : nil, preTransfer: ms(record.preTransferUs),

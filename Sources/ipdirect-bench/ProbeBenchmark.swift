@@ -60,11 +60,14 @@ enum ProbeBenchmark {
             .write(toFile: curlConfig, atomically: true, encoding: .utf8)
 
         // The lab's HTTPDNS says 127.0.0.1 for every lab name; ipdirect pins the name there.
-        let ipdirectArguments = [
-            "probe", "--input", urlFile, "--scenario", "direct-sni", "--concurrency", String(concurrency),
-            "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", origin.caFile,
-            "--timeout", "10", "--format", "json",
-        ]
+        // JSON Lines writes every trace field (headers, chain, curl's log); the table only a summary.
+        let ipdirectArguments = { (format: String) in
+            [
+                "probe", "--input", urlFile, "--scenario", "direct-sni", "--concurrency", String(concurrency),
+                "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert",
+                origin.caFile, "--timeout", "10", "--format", format,
+            ]
+        }
         // Both sides open a fresh connection with a full handshake for every request:
         // Connection: close, and no TLS session reuse (ipdirect turns its session cache off).
         let curlArguments =
@@ -79,42 +82,51 @@ enum ProbeBenchmark {
         print(
             "\(urlCount) HTTPS URLs on nginx, direct-sni, \(concurrency) at a time, \(rounds) rounds, alternating;"
                 + " CPU = user+sys of the client process")
-        print("round   ipdirect wall   cpu        curl wall   cpu        ratio wall   cpu")
-        var wallRatios: [Double] = []
-        var cpuRatios: [Double] = []
-        var ours: [ChildRun] = []
-        var theirs: [ChildRun] = []
+        print("round   side              wall      cpu   ratio to curl: wall   cpu")
+        let formats = ["jsonl", "table"]
+        var runs: [String: [ChildRun]] = [:]
+        var ratios: [String: (wall: [Double], cpu: [Double])] = [:]
         for round in 1...rounds {
-            var mine = ChildRun(wall: 0, cpu: 0, status: 0)
-            var peer = mine
             // Alternate who goes first, so neither always meets a warm or a cold machine.
-            for side in round % 2 == 1 ? [0, 1] : [1, 0] {
-                if side == 0 {
-                    mine = try ChildRun.run(binary, ipdirectArguments, environment: environment, scratch: scratch)
-                } else {
-                    peer = try ChildRun.run(curl, curlArguments, environment: environment, scratch: scratch)
-                }
+            let sides = ["curl"] + formats
+            var results: [String: ChildRun] = [:]
+            for side in round % 2 == 1 ? sides : sides.reversed() {
+                results[side] =
+                    side == "curl"
+                    ? try ChildRun.run(curl, curlArguments, environment: environment, scratch: scratch)
+                    : try ChildRun.run(binary, ipdirectArguments(side), environment: environment, scratch: scratch)
             }
-            ours.append(mine)
-            theirs.append(peer)
-            wallRatios.append(mine.wall / peer.wall)
-            cpuRatios.append(mine.cpu / peer.cpu)
+            let peer = results["curl"]!
+            for side in sides {
+                let run = results[side]!
+                runs[side, default: []].append(run)
+                let label = side == "curl" ? "curl --parallel" : "ipdirect \(side)"
+                var line = String(
+                    format: "%5d   %@ %6.0f ms %6.0f ms", round,
+                    label.padding(toLength: 15, withPad: " ", startingAt: 0),
+                    run.wall * 1000, run.cpu * 1000)
+                if side != "curl" {
+                    ratios[side, default: ([], [])].wall.append(run.wall / peer.wall)
+                    ratios[side, default: ([], [])].cpu.append(run.cpu / peer.cpu)
+                    line += String(format: "        %5.2fx %6.2fx", run.wall / peer.wall, run.cpu / peer.cpu)
+                }
+                print(line)
+            }
+        }
+        let perRequest = { (side: String) in median(runs[side, default: []].map(\.cpu)) / Double(urlCount) * 1e6 }
+        for side in formats {
+            let wall = median(ratios[side]?.wall ?? [])
+            let cpu = median(ratios[side]?.cpu ?? [])
             print(
                 String(
-                    format: "%5d   %8.0f ms %6.0f ms   %8.0f ms %6.0f ms   %5.2fx %8.2fx", round, mine.wall * 1000,
-                    mine.cpu * 1000, peer.wall * 1000, peer.cpu * 1000, mine.wall / peer.wall, mine.cpu / peer.cpu))
+                    format: "median ratio ipdirect (--format %@)/curl: wall %.2fx, CPU %.2fx (aim <= %.2fx: %@)", side,
+                    wall, cpu, aim, wall <= aim && cpu <= aim ? "met" : "not met"))
         }
-        let wall = median(wallRatios)
-        let cpu = median(cpuRatios)
-        let perRequest = { (runs: [ChildRun]) in median(runs.map(\.cpu)) / Double(urlCount) * 1e6 }
         print(
             String(
-                format: "median ratio ipdirect/curl: wall %.2fx, CPU %.2fx (aim <= %.2fx: %@)", wall, cpu, aim,
-                wall <= aim && cpu <= aim ? "met" : "not met"))
-        print(
-            String(
-                format: "CPU per request: ipdirect %.0f us, curl %.0f us", perRequest(ours), perRequest(theirs)))
-        let failed = (ours + theirs).filter { $0.status != 0 }.count
+                format: "CPU per request: ipdirect jsonl %.0f us, table %.0f us; curl %.0f us", perRequest("jsonl"),
+                perRequest("table"), perRequest("curl")))
+        let failed = runs.values.joined().filter { $0.status != 0 }.count
         if failed > 0 { print("\(failed) runs exited non-zero: the numbers above are not comparable") }
     }
 
