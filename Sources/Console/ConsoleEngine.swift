@@ -4,7 +4,8 @@ import Foundation
 import NameResolution
 import Probe
 
-/// What a probe of one URL reports while it runs, in the order it happens.
+/// What a probe of one URL reports while it runs, in the order it happens: the engine's
+/// `ProbeEvent` in the shape the console's reducer takes (translated only by `init(_:)`).
 public enum ConsoleProbeEvent: Sendable {
     /// The name was resolved both ways (system DNS and HTTPDNS).
     case resolved(HostResolution)
@@ -16,6 +17,18 @@ public enum ConsoleProbeEvent: Sendable {
     case finished(URLReport)
     /// The probe could not start or broke off; a sentence a person reads.
     case failed(String)
+
+    /// The console's view of one engine event: the one place the two are translated.
+    public init(_ event: ProbeEvent) {
+        switch event {
+        case .resolved(let resolution): self = .resolved(resolution)
+        case .attemptStarted(let planned):
+            self = .attemptStarted(scenario: planned.scenario, ip: planned.ip, ipSource: planned.ipSource)
+        case .attemptFinished(let attempt): self = .attemptFinished(attempt)
+        case .finished(let report): self = .finished(report)
+        case .rejected(let error): self = .failed(error.reason)
+        }
+    }
 }
 
 /// The lab's fault switch as the console shows it: how the lab's HTTPDNS service misbehaves.

@@ -17,8 +17,14 @@ public struct ConsoleOptions: Sendable {
     /// A host to probe as soon as the console is up.
     public var initialTarget: String?
 
+    /// How many traces are kept unless told otherwise (`--max-traces`): the one default.
+    public static let defaultMaxTraces = 10_000
+    /// How many of the newest traces keep their details unless told otherwise (`--max-trace-details`).
+    public static let defaultMaxTraceDetails = 2_000
+
     public init(
-        useColor: Bool = true, maxTraces: Int = 10_000, maxTraceDetails: Int = 2_000, initialTarget: String? = nil
+        useColor: Bool = true, maxTraces: Int = defaultMaxTraces, maxTraceDetails: Int = defaultMaxTraceDetails,
+        initialTarget: String? = nil
     ) {
         self.useColor = useColor
         self.maxTraces = maxTraces

@@ -259,7 +259,8 @@ public struct ConsoleState: Sendable {
 
     public init(
         size: TerminalSize, now: Date, engine: EngineDescription, glyphs: Glyphs = .unicode,
-        timeZone: TimeZone = .current, maxTraces: Int = 100_000, maxTraceDetails: Int = 5_000,
+        timeZone: TimeZone = .current, maxTraces: Int = ConsoleOptions.defaultMaxTraces,
+        maxTraceDetails: Int = ConsoleOptions.defaultMaxTraceDetails,
         maxEvents: Int = 5_000
     ) {
         self.size = size

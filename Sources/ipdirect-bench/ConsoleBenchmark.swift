@@ -114,7 +114,7 @@ enum ConsoleBenchmark {
     static func tracesState(count: Int, keep: Int) -> ConsoleState {
         var state = ConsoleState(
             size: sizes[1], now: start, engine: engine, timeZone: TimeZone(identifier: "UTC")!, maxTraces: keep,
-            maxTraceDetails: 2_000)
+            maxTraceDetails: ConsoleOptions.defaultMaxTraceDetails)
         for index in 0..<count { recordTrace(attempt(index), runID: index / 4 + 1, state: &state) }
         return state
     }

@@ -22,13 +22,13 @@ struct ConsoleCommand: AsyncParsableCommand {
     var noColor = false
 
     @Option(help: ArgumentHelp("How many request traces to keep; the oldest are dropped first.", valueName: "N"))
-    var maxTraces = 10_000
+    var maxTraces = ConsoleOptions.defaultMaxTraces
 
     @Option(
         help: ArgumentHelp(
             "How many of the newest traces keep headers, certificates and curl's log; older ones keep their summary and timings.",
             valueName: "N"))
-    var maxTraceDetails = 2_000
+    var maxTraceDetails = ConsoleOptions.defaultMaxTraceDetails
 
     @OptionGroup var requestTimeout: ProbeTimeoutOption
 
@@ -85,17 +85,7 @@ final class LiveConsoleEngine: ConsoleEngine {
         let events = prober.probe(session.labTarget(text))
         return AsyncStream { continuation in
             let task = Task {
-                for await event in events {
-                    switch event {
-                    case .resolved(let resolution): continuation.yield(.resolved(resolution))
-                    case .attemptStarted(let planned):
-                        continuation.yield(
-                            .attemptStarted(scenario: planned.scenario, ip: planned.ip, ipSource: planned.ipSource))
-                    case .attemptFinished(let attempt): continuation.yield(.attemptFinished(attempt))
-                    case .finished(let report): continuation.yield(.finished(report))
-                    case .rejected(let error): continuation.yield(.failed(error.reason))
-                    }
-                }
+                for await event in events { continuation.yield(ConsoleProbeEvent(event)) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
