@@ -10,19 +10,55 @@ import Foundation
     import Darwin
 #endif
 
-/// An IP address literal that `inet_pton` accepted.
+/// IP address literals: the one check for "is this text an IP address" in the tree.
+///
+/// Strict, because the text comes from servers under test: a literal is made of address
+/// characters only (hex digits, `.`, `:`) and round-trips through `inet_pton` and
+/// `inet_ntop` (case aside). So `"1.2.3.4\u{0}junk"`, which `inet_pton` alone accepts because
+/// it stops at the NUL, is refused, and so are zone suffixes, brackets, ports, spaces and
+/// non-canonical spellings such as `0:0:0:0:0:0:0:1`.
 public enum IPLiteral {
     /// The family `text` parses as, or nil when it is not an IP literal at all.
-    ///
-    /// Zone suffixes (`fe80::1%eth0`), brackets, ports, spaces and anything else
-    /// `inet_pton` refuses are refused here too.
     public static func family(of text: String) -> IPFamily? {
-        guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 45, text.utf8.allSatisfy(isAddressByte) else { return nil }
         var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return .v4 }
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return roundTrips(text, family: AF_INET, address: &v4, length: INET_ADDRSTRLEN) ? .v4 : nil
+        }
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 { return .v6 }
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return roundTrips(text, family: AF_INET6, address: &v6, length: INET6_ADDRSTRLEN) ? .v6 : nil
+        }
         return nil
+    }
+
+    /// Whether `text` is an IPv4 or IPv6 literal (IPv6 without brackets).
+    public static func isLiteral(_ text: String) -> Bool { family(of: text) != nil }
+
+    /// Whether `text` is an IPv4 literal.
+    public static func isIPv4(_ text: String) -> Bool { family(of: text) == .v4 }
+
+    /// Whether `text` is an IPv6 literal (without brackets).
+    public static func isIPv6(_ text: String) -> Bool { family(of: text) == .v6 }
+
+    /// Hex digits, `.` and `:`: the only bytes an address literal has.
+    private static func isAddressByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"), UInt8(ascii: "."), UInt8(ascii: ":"):
+            true
+        default: false
+        }
+    }
+
+    /// Whether `inet_ntop` writes the parsed address back as `text` (ignoring case).
+    private static func roundTrips<Address>(
+        _ text: String, family: Int32, address: inout Address, length: Int32
+    ) -> Bool {
+        var buffer = [CChar](repeating: 0, count: Int(length))
+        guard inet_ntop(family, &address, &buffer, socklen_t(length)) != nil else { return false }
+        let written = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: written, as: UTF8.self).lowercased() == text.lowercased()
     }
 
     /// Whether `text` is an IP literal of exactly this family.

@@ -21,18 +21,7 @@ public final class Locked<Value>: @unchecked Sendable {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        #if os(Linux)
-            // glibc's adaptive mutex spins briefly before sleeping: the critical sections here
-            // are a few hundred nanoseconds, far shorter than a trip through the kernel.
-            // PTHREAD_MUTEX_ADAPTIVE_NP (3) is hidden behind _GNU_SOURCE in the headers.
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            pthread_mutexattr_settype(&attributes, 3)
-            pthread_mutex_init(mutex, &attributes)
-            pthread_mutexattr_destroy(&attributes)
-        #else
-            pthread_mutex_init(mutex, nil)
-        #endif
+        pthread_mutex_init(mutex, nil)
     }
 
     deinit {

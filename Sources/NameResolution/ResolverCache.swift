@@ -8,86 +8,56 @@ public protocol ResolverClock: Sendable {
     func now() -> Date
 }
 
-/// The real time. On Linux it reads the coarse real-time clock (a few milliseconds of
-/// resolution, plenty for TTLs in seconds) because it is about half the cost of the precise
-/// one, and the non-blocking lookup reads the time on every call.
+/// The real time.
 public struct WallClock: ResolverClock {
     public init() {}
-    @inline(__always) public func now() -> Date {
-        #if os(Linux)
-            var spec = timespec()
-            clock_gettime(CLOCK_REALTIME_COARSE, &spec)
-            return Date(timeIntervalSince1970: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
-        #else
-            return Date()
-        #endif
-    }
+    public func now() -> Date { Date() }
 }
 
-/// A cache key: the normalised name and the family, with a hash computed once (FNV-1a over
-/// the name's bytes) that both picks the shard and feeds the dictionary.
+/// A cache key: the normalised name (lowercase, no trailing dot) and the family.
 struct CacheKey: Hashable, Sendable {
     let host: String
     let family: IPFamily
-    let hash: UInt64
 
-    /// - Parameter host: a name; lowercased and stripped of a trailing dot when needed.
-    @inline(__always)
     init(host: String, family: IPFamily) {
-        var (hash, clean) = Self.fnv(host, family)
-        if clean {
-            self.host = host
-        } else {
-            let normalised = ResolverCache.normalized(host)
-            (hash, clean) = Self.fnv(normalised, family)
-            self.host = normalised
-        }
+        self.host = ResolverCache.normalized(host)
         self.family = family
-        self.hash = hash
     }
+}
 
-    /// The hash, and whether the name was already lowercase without a trailing dot.
-    @inline(__always)
-    static func fnv(_ host: String, _ family: IPFamily) -> (UInt64, Bool) {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        var clean = true
-        var last: UInt8 = 0
-        var copy = host
-        copy.withUTF8 { bytes in
-            for byte in bytes {
-                if byte &- 65 < 26 { clean = false }
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-                last = byte
-            }
+/// What a cached entry is worth now: the one rule `lookup` and `resolve` both follow.
+enum Freshness: Equatable {
+    /// Within its TTL: served as it is.
+    case fresh
+    /// Expired, but expired-IP reuse is on: served (source `.stale`) while a refresh runs;
+    /// `refresh` says whether one must start (none is under way yet).
+    case stale(refresh: Bool)
+    /// Expired and not to be served; `refreshing` says whether a request is already out.
+    case expired(refreshing: Bool)
+
+    init(of entry: CacheEntrySnapshot, now: Date, reuseExpired: Bool) {
+        if entry.expiresAt > now {
+            self = .fresh
+        } else if reuseExpired {
+            self = .stale(refresh: !entry.refreshing)
+        } else {
+            self = .expired(refreshing: entry.refreshing)
         }
-        if last == 46 { clean = false }
-        hash = (hash ^ (family == .v4 ? 4 : 6)) &* 0x0000_0100_0000_01b3
-        return (hash, clean)
     }
-
-    static func == (a: CacheKey, b: CacheKey) -> Bool {
-        a.hash == b.hash && a.family == b.family && a.host == b.host
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// The resolver cache: HTTPDNS through a TTL cache, system DNS beside it.
 ///
-/// Entries live in 16 shards, each behind its own mutex, so `lookup` answers without
-/// suspending and a refresh writing one name rarely meets a reader of another. Everything
-/// else (configuration, requests in flight, subscribers) sits behind a control mutex, taken
-/// before a shard's when both are needed, never after.
+/// Everything (entries, configuration, requests in flight, subscribers) sits in one
+/// dictionary-backed state behind one mutex, so `lookup` answers without suspending. The
+/// mutex is never held across an await, an event delivery or another lock.
 public final class ResolverCache: Sendable {
     public let provider: any HTTPDNSProvider
     let system: SystemResolver
     let clock: any ResolverClock
-    private let control: Locked<Control>
-    private let shards: [Locked<Shard>]
+    private let state: Locked<State>
     /// Problems met while loading the persistent cache (a corrupt file...), for the user.
     public let loadWarnings: [String]
-
-    static let shardCount = 16
 
     typealias Outcome = Result<ProviderAnswer, ResolutionError>
 
@@ -97,22 +67,15 @@ public final class ResolverCache: Sendable {
         var task: Task<Outcome, Never>
     }
 
-    struct Control {
+    struct State {
         var configuration: ResolverConfiguration
+        var entries: [CacheKey: CacheEntrySnapshot] = [:]
         var inflight: [String: InFlight] = [:]
         /// When a background request for a name last failed: lookups of a name the service
         /// cannot answer must not turn into a request each.
         var failedAt: [String: Date] = [:]
         var subscribers: [Int: AsyncStream<ResolverEvent>.Continuation] = [:]
         var nextID = 0
-    }
-
-    /// One shard's entries, with copies of the two settings the lookup needs, so it never
-    /// takes the control mutex.
-    struct Shard {
-        var entries = EntryTable()
-        var reuseExpired: Bool
-        var listening = false
     }
 
     /// Creates the cache and loads the persistent file when `configuration.cachePath` is set.
@@ -127,52 +90,39 @@ public final class ResolverCache: Sendable {
         self.provider = provider
         self.system = system
         self.clock = clock
-        var initial = (0..<Self.shardCount).map { _ in Shard(reuseExpired: configuration.reuseExpired) }
+        var initial = State(configuration: configuration)
         var warnings: [String] = []
         if let path = configuration.cachePath {
             switch CacheFile.load(path, now: clock.now(), keepExpired: configuration.reuseExpired) {
             case .success(let entries):
-                for entry in entries {
-                    let key = CacheKey(host: entry.host, family: entry.family)
-                    initial[Self.shardIndex(key)].entries[key] = entry
-                }
+                for entry in entries { initial.entries[CacheKey(host: entry.host, family: entry.family)] = entry }
             case .failure(let warning):
                 warnings.append(warning.description)
             }
         }
-        shards = initial.map { Locked($0) }
-        control = Locked(Control(configuration: configuration))
+        state = Locked(initial)
         loadWarnings = warnings
     }
 
     deinit {
-        control.withLock { c in
-            for continuation in c.subscribers.values { continuation.finish() }
+        state.withLock { s in
+            for continuation in s.subscribers.values { continuation.finish() }
         }
     }
-
-    @inline(__always)
-    static func shardIndex(_ key: CacheKey) -> Int { Int(truncatingIfNeeded: key.hash >> 59) & (shardCount - 1) }
-
-    @inline(__always)
-    private func shard(_ key: CacheKey) -> Locked<Shard> { shards[Self.shardIndex(key)] }
 
     // MARK: Settings the console toggles
 
     /// The configuration in force (family and expired-IP reuse change at run time).
-    public var configuration: ResolverConfiguration { control.withLock { $0.configuration } }
+    public var configuration: ResolverConfiguration { state.withLock { $0.configuration } }
 
     /// Sets the address family `resolve` uses when none is given.
     public func setFamily(_ family: AddressFamily) {
-        control.withLock { $0.configuration.family = family }
+        state.withLock { $0.configuration.family = family }
     }
 
     /// Turns expired-IP reuse on or off.
     public func setReuseExpired(_ reuse: Bool) {
-        control.withLock { c in
-            c.configuration.reuseExpired = reuse
-            for shard in shards { shard.withLock { $0.reuseExpired = reuse } }
-        }
+        state.withLock { $0.configuration.reuseExpired = reuse }
     }
 
     // MARK: Non-blocking lookup
@@ -187,25 +137,26 @@ public final class ResolverCache: Sendable {
         let key = CacheKey(host: host, family: family)
         var follow = LookupFollow.hit
         var listening = false
-        let found: CacheEntrySnapshot? = shard(key).withLock { s in
-            listening = s.listening
-            guard let index = s.entries.slot(of: key) else {
+        let found: CacheEntrySnapshot? = state.withLock { s in
+            listening = !s.subscribers.isEmpty
+            guard let index = s.entries.index(forKey: key) else {
                 follow = .fetch(expired: false)
                 return nil
             }
-            // Fields are read in place: copying the entry costs a retain per reference it holds.
-            s.entries[slot: index].hits += 1
-            if s.entries[slot: index].expiresAt > now { return s.entries[slot: index] }
-            let refreshing = s.entries[slot: index].refreshing
-            if s.reuseExpired {
-                follow = .stale(refresh: !refreshing)
-                var stale = s.entries[slot: index]
+            switch Freshness(of: s.entries.values[index], now: now, reuseExpired: s.configuration.reuseExpired) {
+            case .fresh:
+                s.entries.values[index].hits += 1
+                return s.entries.values[index]
+            case .stale(let refresh):
+                s.entries.values[index].hits += 1
+                follow = .stale(refresh: refresh)
+                var stale = s.entries.values[index]
                 stale.source = .stale
                 return stale
+            case .expired(let refreshing):
+                follow = refreshing ? .waitMiss : .fetch(expired: true)
+                return nil
             }
-            s.entries[slot: index].hits -= 1
-            follow = refreshing ? .waitMiss : .fetch(expired: true)
-            return nil
         }
         switch follow {
         case .hit:
@@ -311,36 +262,37 @@ public final class ResolverCache: Sendable {
         var need: Set<IPFamily> = []
         var staleRefresh: Set<IPFamily> = []
         var events: [ResolverEvent] = []
-        for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
-            let key = CacheKey(host: name, family: family)
-            shard(key).withLock { s in
+        state.withLock { s in
+            for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let key = CacheKey(host: name, family: family)
                 // A system-fallback entry serves `lookup`, but `resolve` always asks HTTPDNS again.
-                guard let index = s.entries.slot(of: key), s.entries[slot: index].source != .systemFallback
+                guard let index = s.entries.index(forKey: key), s.entries.values[index].source != .systemFallback
                 else {
                     need.insert(family)
                     events.append(
                         ResolverEvent(
                             time: now, kind: .miss, host: name, family: family,
                             detail: "\(name) \(family.rawValue) not cached; asking HTTPDNS"))
-                    return
+                    continue
                 }
-                let entry = s.entries[slot: index]
-                if entry.expiresAt > now {
-                    s.entries[slot: index].hits += 1
-                    cached[family] = s.entries[slot: index]
+                switch Freshness(of: s.entries.values[index], now: now, reuseExpired: s.configuration.reuseExpired) {
+                case .fresh:
+                    s.entries.values[index].hits += 1
+                    let entry = s.entries.values[index]
+                    cached[family] = entry
                     events.append(
                         ResolverEvent(time: now, kind: .hit, host: name, family: family, detail: Self.describe(entry)))
-                } else if s.reuseExpired {
-                    s.entries[slot: index].hits += 1
-                    var stale = s.entries[slot: index]
+                case .stale(let refresh):
+                    s.entries.values[index].hits += 1
+                    var stale = s.entries.values[index]
                     stale.source = .stale
                     cached[family] = stale
-                    if !entry.refreshing { staleRefresh.insert(family) }
+                    if refresh { staleRefresh.insert(family) }
                     events.append(
                         ResolverEvent(
                             time: now, kind: .expired, host: name, family: family,
                             detail: "\(name) \(family.rawValue) served expired while refreshing"))
-                } else {
+                case .expired:
                     need.insert(family)
                     events.append(
                         ResolverEvent(
@@ -350,7 +302,7 @@ public final class ResolverCache: Sendable {
             }
         }
         emit(events)
-        if !staleRefresh.isEmpty { _ = fetchTask(name, families: staleRefresh) }
+        if !staleRefresh.isEmpty { startFetch(name, families: staleRefresh) }
 
         var answer = HTTPDNSAnswer(provider: provider.name)
         answer.ipv4 = cached[.v4]?.ips ?? []
@@ -395,7 +347,7 @@ public final class ResolverCache: Sendable {
     @discardableResult
     func startFetch(_ host: String, families: Set<IPFamily>) -> Bool {
         let now = clock.now()
-        let recentlyFailed = control.withLock { c in
+        let recentlyFailed = state.withLock { c in
             c.failedAt[host].map { now.timeIntervalSince($0) < Self.backgroundRetryDelay } ?? false
         }
         if recentlyFailed { return false }
@@ -408,19 +360,14 @@ public final class ResolverCache: Sendable {
     }
 
     private func fetch(_ host: String, families: Set<IPFamily>) -> (task: Task<Outcome, Never>, started: Bool) {
-        control.withLock { c in
+        state.withLock { c in
             if let running = c.inflight[host], running.families.isSuperset(of: families) {
                 return (running.task, false)
             }
             c.nextID += 1
             let id = c.nextID
             let wanted = families.union(c.inflight[host]?.families ?? [])
-            for family in wanted {
-                let key = CacheKey(host: host, family: family)
-                shard(key).withLock { s in
-                    if let index = s.entries.slot(of: key) { s.entries[slot: index].refreshing = true }
-                }
-            }
+            for family in wanted { c.entries[CacheKey(host: host, family: family)]?.refreshing = true }
             let task = Task { await self.performFetch(host, families: wanted, id: id) }
             c.inflight[host] = InFlight(id: id, families: wanted, task: task)
             return (task, true)
@@ -447,42 +394,39 @@ public final class ResolverCache: Sendable {
     ) {
         let now = clock.now()
         var events: [ResolverEvent] = []
-        switch outcome {
-        case .success(let answer):
-            for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let key = CacheKey(host: host, family: family)
-                shard(key).withLock { s in
+        state.withLock { s in
+            switch outcome {
+            case .success(let answer):
+                for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    let key = CacheKey(host: host, family: family)
                     guard answer.answered.contains(family) else {
-                        if let index = s.entries.slot(of: key) { s.entries[slot: index].refreshing = false }
-                        return
+                        s.entries[key]?.refreshing = false
+                        continue
                     }
                     let entry = CacheEntrySnapshot(
-                        host: host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
+                        host: key.host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
                         source: .httpdns, hits: s.entries[key]?.hits ?? 0)
                     s.entries[key] = entry
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))
                 }
-            }
-        case .failure(let error):
-            var kept = false
-            for family in families {
-                let key = CacheKey(host: host, family: family)
-                shard(key).withLock { s in
-                    if let index = s.entries.slot(of: key) {
-                        s.entries[slot: index].refreshing = false
+                s.failedAt[host] = nil
+            case .failure(let error):
+                var kept = false
+                for family in families {
+                    let key = CacheKey(host: host, family: family)
+                    if s.entries[key] != nil {
+                        s.entries[key]?.refreshing = false
                         kept = true
                     }
                 }
+                events.append(
+                    ResolverEvent(
+                        time: now, kind: .error, host: host,
+                        detail: "\(host): HTTPDNS failed: \(error)" + (kept ? " (keeping the cached answer)" : "")))
+                s.failedAt[host] = now
             }
-            events.append(
-                ResolverEvent(
-                    time: now, kind: .error, host: host,
-                    detail: "\(host): HTTPDNS failed: \(error)" + (kept ? " (keeping the cached answer)" : "")))
-        }
-        control.withLock { c in
-            if let inflightID, c.inflight[host]?.id == inflightID { c.inflight[host] = nil }
-            if case .failure = outcome { c.failedAt[host] = now } else { c.failedAt[host] = nil }
+            if let inflightID, s.inflight[host]?.id == inflightID { s.inflight[host] = nil }
         }
         emit(events)
     }
@@ -493,11 +437,11 @@ public final class ResolverCache: Sendable {
             let key = CacheKey(host: host, family: family)
             let ips = family == .v4 ? system.ipv4 : system.ipv6
             guard !ips.isEmpty else { continue }
-            shard(key).withLock { s in
+            state.withLock { s in
                 // Never displace what HTTPDNS said: the cache keeps what it had.
                 guard s.entries[key] == nil else { return }
                 s.entries[key] = CacheEntrySnapshot(
-                    host: host, family: family, ips: ips, ttl: ttl, resolvedAt: now, source: .systemFallback)
+                    host: key.host, family: family, ips: ips, ttl: ttl, resolvedAt: now, source: .systemFallback)
             }
         }
     }
@@ -506,7 +450,7 @@ public final class ResolverCache: Sendable {
 
     /// Every entry, sorted by name then family: a copy, safe to keep.
     public func entries() -> [CacheEntrySnapshot] {
-        shards.flatMap { shard in shard.withLock { $0.entries.values } }.sorted {
+        state.withLock { Array($0.entries.values) }.sorted {
             ($0.host, $0.family.rawValue) < ($1.host, $1.family.rawValue)
         }
     }
@@ -514,17 +458,14 @@ public final class ResolverCache: Sendable {
     /// Removes one name (both families), or everything when `host` is nil.
     public func flush(_ host: String? = nil) {
         let name = host.map(Self.normalized)
-        var removed = 0
-        for shard in shards {
-            removed += shard.withLock { s -> Int in
-                let before = s.entries.count
-                if let name {
-                    s.entries.removeAll { $0.host == name }
-                } else {
-                    s.entries = EntryTable()
-                }
-                return before - s.entries.count
+        let removed = state.withLock { s -> Int in
+            let before = s.entries.count
+            if let name {
+                s.entries = s.entries.filter { $0.key.host != name }
+            } else {
+                s.entries = [:]
             }
+            return before - s.entries.count
         }
         emit([
             ResolverEvent(
@@ -538,9 +479,10 @@ public final class ResolverCache: Sendable {
     public func refresh(_ host: String) async {
         let name = Self.normalized(host)
         var families: Set<IPFamily> = []
-        for family in IPFamily.allCases {
-            let key = CacheKey(host: name, family: family)
-            if shard(key).withLock({ $0.entries[key] != nil }) { families.insert(family) }
+        state.withLock { s in
+            for family in IPFamily.allCases where s.entries[CacheKey(host: name, family: family)] != nil {
+                families.insert(family)
+            }
         }
         if families.isEmpty { families = configuration.family.concrete() }
         _ = await fetchTask(name, families: families).value
@@ -567,7 +509,7 @@ public final class ResolverCache: Sendable {
         clean.host = key.host
         clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
         clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
-        shard(key).withLock { $0.entries[key] = clean }
+        state.withLock { $0.entries[key] = clean }
     }
 
     // MARK: Persistence
@@ -588,26 +530,20 @@ public final class ResolverCache: Sendable {
     public func events() -> AsyncStream<ResolverEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: ResolverEvent.self, bufferingPolicy: .bufferingNewest(512))
-        let id = control.withLock { c -> Int in
+        let id = state.withLock { c -> Int in
             c.nextID += 1
             c.subscribers[c.nextID] = continuation
-            for shard in shards { shard.withLock { $0.listening = true } }
             return c.nextID
         }
         continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.control.withLock { c in
-                c.subscribers[id] = nil
-                let listening = !c.subscribers.isEmpty
-                for shard in self.shards { shard.withLock { $0.listening = listening } }
-            }
+            self?.state.withLock { c in c.subscribers[id] = nil }
         }
         return stream
     }
 
     private func emit(_ events: [ResolverEvent]) {
         guard !events.isEmpty else { return }
-        let listeners = control.withLock { Array($0.subscribers.values) }
+        let listeners = state.withLock { Array($0.subscribers.values) }
         for listener in listeners {
             for event in events { listener.yield(event) }
         }
@@ -616,16 +552,9 @@ public final class ResolverCache: Sendable {
     // MARK: Helpers
 
     /// Lowercase, no trailing dot: `Sni-A.Lab.Test.` and `sni-a.lab.test` are one entry.
-    @inline(__always)
     static func normalized(_ host: String) -> String {
-        var needsWork = false
-        for byte in host.utf8 where (byte >= 65 && byte <= 90) || byte == 46 {
-            if byte != 46 {
-                needsWork = true
-                break
-            }
-        }
-        if !needsWork, host.utf8.last != 46 { return host }
+        // Most names arrive clean; only a name with an uppercase letter or a final dot is copied.
+        if !host.utf8.contains(where: { $0 &- 65 < 26 }), host.utf8.last != 46 { return host }
         var name = host.lowercased()
         while name.hasSuffix(".") { name.removeLast() }
         return name
@@ -634,25 +563,5 @@ public final class ResolverCache: Sendable {
     static func describe(_ entry: CacheEntrySnapshot) -> String {
         let ips = entry.ips.isEmpty ? "no address" : entry.ips.joined(separator: ", ")
         return "\(entry.host) \(entry.family.rawValue) from \(entry.source.rawValue): \(ips) (ttl \(entry.ttl)s)"
-    }
-}
-
-/// Waiting for something with a deadline, without cancelling it: a request that misses the
-/// deadline still lands in the cache when it finishes.
-enum Deadline {
-    /// The operation's result, or nil when `seconds` pass first.
-    static func first<T: Sendable>(within seconds: Double, _ operation: @escaping @Sendable () async -> T) async -> T? {
-        let once = Locked(false)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            let finish: @Sendable (T?) -> Void = { value in
-                let first = once.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: value) }
-            }
-            Task { finish(await operation()) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finish(nil) }
-        }
     }
 }

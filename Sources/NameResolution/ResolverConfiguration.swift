@@ -45,10 +45,17 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// Bodies larger than this are refused as malformed: an HTTPDNS answer is a few hundred bytes.
     public static let maxBodyBytes = 64 * 1024
 
+    /// The built-in defaults: the bundled Resources/default-config.toml (what `ipdirect config
+    /// init` writes), with no cache file. The one place defaults are written down.
+    public static let defaults = ConfigurationLayer.defaults.resolved(defaultCachePath: nil)
+
+    /// A configuration; every setting left out takes its value from `defaults`.
     public init(
-        provider: ProviderKind = .dohJSON, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
-        caFile: String? = nil, timeout: Double = 2, family: AddressFamily = .auto, fallbackToSystem: Bool = true,
-        reuseExpired: Bool = false, prefetch: [String] = [], cachePath: String? = nil, fallbackTTL: Int = 30
+        provider: ProviderKind = defaults.provider, endpoint: String? = nil, account: String? = nil,
+        secret: String? = nil, caFile: String? = nil, timeout: Double = defaults.timeout,
+        family: AddressFamily = defaults.family, fallbackToSystem: Bool = defaults.fallbackToSystem,
+        reuseExpired: Bool = defaults.reuseExpired, prefetch: [String] = defaults.prefetch, cachePath: String? = nil,
+        fallbackTTL: Int = 30
     ) {
         self.provider = provider
         self.endpoint = endpoint
@@ -314,6 +321,16 @@ public struct ConfigurationLayer: Sendable, Equatable {
         return (layer, warnings)
     }
 
+    /// The bundled Resources/default-config.toml as a layer: every setting given.
+    public static let defaults: ConfigurationLayer = {
+        do {
+            return try toml(BundledResources.defaultConfigTOML, path: "Resources/default-config.toml").layer
+        } catch {
+            // The file ships inside the binary; failing to read it is a build defect, made loud.
+            fatalError("Resources/default-config.toml does not parse: \(error)")
+        }
+    }()
+
     /// This layer over `base`: every setting this layer gives replaces the base's.
     public func over(_ base: ConfigurationLayer) -> ConfigurationLayer {
         var merged = ConfigurationLayer(
@@ -330,24 +347,28 @@ public struct ConfigurationLayer: Sendable, Equatable {
         return merged
     }
 
-    /// The finished configuration: this layer over the built-in defaults.
+    /// The finished configuration: this layer over the built-in defaults (`defaults`).
     ///
     /// An endpoint naming a preset also picks the preset's provider kind when no provider
     /// was given, so `--endpoint dnspod` alone means tencent.
     public func resolved(defaultCachePath: String?) -> ResolverConfiguration {
-        var kind = provider
-        if kind == nil, let endpoint, let preset = ProviderPreset.named(endpoint) { kind = preset.kind }
-        let kindFinal = kind ?? ProviderPreset.fallback.kind
+        var layer = self
+        if layer.provider == nil, let endpoint, let preset = ProviderPreset.named(endpoint) {
+            layer.provider = preset.kind
+        }
+        // The bundled file sets every one of these (a test holds it to that).
+        let merged = layer.over(Self.defaults)
         var configuration = ResolverConfiguration(
-            provider: kindFinal, endpoint: endpoint ?? (provider == nil ? ProviderPreset.fallback.name : nil),
-            account: account, secret: secret, caFile: caFile, timeout: timeout ?? 2, family: family ?? .auto,
-            fallbackToSystem: fallbackToSystem ?? true, reuseExpired: reuseExpired ?? false, prefetch: prefetch ?? [],
-            cachePath: (persistCache ?? true) ? (cachePath ?? defaultCachePath) : nil)
-        configuration.cipher = cipher ?? .none
-        configuration.key = key
-        configuration.token = token
-        configuration.sdns = sdns ?? [:]
-        configuration.region = region ?? "cn"
+            provider: merged.provider!, endpoint: merged.endpoint, account: merged.account, secret: merged.secret,
+            caFile: merged.caFile, timeout: merged.timeout!, family: merged.family!,
+            fallbackToSystem: merged.fallbackToSystem!, reuseExpired: merged.reuseExpired!,
+            prefetch: merged.prefetch ?? [],
+            cachePath: merged.persistCache! ? (merged.cachePath ?? defaultCachePath) : nil)
+        configuration.cipher = merged.cipher ?? .none
+        configuration.key = merged.key
+        configuration.token = merged.token
+        configuration.sdns = merged.sdns ?? [:]
+        configuration.region = merged.region ?? "cn"
         return configuration
     }
 }

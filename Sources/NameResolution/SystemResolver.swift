@@ -21,22 +21,12 @@ public struct SystemResolver: Sendable {
     /// - Returns: the addresses found, the time taken, or the reason in words.
     public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
         let started = DispatchTime.now()
-        let once = Locked(false)
-        let answer: SystemAnswer = await withCheckedContinuation { continuation in
-            let finish: @Sendable (SystemAnswer) -> Void = { answer in
-                let first = once.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: answer) }
-            }
-            let thread = Thread { finish(Self.lookup(host, families: families)) }
-            thread.name = "ipdirect.getaddrinfo"
-            thread.start()
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-                finish(SystemAnswer(error: "system DNS timed out after \(ResolutionError.format(timeout)) s"))
-            }
-        }
+        let answer =
+            await Deadline.first(within: timeout) { done in
+                let thread = Thread { done(Self.lookup(host, families: families)) }
+                thread.name = "ipdirect.getaddrinfo"
+                thread.start()
+            } ?? SystemAnswer(error: "system DNS timed out after \(ResolutionError.format(timeout)) s")
         var timed = answer
         timed.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         return timed

@@ -138,8 +138,8 @@ public final class ProbeEngine: Sendable {
     }
 
     private func resolution(of host: String) async -> HostResolution {
-        if IPAddressText.isLiteral(host) {
-            let v4 = IPAddressText.isIPv4(host) ? [host] : []
+        if IPLiteral.isLiteral(host) {
+            let v4 = IPLiteral.isIPv4(host) ? [host] : []
             let v6 = v4.isEmpty ? [host] : []
             return HostResolution(
                 host: host, system: SystemAnswer(ipv4: v4, ipv6: v6),
@@ -151,8 +151,8 @@ public final class ProbeEngine: Sendable {
     func plan(_ url: ProbeURL, _ resolution: HostResolution) -> [Plan] {
         let httpdns = resolution.httpdns
         let system = resolution.system
-        let httpdnsIPs = httpdns.error == nil ? (httpdns.ipv4 + httpdns.ipv6).filter(IPAddressText.isLiteral) : []
-        let systemIPs = system.error == nil ? (system.ipv4 + system.ipv6).filter(IPAddressText.isLiteral) : []
+        let httpdnsIPs = httpdns.error == nil ? (httpdns.ipv4 + httpdns.ipv6).filter(IPLiteral.isLiteral) : []
+        let systemIPs = system.error == nil ? (system.ipv4 + system.ipv6).filter(IPLiteral.isLiteral) : []
 
         var targets: [(ip: String, source: IPSource)] = []
         if !httpdnsIPs.isEmpty {
@@ -264,11 +264,11 @@ public final class ProbeEngine: Sendable {
                 let picked: (String, IPSource)?
                 if plan.scenario == .systemDNS {
                     let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
-                    pins = ips.filter(IPAddressText.isLiteral)
+                    pins = ips.filter(IPLiteral.isLiteral)
                     picked = pins.first.map { ($0, .system) }
                 } else {
                     let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
-                    picked = ips.first(where: IPAddressText.isLiteral).map {
+                    picked = ips.first(where: IPLiteral.isLiteral).map {
                         ($0, Self.ipSource(answer.httpdns.source))
                     }
                 }

@@ -1,6 +1,7 @@
 // Exports of probe reports: a JSON array, JSON Lines, HAR 1.2 (one entry per attempt and
 // hop, timings from curl's cumulative values) and the table `ipdirect probe` prints.
 import Foundation
+import NameResolution
 import TerminalText
 
 /// Turns reports into the formats users hand to scripts, browsers and colleagues.
@@ -136,7 +137,7 @@ public enum ProbeExport {
             ("request", .object(request)), ("response", .object(response)), ("cache", .object([])),
             ("timings", .object(timings)),
         ]
-        if let ip = hop.remoteIP, IPAddressText.isLiteral(ip) { entry.append(("serverIPAddress", .string(ip))) }
+        if let ip = hop.remoteIP, IPLiteral.isLiteral(ip) { entry.append(("serverIPAddress", .string(ip))) }
         if let port = hop.remotePort { entry.append(("connection", .string(String(port)))) }
         entry += [
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),

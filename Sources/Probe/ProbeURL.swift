@@ -2,6 +2,7 @@
 // only the authority's host ever changes and path, query and port stay exactly as written.
 import CurlTransport
 import Foundation
+import NameResolution
 
 /// Why a URL cannot be probed, in words a person reads.
 public struct ProbeURLError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -87,7 +88,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     public var isHTTPS: Bool { scheme == "https" }
 
     /// Whether the host is already an IP address.
-    public var hostIsIPLiteral: Bool { IPAddressText.isLiteral(host) }
+    public var hostIsIPLiteral: Bool { IPLiteral.isLiteral(host) }
 
     /// The `Host` header value: the name, with the port when it is not the scheme's default.
     public var hostHeader: String {
@@ -153,22 +154,6 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     /// A host as it appears in an authority: IPv6 literals in brackets.
     static func authorityForm(_ host: String) -> String {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-    }
-}
-
-/// Checks on address text, since every IP from an HTTPDNS service is untrusted input.
-public enum IPAddressText {
-    /// Whether the text is an IPv4 or IPv6 literal (IPv6 without brackets).
-    public static func isLiteral(_ text: String) -> Bool { isIPv4(text) || isIPv6(text) }
-
-    public static func isIPv4(_ text: String) -> Bool {
-        var address = in_addr()
-        return inet_pton(AF_INET, text, &address) == 1
-    }
-
-    public static func isIPv6(_ text: String) -> Bool {
-        var address = in6_addr()
-        return inet_pton(AF_INET6, text, &address) == 1
     }
 }
 

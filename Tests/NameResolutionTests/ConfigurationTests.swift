@@ -112,6 +112,21 @@ struct ConfigurationTests {
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 
+    @Test("the built-in defaults are the bundled default file, which sets every setting")
+    func defaultsAreTheBundledFile() throws {
+        let bundled = ConfigurationLayer.defaults
+        #expect(bundled.provider != nil && bundled.timeout != nil && bundled.family != nil)
+        #expect(bundled.fallbackToSystem != nil && bundled.reuseExpired != nil && bundled.persistCache != nil)
+        // Nothing configured anywhere: what the file says is what is in force.
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (config, _) = try ConfigurationLoader.load(environment: ["HOME": dir.path], file: dir.path + "/none.toml")
+        #expect(config.provider == bundled.provider && config.timeout == bundled.timeout)
+        #expect(config.family == bundled.family && config.fallbackToSystem == bundled.fallbackToSystem)
+        #expect(ResolverConfiguration().timeout == bundled.timeout)
+        #expect(ResolverConfiguration.defaults.reuseExpired == bundled.reuseExpired)
+    }
+
     @Test("a bad file is an error naming the problem")
     func badFile() throws {
         let dir = try TemporaryDirectory()

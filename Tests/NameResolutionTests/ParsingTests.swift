@@ -131,12 +131,24 @@ struct ParsingTests {
         }
     }
 
-    @Test("IP literals: inet_pton decides")
+    @Test("IP literals: address characters only, and they round-trip through inet_pton/inet_ntop")
     func literals() {
         #expect(IPLiteral.family(of: "127.0.0.1") == .v4)
         #expect(IPLiteral.family(of: "::1") == .v6)
-        for junk in ["999.1.2.3", "fe80::zz", "not-an-ip", "127.0.0.1 ", "[::1]", "1.2.3.4:80", "", "127.1"] {
-            #expect(IPLiteral.family(of: junk) == nil, "\(junk)")
+        #expect(IPLiteral.family(of: "2001:DB8::1") == .v6, "case does not matter")
+        #expect(IPLiteral.family(of: "::ffff:192.0.2.1") == .v6)
+        for junk in [
+            "999.1.2.3", "fe80::zz", "not-an-ip", "127.0.0.1 ", "[::1]", "1.2.3.4:80", "", "127.1", "fe80::1%eth0",
+            "0:0:0:0:0:0:0:1", "1.2.3.4\u{0}", "1.2.3.4\u{0}evil.example", "::1\u{0}:80",
+        ] {
+            #expect(IPLiteral.family(of: junk) == nil, "\(junk.debugDescription)")
         }
+    }
+
+    @Test("an answer with a NUL-smuggled IP is refused, not cached as the IP before the NUL")
+    func nulSmuggling() {
+        let screened = IPLiteral.screen(["192.0.2.7", "1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"], family: .v4)
+        #expect(screened.valid == ["192.0.2.7"])
+        #expect(screened.rejected == ["1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"])
     }
 }

@@ -1,0 +1,33 @@
+// Waiting with a deadline, without cancelling what is waited for: the one race between a
+// result and a timer, used by the resolver cache (HTTPDNS) and the system resolver.
+import Foundation
+
+/// The first of a result and a deadline.
+enum Deadline {
+    /// What `start` hands to its callback, or nil when `seconds` pass first.
+    ///
+    /// `start` begins the work (on a thread or in a task) and calls the callback once with
+    /// the result; a result that comes after the deadline is dropped, the work is not stopped.
+    static func first<T: Sendable>(
+        within seconds: Double, start: (@escaping @Sendable (T) -> Void) -> Void
+    ) async -> T? {
+        let once = Locked(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            let finish: @Sendable (T?) -> Void = { value in
+                let first = once.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            start { finish($0) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finish(nil) }
+        }
+    }
+
+    /// The operation's result, or nil when `seconds` pass first. A request that misses the
+    /// deadline still lands in the cache when it finishes.
+    static func first<T: Sendable>(within seconds: Double, _ operation: @escaping @Sendable () async -> T) async -> T? {
+        await first(within: seconds) { done in Task { done(await operation()) } }
+    }
+}
