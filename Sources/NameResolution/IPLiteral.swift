@@ -23,11 +23,11 @@ public enum IPLiteral {
         guard !text.isEmpty, text.utf8.count <= 45, text.utf8.allSatisfy(isAddressByte) else { return nil }
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
-            return roundTrips(text, family: AF_INET, address: &v4, length: INET_ADDRSTRLEN) ? .v4 : nil
+            return roundTrips(text, family: AF_INET, address: v4, length: INET_ADDRSTRLEN) ? .v4 : nil
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
-            return roundTrips(text, family: AF_INET6, address: &v6, length: INET6_ADDRSTRLEN) ? .v6 : nil
+            return roundTrips(text, family: AF_INET6, address: v6, length: INET6_ADDRSTRLEN) ? .v6 : nil
         }
         return nil
     }
@@ -53,12 +53,15 @@ public enum IPLiteral {
 
     /// Whether `inet_ntop` writes the parsed address back as `text` (ignoring case).
     private static func roundTrips<Address>(
-        _ text: String, family: Int32, address: inout Address, length: Int32
+        _ text: String, family: Int32, address: Address, length: Int32
     ) -> Bool {
         var buffer = [CChar](repeating: 0, count: Int(length))
-        guard inet_ntop(family, &address, &buffer, socklen_t(length)) != nil else { return false }
-        let written = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        return String(decoding: written, as: UTF8.self).lowercased() == text.lowercased()
+        let written = withUnsafeBytes(of: address) { raw in
+            inet_ntop(family, raw.baseAddress, &buffer, socklen_t(length))
+        }
+        guard written != nil else { return false }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self).lowercased() == text.lowercased()
     }
 
     /// Whether `text` is an IP literal of exactly this family.
