@@ -355,6 +355,7 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
         if let index { state.runs[index].resolution = resolution }
         state.runContexts[runID, default: RunContext()].resolution = resolution
         state.runContexts[runID]?.host = resolution.host
+        if let server = resolution.httpdns.server { state.answeredBy = server }
     case .attemptStarted(let scenario, let ip, let ipSource):
         if let index {
             state.runs[index].running.append(RunningAttempt(scenario: scenario, ip: ip, ipSource: ipSource))

@@ -170,11 +170,15 @@ private func drawStatusBar(_ state: ConsoleState, y: Int, into buffer: inout Cel
         endpoint = host + (components.port.map { ":\($0)" } ?? "")
     }
     let sep = state.glyphs.separator
-    let fields = [
+    var fields = [
         state.engine.provider, state.glyphs.clip(endpoint, narrow ? 22 : 48),
         narrow ? state.family.rawValue : "family \(state.family.rawValue)", "cache \(state.cache.count)",
         narrow ? "\(state.inFlight) probing" : "\(state.inFlight) in flight",
     ]
+    if let server = state.answeredBy, !endpoint.contains(server) {
+        // Under service discovery the endpoint names no address: say which service IP answered.
+        fields.insert("answered by \(server)", at: 2)
+    }
     var x = buffer.put(" " + fields.joined(separator: sep), x: 0, y: y, style: style)
     if !state.message.isEmpty {
         x = buffer.put(sep, x: x, y: y, style: style)

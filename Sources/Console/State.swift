@@ -206,6 +206,9 @@ public struct ConsoleState: Sendable {
     public var timeZone: TimeZone
     public var glyphs: Glyphs
     public var engine: EngineDescription
+    /// The service address that gave the latest HTTPDNS answer (an alicloud service IP under
+    /// discovery), for the status bar.
+    public var answeredBy: String?
     public var family: AddressFamily = .auto
     public var reuseExpired = false
     /// The lab's fault switch; nil without a lab.

@@ -152,6 +152,12 @@ public final class Lab: Sendable {
                 down: options.fault == .down)
             ports["httpdns"] = httpdnsPorts[0]
             ports["httpdns-tls"] = httpdnsPorts[1]
+            ledger.servicePort = httpdnsPorts[0]
+            // The second alicloud service IP: the same service on 127.0.0.2, same port.
+            let second = LabServer(
+                role: "httpdns-service-ip", addresses: [HTTPDNSService.labServiceIPs[0]], tls: nil,
+                respond: serviceIPResponder(HTTPDNSService.labServiceIPs[0], ledger: ledger, next: httpdns))
+            bound += try await second.bind(group: group, port: httpdnsPorts[0], connections: connections).channels
             for server in servers {
                 let index = serverOrder.firstIndex(of: server.role)!
                 let (channels, port) = try await server.bind(
@@ -176,7 +182,8 @@ public final class Lab: Sendable {
         let endpoints = LabEndpoints(
             httpdns: "http://127.0.0.1:\(ports["httpdns"]!)", httpdnsTLS: "https://127.0.0.1:\(ports["httpdns-tls"]!)",
             account: account, secret: secret, ca: caPath, control: "http://127.0.0.1:\(ports["control"]!)",
-            hosts: hosts, zone: zone.records, keys: keys)
+            hosts: hosts, zone: zone.records, keys: keys,
+            serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports["httpdns"]!)" })
         logger.info(
             "lab started",
             metadata: ["httpdns": "\(endpoints.httpdns)", "ca": "\(caPath)", "fault": "\(options.fault.rawValue)"])
@@ -194,6 +201,9 @@ public final class Lab: Sendable {
     public func setFault(_ fault: HTTPDNSFault) async throws {
         try await httpdnsListeners.apply(fault)
     }
+
+    /// Makes one of the alicloud service IPs `/ss` names answer HTTP 503 (nil: none).
+    public func setServiceIPDown(_ ip: String?) { ledger.downServiceIP = ip }
 
     /// Every query the HTTPDNS service answered, oldest first.
     public func httpdnsQueries() -> [LabHTTPDNSQuery] { ledger.queries }
@@ -349,7 +359,7 @@ private func httpdnsResponder(
 ) -> LabResponder {
     { request, loop in
         let fault = ledger.fault
-        let answer = service.answer(request)
+        let answer = service.discovery(request, port: ledger.servicePort) ?? service.answer(request)
         var response = answer.response
         switch fault {
         case .none:
@@ -371,6 +381,18 @@ private func httpdnsResponder(
             "httpdns \(answer.format) host=\(answer.host) status=\(response.status) fault=\(fault.rawValue) \(request.method) \(request.path)"
         )
         return loop.makeSucceededFuture(response)
+    }
+}
+
+/// One alicloud service IP: answers 503 while it is the one made to fail, else as `next`.
+private func serviceIPResponder(_ ip: String, ledger: LabLedger, next: @escaping LabResponder) -> LabResponder {
+    { request, loop in
+        guard ledger.downServiceIP == ip else { return next(request, loop) }
+        ledger.record(
+            LabHTTPDNSQuery(
+                time: Date(), path: request.target, format: "service-ip-down \(ip)", host: "", status: 503,
+                fault: ledger.fault))
+        return loop.makeSucceededFuture(.text(503, "lab: service IP \(ip) is down\n"))
     }
 }
 

@@ -86,12 +86,16 @@ public struct LabEndpoints: Sendable, Codable {
     public var zone: [LabZoneRecord]
     /// The keys, tokens and extra ids the wire formats need (alicloud AES, tencent DES/AES/token).
     public var keys: LabKeys
+    /// The alicloud service IPs `{httpdns}/{account}/ss` names, as base URLs; the first can be
+    /// made to fail (`Lab.setServiceIPDown`).
+    public var serviceIPs: [String]
 
     public init(
         httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,
-        hosts: [String: String], zone: [LabZoneRecord], keys: LabKeys
+        hosts: [String: String], zone: [LabZoneRecord], keys: LabKeys, serviceIPs: [String] = []
     ) {
         self.keys = keys
+        self.serviceIPs = serviceIPs
         self.httpdns = httpdns
         self.httpdnsTLS = httpdnsTLS
         self.account = account

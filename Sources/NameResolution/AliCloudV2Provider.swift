@@ -89,8 +89,13 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
             }
         }
         self.sdns = sdns
+        sessionID = Self.newSessionID()
+    }
+
+    /// A session id as the SDKs make one per launch: 12 base62 characters.
+    static func newSessionID() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        sessionID = String((0..<12).map { _ in alphabet.randomElement()! })
+        return String((0..<12).map { _ in alphabet.randomElement()! })
     }
 
     static func query(_ families: Set<IPFamily>) -> String {
@@ -162,16 +167,17 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let target = try target(for: hosts, families: families)
         var lastError = ResolutionError.misconfigured("alicloud has no service IP to ask")
-        for _ in 0..<max(1, try await servers.count()) {
+        for _ in 0..<max(1, await servers.count()) {
             let base = try await servers.current()
             do throws(ResolutionError) {
                 // The display form never carries the query: it holds the signature.
-                let (response, ms) = try await transport.get(base.url + target, display: base.url)
+                let (response, ms) = try await transport.get(
+                    base.url + target, display: base.url, checkName: base.checkName)
                 return try parse(response, hosts: hosts, families: families, ms: ms, server: base.label)
             } catch {
                 lastError = error
                 guard Self.shouldRotate(error) else { throw error }
-                servers.rotate(past: base)
+                await servers.rotate(past: base)
             }
         }
         throw lastError
@@ -387,41 +393,161 @@ enum AliCloudV2Errors {
 
 /// The service addresses alicloud queries go to: one fixed endpoint, or the service IPs
 /// discovered from the region's start IPs, rotated on failure.
+///
+/// Discovery follows iOS SDK 3.4.2 (`Scheduler/HttpdnsScheduleCenter.m`): the service list
+/// starts as the region's start IPs; `GET /{account}/ss` on a start IP replaces it with the
+/// service IPs the answer names; a failing start IP is skipped for the next; a failing
+/// service IP rotates to the next one.
 final class AliCloudServiceIPs: Sendable {
-    /// A base URL (`http://203.107.1.1`) and how to name it to a user.
+    /// A base URL (`http://203.107.1.1`), how to name it to a user, and the name its
+    /// certificate must carry over HTTPS (nil: the URL's own host).
     struct Base: Sendable, Equatable {
         var url: String
         var label: String
+        var checkName: String?
+    }
+
+    /// How discovery reaches the start IPs.
+    struct Discovery: Sendable {
+        var starts: [Base]
+        var account: String
+        var sessionID: String
+        var transport: HTTPDNSTransport
+        var serviceName: String
     }
 
     private let fixed: Base?
-    private let state = Locked<(list: [Base], index: Int)>(([], 0))
+    private let discovery: Discovery?
+    private let discovered = Locked<Task<[Base], Never>?>(nil)
+    private let index = Locked<Int>(0)
+    /// Why discovery fell back to the start IPs, when it did.
+    let discoveryProblem = Locked<String?>(nil)
 
     /// Queries go to `endpoint` only.
     init(endpoint: String) {
         let base = trimmedBase(endpoint)
         let label = URLComponents(string: base)?.host ?? base
         fixed = Base(url: base, label: label)
+        discovery = nil
     }
 
-    func count() async throws(ResolutionError) -> Int {
-        if fixed != nil { return 1 }
-        return state.withLock { $0.list.count }
+    /// Queries go to the service IPs discovered from `discovery.starts`.
+    init(discovery: Discovery) {
+        fixed = nil
+        self.discovery = discovery
     }
+
+    /// The start bases for a region (`https://IP`, checked against `serviceName`, as the SDK asks
+    /// `/ss` over HTTPS), or the configured `start_ips`.
+    ///
+    /// - Throws: `.misconfigured` for a region the SDK does not know or a start URL that is not one.
+    static func starts(
+        region: String, startIPs: [String], serviceName: String
+    ) throws(ResolutionError) -> [Base] {
+        if !startIPs.isEmpty {
+            return try startIPs.map { (text: String) throws(ResolutionError) -> Base in
+                let url = trimmedBase(text)
+                guard let components = URLComponents(string: url), let host = components.host,
+                    ["http", "https"].contains(components.scheme ?? "")
+                else {
+                    throw .misconfigured(
+                        "start_ips: \(IPLiteral.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
+                    )
+                }
+                return Base(url: url, label: host, checkName: IPLiteral.family(of: host) == nil ? nil : serviceName)
+            }
+        }
+        guard let known = AliCloudRegion.named(region) else {
+            throw .misconfigured(
+                "alicloud region \(IPLiteral.quoted(region)) is not one the SDK knows: use one of "
+                    + AliCloudRegion.all.map(\.name).joined(separator: ", "))
+        }
+        return known.startIPv4.map { Base(url: "https://\($0)", label: $0, checkName: serviceName) }
+            + known.startIPv6.map { Base(url: "https://[\($0)]", label: $0, checkName: serviceName) }
+    }
+
+    /// The service list: the fixed endpoint, or the discovered service IPs (discovery runs once).
+    func list() async -> [Base] {
+        if let fixed { return [fixed] }
+        guard let discovery else { return [] }
+        let task = discovered.withLock { task in
+            if let task { return task }
+            let made = Task { await Self.discover(discovery, problem: discoveryProblem) }
+            task = made
+            return made
+        }
+        return await task.value
+    }
+
+    func count() async -> Int { await list().count }
 
     func current() async throws(ResolutionError) -> Base {
-        if let fixed { return fixed }
-        let base = state.withLock { s in s.list.isEmpty ? nil : s.list[s.index % s.list.count] }
-        guard let base else { throw .misconfigured("alicloud has no service IP to ask") }
-        return base
+        let list = await list()
+        guard !list.isEmpty else { throw .misconfigured("alicloud has no service IP to ask") }
+        return list[index.withLock { $0 } % list.count]
     }
 
     /// Moves on from `base` unless someone already did.
-    func rotate(past base: Base) {
-        state.withLock { s in
-            guard !s.list.isEmpty, s.list[s.index % s.list.count] == base else { return }
-            s.index += 1
+    func rotate(past base: Base) async {
+        let list = await list()
+        index.withLock { index in
+            guard !list.isEmpty, list[index % list.count] == base else { return }
+            index += 1
         }
+    }
+
+    /// Asks each start IP in turn for `/{account}/ss`; the first usable answer gives the
+    /// service IPs. With none, the start IPs themselves serve, as the SDK's list starts out.
+    static func discover(_ discovery: Discovery, problem: Locked<String?>) async -> [Base] {
+        var failures: [String] = []
+        for start in discovery.starts {
+            // iOS 3.4.2 sends region=global since 2024 (the service schedules by proximity).
+            let target =
+                "/\(queryEscaped(discovery.account))/ss?region=global&platform=ipdirect"
+                + "&sdk_version=\(IPDirectVersion.string)&sid=\(discovery.sessionID)"
+            do throws(ResolutionError) {
+                let (response, _) = try await discovery.transport.get(
+                    start.url + target, display: start.url, checkName: start.checkName)
+                guard (200..<300).contains(response.status) else {
+                    throw .http(status: response.status, code: serviceCode(response.body))
+                }
+                let found = try serviceIPs(response.body, start: start, serviceName: discovery.serviceName)
+                guard !found.isEmpty else { throw .malformed(detail: "the /ss answer names no service IP") }
+                return found
+            } catch {
+                failures.append("\(start.label): \(error)")
+            }
+        }
+        problem.withLock {
+            $0 =
+                "service discovery failed on every start IP (\(failures.joined(separator: "; "))): "
+                + "asking the start IPs directly"
+        }
+        return discovery.starts
+    }
+
+    /// Reads `{"service_ip":[..],"service_ipv6":[..]}`: IPv4 first, then IPv6 (the SDK picks
+    /// by the network's stack; we try both). The scheme is the start IP's; the port is the
+    /// start IP's unless the answer gives `service_port` (the lab does: it cannot use 80/443).
+    static func serviceIPs(_ body: [UInt8], start: Base, serviceName: String) throws(ResolutionError) -> [Base] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw .malformed(detail: "the /ss answer is not a JSON object: \(preview(body))")
+        }
+        let v4 = (object["service_ip"] as? [Any] ?? []).compactMap { $0 as? String }
+        let v6 = (object["service_ipv6"] as? [Any] ?? []).compactMap { $0 as? String }
+        let screened4 = IPLiteral.screen(v4, family: .v4)
+        let screened6 = IPLiteral.screen(v6, family: .v6)
+        let junk = screened4.rejected + screened6.rejected
+        if !junk.isEmpty { throw .notAnIP(junk: junk) }
+        guard let components = URLComponents(string: start.url), let scheme = components.scheme else { return [] }
+        let port = integer(object["service_port"]) ?? components.port
+        func base(_ ip: String, v6: Bool) -> Base {
+            let host = v6 ? "[\(ip)]" : ip
+            return Base(
+                url: "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? ""), label: ip,
+                checkName: scheme == "https" ? serviceName : nil)
+        }
+        return screened4.valid.map { base($0, v6: false) } + screened6.valid.map { base($0, v6: true) }
     }
 }
 
@@ -433,17 +559,29 @@ extension AliCloudV2Provider {
     static func make(
         _ configuration: ResolverConfiguration, account: String, endpoint: String?
     ) throws(ResolutionError) -> AliCloudV2Provider {
-        let base = endpoint ?? ProviderFactory.alicloudDefaultEndpoint
-        let path = URLComponents(string: trimmedBase(base))?.path ?? ""
-        if ["/d", "/sign_d", "/resolve"].contains(where: { path.hasSuffix($0) }) {
-            throw .misconfigured(
-                "provider alicloud now speaks the v2 API (/v2/d), and \(base) is a legacy API path: "
-                    + "to keep the legacy API set provider = \"alicloud-legacy\" (or --provider alicloud-legacy); "
-                    + "for v2 give the base URL only (scheme://host[:port])")
+        let transport = HTTPDNSTransport(configuration)
+        let servers: AliCloudServiceIPs
+        if let base = endpoint {
+            let path = URLComponents(string: trimmedBase(base))?.path ?? ""
+            if ["/d", "/sign_d", "/resolve"].contains(where: { path.hasSuffix($0) }) {
+                throw .misconfigured(
+                    "provider alicloud now speaks the v2 API (/v2/d), and \(base) is a legacy API path: "
+                        + "to keep the legacy API set provider = \"alicloud-legacy\" (or --provider alicloud-legacy); "
+                        + "for v2 give the base URL only (scheme://host[:port])")
+            }
+            servers = AliCloudServiceIPs(endpoint: base)
+        } else {
+            servers = AliCloudServiceIPs(
+                discovery: .init(
+                    starts: try AliCloudServiceIPs.starts(
+                        region: configuration.region, startIPs: configuration.startIPs,
+                        serviceName: configuration.serviceName),
+                    account: account, sessionID: AliCloudV2Provider.newSessionID(), transport: transport,
+                    serviceName: configuration.serviceName))
         }
         return try AliCloudV2Provider(
-            servers: AliCloudServiceIPs(endpoint: base), account: account, secret: configuration.secret,
+            servers: servers, account: account, secret: configuration.secret,
             cipher: configuration.cipher, key: configuration.key, sdns: configuration.sdns,
-            transport: HTTPDNSTransport(configuration))
+            transport: transport)
     }
 }

@@ -122,7 +122,9 @@ public enum ProviderFactory {
                     "alicloud needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
                 )
             }
-            return try AliCloudV2Provider.make(configuration, account: account, endpoint: endpoint)
+            // No endpoint means service discovery, as the SDKs do.
+            let given = configuration.endpoint.flatMap { $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }
+            return try AliCloudV2Provider.make(configuration, account: account, endpoint: given)
         case .alicloudLegacy:
             guard let account = configuration.account, !account.isEmpty else {
                 throw .misconfigured(
@@ -189,12 +191,14 @@ struct HTTPDNSTransport: Sendable {
     ///
     /// - Parameter display: how to name the endpoint in messages (never carries a signature).
     /// - Returns: the completed exchange (any status) and its wall time in milliseconds.
+    /// - Parameter checkName: the name the certificate must carry instead of the URL's host
+    ///   (alicloud service IPs are checked against `service_name`).
     func get(
-        _ url: String, headers: [HeaderField] = [], display: String
+        _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil
     ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
         let spec = TransferSpec(
-            url: url, headers: headers, timeout: timeout, caFile: caFile,
-            bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
+            url: url, headers: headers, timeout: timeout, caFile: caFile, checkName: checkName,
+            verifyHost: checkName == nil, bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()
         let record = await TransferLoop.shared.perform(spec)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6

@@ -38,6 +38,12 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var sdns: [String: String] = [:]
     /// alicloud region for service discovery (`cn`, `hk`, `sg`, `de`, `us`).
     public var region: String = "cn"
+    /// alicloud service discovery starts here instead of the region's start IPs: base URLs
+    /// (`http://127.0.0.1:8080`), for a lab or a private deployment (`start_ips`).
+    public var startIPs: [String] = []
+    /// The name an alicloud service IP's certificate is checked against over HTTPS, whatever
+    /// IP is connected to (`service_name`; the SDKs use 203.107.1.1).
+    public var serviceName: String = AliCloudRegion.certificateName
 
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
@@ -78,7 +84,11 @@ public struct ResolverConfiguration: Sendable, Equatable {
         if let endpoint, !endpoint.isEmpty {
             return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
         }
-        if provider == .alicloud || provider == .alicloudLegacy { return ProviderFactory.alicloudDefaultEndpoint }
+        if provider == .alicloud {
+            return startIPs.isEmpty
+                ? "service discovery (region \(region))" : "service discovery from \(startIPs.joined(separator: ", "))"
+        }
+        if provider == .alicloudLegacy { return ProviderFactory.alicloudDefaultEndpoint }
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
 
@@ -93,6 +103,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("key", key == nil ? "(none)" : "(set, redacted)"),
             ("token", token == nil ? "(none)" : "(set, redacted)"),
             ("region", region),
+            ("start_ips", startIPs.isEmpty ? "(the region's)" : startIPs.joined(separator: ", ")),
+            ("service_name", serviceName),
             (
                 "sdns",
                 sdns.isEmpty
@@ -185,6 +197,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var token: String?
     public var sdns: [String: String]?
     public var region: String?
+    public var startIPs: [String]?
+    public var serviceName: String?
 
     public init(
         provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
@@ -251,6 +265,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
+            "start_ips", "service_name",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -285,6 +300,14 @@ public struct ConfigurationLayer: Sendable, Equatable {
         layer.key = try string("key")
         layer.token = try string("token")
         layer.region = try string("region")
+        layer.serviceName = try string("service_name")
+        if let raw = table["start_ips"] {
+            let urls = raw.array?.compactMap(\.string) ?? []
+            guard let array = raw.array, urls.count == array.count else {
+                throw .wrongType(path, "start_ips", "an array of base URLs ([\"http://127.0.0.1:8080\"])")
+            }
+            layer.startIPs = urls
+        }
         if let name = try string("cipher") {
             guard let cipher = HTTPDNSCipher(rawValue: name) else {
                 throw .invalid("\(path): cipher", name, expected: HTTPDNSCipher.allCases.map(\.rawValue))
@@ -344,6 +367,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         merged.token = token ?? base.token
         merged.sdns = sdns ?? base.sdns
         merged.region = region ?? base.region
+        merged.startIPs = startIPs ?? base.startIPs
+        merged.serviceName = serviceName ?? base.serviceName
         return merged
     }
 
@@ -369,6 +394,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         configuration.token = merged.token
         configuration.sdns = merged.sdns ?? [:]
         configuration.region = merged.region ?? "cn"
+        configuration.startIPs = merged.startIPs ?? []
+        configuration.serviceName = merged.serviceName ?? AliCloudRegion.certificateName
         return configuration
     }
 }

@@ -81,6 +81,18 @@ struct ReducerTests {
         #expect(render(s).text.contains("expired-IP reuse on"))
     }
 
+    @Test("the status bar names the service IP that answered under alicloud service discovery")
+    func serviceIPInStatusBar() {
+        var s = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
+        s.engine.endpoint = "service discovery (region cn)"
+        ConsoleFixtures.send(&s, keys: "sni-a.lab.test")
+        _ = reduce(into: &s, action: .key(.enter))
+        var resolution = ConsoleFixtures.resolution
+        resolution.httpdns.server = "127.0.0.2"
+        _ = reduce(into: &s, action: .probeEvent(runID: 1, .resolved(resolution)))
+        #expect(render(s, size: TerminalSize(width: 120, height: 24)).text.contains("answered by 127.0.0.2"))
+    }
+
     @Test("the TTL counts down as the clock ticks")
     func countdown() {
         var s = state()

@@ -173,7 +173,8 @@ struct ProviderFactoryTests {
     func defaults() {
         #expect(ResolverConfiguration(provider: .dohJSON).effectiveEndpoint == "https://dns.alidns.com/resolve")
         #expect(ResolverConfiguration(provider: .tencent).effectiveEndpoint == "http://119.29.29.29")
-        #expect(ResolverConfiguration(provider: .alicloud).effectiveEndpoint == "http://203.107.1.1")
+        #expect(ResolverConfiguration(provider: .alicloud).effectiveEndpoint == "service discovery (region cn)")
+        #expect(ResolverConfiguration(provider: .alicloudLegacy).effectiveEndpoint == "http://203.107.1.1")
         #expect(ResolverConfiguration(provider: .system).effectiveEndpoint == nil)
     }
 }

@@ -1,0 +1,25 @@
+// The lab's alicloud service discovery: `GET /{account}/ss` names two service IPs on loopback
+// (127.0.0.2 first, then 127.0.0.1, same port), of which one can be made to fail.
+import Foundation
+
+extension HTTPDNSService {
+    /// The service IPs the lab's `/ss` names, in order: the first is the one that can fail.
+    public static let labServiceIPs = ["127.0.0.2", "127.0.0.1"]
+
+    /// `GET /{account}/ss?region=..&platform=..&sdk_version=..&sid=..`, or nil for any other path.
+    ///
+    /// The answer carries `service_port` beside the SDK's `service_ip`/`service_ipv6`: the real
+    /// service IPs listen on 80/443, the lab's on whatever port it was given.
+    func discovery(_ request: LabRequest, port: Int) -> Answer? {
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, parts[1] == "ss" else { return nil }
+        guard parts[0] == account || parts[0] == keys.signedOnlyAccount else {
+            return Answer(
+                response: .json(403, #"{"code":"InvalidAccount"}"#), format: "alicloud-ss", host: "", isJSON: true)
+        }
+        let ips = Self.labServiceIPs.map { "\"\($0)\"" }.joined(separator: ",")
+        return Answer(
+            response: .json(200, #"{"service_ip":[\#(ips)],"service_ipv6":[],"service_port":\#(port)}"#),
+            format: "alicloud-ss", host: "", isJSON: true)
+    }
+}

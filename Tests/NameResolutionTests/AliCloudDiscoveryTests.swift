@@ -1,0 +1,93 @@
+// Alibaba Cloud service discovery against the lab: /{account}/ss names two service IPs on
+// loopback; answers say which one answered, and a failing one is rotated past.
+import Foundation
+import Lab
+import Testing
+
+@testable import NameResolution
+
+@Suite("alicloud service discovery")
+struct AliCloudDiscoveryTests {
+    /// alicloud with no endpoint: discovery starts at the lab's HTTPDNS address.
+    static func discovering(_ lab: Lab) -> ResolverConfiguration {
+        var config = ResolverConfiguration(provider: .alicloud, account: lab.endpoints.account)
+        config.startIPs = [lab.endpoints.httpdns]
+        return config
+    }
+
+    @Test("without --endpoint, /ss gives the service IPs and the answer names the one that answered")
+    func discovers() async throws {
+        try await withLab { lab in
+            let provider = try ProviderFactory.make(Self.discovering(lab))
+            let answer = try await provider.resolve("sni-a.lab.test", families: [.v4])
+            #expect(answer.server == "127.0.0.2")
+            #expect(!answer.ipv4.isEmpty)
+            let formats = lab.httpdnsQueries().map(\.format)
+            #expect(formats.first == "alicloud-ss")
+            #expect(lab.httpdnsQueries().first?.path.contains("/\(lab.endpoints.account)/ss?region=") == true)
+        }
+    }
+
+    @Test("with one service IP down, discovery still answers, from the other service IP, and says so")
+    func rotatesPastADownServiceIP() async throws {
+        try await withLab { lab in
+            lab.setServiceIPDown("127.0.0.2")
+            let provider = try ProviderFactory.make(Self.discovering(lab))
+            let answer = try await provider.resolve("sni-a.lab.test", families: [.v4])
+            #expect(answer.server == "127.0.0.1")
+            #expect(lab.httpdnsQueries().contains { $0.format == "service-ip-down 127.0.0.2" && $0.status == 503 })
+            // The next query starts at the service IP that works.
+            let again = try await provider.resolve("sni-b.lab.test", families: [.v4])
+            #expect(again.server == "127.0.0.1")
+            #expect(lab.httpdnsQueries().filter { $0.format.hasPrefix("service-ip-down") }.count == 1)
+        }
+    }
+
+    @Test("when no start IP answers /ss, the start IPs themselves are asked, as the SDK's list starts out")
+    func fallsBackToStartIPs() async throws {
+        try await withLab { lab in
+            var config = ResolverConfiguration(provider: .alicloud, account: "999999")
+            config.startIPs = [lab.endpoints.httpdns]
+            let provider = try ProviderFactory.make(config)
+            let error = await #expect(throws: ResolutionError.self) {
+                try await provider.resolve("sni-a.lab.test", families: [.v4])
+            }
+            // /ss refused the account (InvalidAccount), then /v2/d on the start IP said why.
+            #expect(error?.description.contains("InvalidAccount") == true)
+            #expect(lab.httpdnsQueries().map(\.format) == ["alicloud-ss", "alicloud-v2"])
+        }
+    }
+
+    @Test("service IPs over HTTPS are checked against the SDK's name, which the configuration changes")
+    func certificateName() throws {
+        let start = try AliCloudServiceIPs.starts(region: "cn", startIPs: [], serviceName: "203.107.1.1")
+        #expect(start.first == .init(url: "https://203.107.1.1", label: "203.107.1.1", checkName: "203.107.1.1"))
+        #expect(start.contains { $0.url == "https://[2401:b180:7001::31d]" })
+        let body = Array(#"{"service_ip":["1.2.3.4"],"service_ipv6":["2001:db8::1"]}"#.utf8)
+        let found = try AliCloudServiceIPs.serviceIPs(
+            body, start: .init(url: "https://203.107.1.1", label: "203.107.1.1", checkName: "x"),
+            serviceName: "httpdns.example")
+        #expect(
+            found == [
+                .init(url: "https://1.2.3.4", label: "1.2.3.4", checkName: "httpdns.example"),
+                .init(url: "https://[2001:db8::1]", label: "2001:db8::1", checkName: "httpdns.example"),
+            ])
+        let junk = Array(#"{"service_ip":["1.2.3.4\u0000evil"]}"#.utf8)
+        #expect(throws: ResolutionError.self) {
+            try AliCloudServiceIPs.serviceIPs(
+                junk, start: .init(url: "http://203.107.1.1", label: "203.107.1.1"), serviceName: "x")
+        }
+    }
+
+    @Test("an unknown region is a sentence listing the regions")
+    func unknownRegion() {
+        var config = ResolverConfiguration(provider: .alicloud, account: "139450")
+        config.region = "mars"
+        #expect(
+            throws: ResolutionError.misconfigured(
+                "alicloud region 'mars' is not one the SDK knows: use one of cn, hk, sg, de, us")
+        ) {
+            try ProviderFactory.make(config)
+        }
+    }
+}
