@@ -93,7 +93,9 @@ public final class ResolverCache: Sendable {
         var initial = State(configuration: configuration)
         var warnings: [String] = []
         if let path = configuration.cachePath {
-            switch CacheFile.load(path, now: clock.now(), keepExpired: configuration.reuseExpired) {
+            switch CacheFile.load(
+                path, identity: configuration.cacheIdentity, now: clock.now(), keepExpired: configuration.reuseExpired)
+            {
             case .success(let entries):
                 for entry in entries { initial.entries[CacheKey(host: entry.host, family: entry.family)] = entry }
             case .failure(let warning):
@@ -514,13 +516,15 @@ public final class ResolverCache: Sendable {
 
     // MARK: Persistence
 
-    /// Writes the cache to `configuration.cachePath` atomically (temporary file, then rename).
+    /// Writes the cache to `configuration.cachePath` atomically (temporary file, then rename),
+    /// filed under this provider's identity beside other providers' answers.
     ///
     /// - Throws: `ConfigurationError.io` when the file cannot be written; nothing happens
     ///   when persistence is off.
     public func save() throws(ConfigurationError) {
         guard let path = configuration.cachePath else { return }
-        try CacheFile.save(entries(), to: path, now: clock.now())
+        let configuration = configuration
+        try CacheFile.save(entries(), identity: configuration.cacheIdentity, to: path, now: clock.now())
     }
 
     // MARK: Events

@@ -92,6 +92,13 @@ public struct ResolverConfiguration: Sendable, Equatable {
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
 
+    /// Which provider an answer came from, as the cache files it: kind, endpoint (or the
+    /// service set discovery starts from), account and cipher. Never a secret, key or token.
+    /// A cache only ever serves answers its own identity gave.
+    public var cacheIdentity: String {
+        [provider.rawValue, effectiveEndpoint ?? "-", account ?? "-", cipher.rawValue].joined(separator: " | ")
+    }
+
     /// A readable summary with the secret redacted.
     public var redactedLines: [(key: String, value: String)] {
         [

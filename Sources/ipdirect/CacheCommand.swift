@@ -28,12 +28,11 @@ struct CacheCommand: AsyncParsableCommand {
             }
         }
 
-        /// The cache as stored, expired entries included (listing shows them as expired).
-        func storedCache(_ path: String) -> ResolverCache {
-            let configuration = ResolverConfiguration(provider: .system, reuseExpired: true, cachePath: path)
-            let cache = ResolverCache(configuration: configuration, provider: SystemProvider())
-            for warning in cache.loadWarnings { ResolutionOutput.warn("warning: \(warning)") }
-            return cache
+        /// The cache as stored, every provider's answers, expired ones included (listing shows them as expired).
+        func stored(_ path: String) -> [PersistentCache.Entry] {
+            let (entries, warning) = PersistentCache.entries(at: path)
+            if let warning { ResolutionOutput.warn("warning: \(warning)") }
+            return entries
         }
     }
 
@@ -50,7 +49,7 @@ struct CacheCommand: AsyncParsableCommand {
                 print("the resolver cache is not persisted (persist_cache = false)")
                 return
             }
-            let entries = location.storedCache(path).entries()
+            let entries = location.stored(path)
             if format == .json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -63,13 +62,14 @@ struct CacheCommand: AsyncParsableCommand {
                 return
             }
             let now = Date()
-            let header = ["HOST", "FAMILY", "ADDRESSES", "TTL", "LEFT", "RESOLVED"]
+            let header = ["HOST", "FAMILY", "ADDRESSES", "TTL", "LEFT", "RESOLVED", "PROVIDER"]
             let formatter = ISO8601DateFormatter()
-            let rows = entries.map { e -> [String] in
+            let rows = entries.map { stored -> [String] in
+                let e = stored.entry
                 let left = e.remaining(at: now)
                 return [
                     e.host, e.family.rawValue, e.ips.isEmpty ? "(none)" : e.ips.joined(separator: ", "), "\(e.ttl)s",
-                    left > 0 ? "\(Int(left))s" : "expired", formatter.string(from: e.resolvedAt),
+                    left > 0 ? "\(Int(left))s" : "expired", formatter.string(from: e.resolvedAt), stored.provider,
                 ].map(TerminalText.escaped)
             }
             for line in TextTable.lines(header: header, rows: rows) { print(line) }
@@ -89,16 +89,14 @@ struct CacheCommand: AsyncParsableCommand {
                 print("the resolver cache is not persisted (persist_cache = false)")
                 return
             }
-            let cache = location.storedCache(path)
-            let before = cache.entries().count
-            cache.flush(host)
+            let removed: Int
             do {
-                try cache.save()
+                removed = try PersistentCache.remove(host: host, at: path)
             } catch {
                 ResolutionOutput.warn("error: \(error)")
                 throw ExitCode(1)
             }
-            print("removed \(before - cache.entries().count) entries from \(path)")
+            print("removed \(removed) entries from \(path)")
         }
     }
 

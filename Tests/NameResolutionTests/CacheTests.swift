@@ -166,10 +166,11 @@ struct CacheTests {
         defer { dir.remove() }
         let path = dir.path + "/cache.json"
         let now = Date().timeIntervalSince1970
+        let identity = Self.config().cacheIdentity
         let json = """
-            {"version":1,"savedAt":\(now),"entries":[
+            {"version":2,"savedAt":\(now),"providers":{"\(identity)":[
              {"host":"ok.test","family":"v4","ips":["192.0.2.9"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false},
-             {"host":"bad.test","family":"v4","ips":["evil.example"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false}]}
+             {"host":"bad.test","family":"v4","ips":["evil.example"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false}]}}
             """
         try json.write(toFile: path, atomically: true, encoding: .utf8)
         let cache = ResolverCache(configuration: Self.config(path: path), provider: ScriptedProvider())
