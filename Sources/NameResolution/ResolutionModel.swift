@@ -123,6 +123,9 @@ public struct HostResolution: Sendable, Codable, Equatable {
     public var system: SystemAnswer
     public var httpdns: HTTPDNSAnswer
     public var agreement: Agreement
+    /// What the cache held for the name before a fresh resolve asked the service
+    /// (`ipdirect resolve`); nil when the answer came through the cache as the SDKs read it.
+    public var cached: CacheComparison?
 
     public init(host: String, system: SystemAnswer, httpdns: HTTPDNSAnswer) {
         self.host = host
@@ -131,6 +134,32 @@ public struct HostResolution: Sendable, Codable, Equatable {
         let sys = system.error == nil ? system.ipv4 + system.ipv6 : nil
         let dns = httpdns.error == nil ? httpdns.ipv4 + httpdns.ipv6 : nil
         agreement = Agreement.between(system: sys, httpdns: dns)
+    }
+}
+
+/// What the cache held for a name beside a fresh answer, and whether the two differ.
+public struct CacheComparison: Sendable, Codable, Equatable {
+    /// The cache held something for the name (in any asked family).
+    public var held: Bool
+    public var ipv4: [String]
+    public var ipv6: [String]
+    /// Seconds of freshness the held answer had left (negative: expired); nil when nothing was held.
+    public var secondsLeft: Int?
+    /// Where the held answer came from (`httpdns`, `persisted`, `system-fallback`).
+    public var source: AnswerSource?
+    /// The held addresses are not the fresh ones (false when nothing was held or the fresh ask failed).
+    public var differs: Bool
+
+    public init(
+        held: Bool, ipv4: [String] = [], ipv6: [String] = [], secondsLeft: Int? = nil, source: AnswerSource? = nil,
+        differs: Bool = false
+    ) {
+        self.held = held
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.secondsLeft = secondsLeft
+        self.source = source
+        self.differs = differs
     }
 }
 

@@ -215,10 +215,16 @@ public final class ResolverCache: Sendable {
     /// and fallback is on, the HTTPDNS side carries system DNS's addresses (source
     /// `system-fallback`) and the failure's reason in `error`.
     ///
+    /// With `afresh`, HTTPDNS is asked whatever the cache holds, as `dig` would, the fresh
+    /// answer is stored, and `cached` says what the cache held before and whether it differs.
+    ///
     /// - Parameters:
     ///   - family: nil uses the configured family.
     ///   - timeout: seconds for each side; nil uses the configured timeout.
-    public func resolve(_ host: String, family: AddressFamily? = nil, timeout: Double? = nil) async -> HostResolution {
+    ///   - afresh: ask the service every time (`ipdirect resolve`) instead of the SDK's cached read.
+    public func resolve(
+        _ host: String, family: AddressFamily? = nil, timeout: Double? = nil, afresh: Bool = false
+    ) async -> HostResolution {
         let name = Self.normalized(host)
         let config = configuration
         let families = (family ?? config.family).concrete()
@@ -231,7 +237,8 @@ public final class ResolverCache: Sendable {
                 httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
         }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
-        var answer = await httpdnsAnswer(name, families: families, limit: limit)
+        let held = afresh ? heldEntries(name, families: families) : [:]
+        var answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
         let sys = await systemSide
         if let failure = answer.error, config.fallbackToSystem {
             if sys.error == nil {
@@ -254,11 +261,41 @@ public final class ResolverCache: Sendable {
                 ])
             }
         }
-        return HostResolution(host: name, system: sys, httpdns: answer)
+        var resolution = HostResolution(host: name, system: sys, httpdns: answer)
+        if afresh { resolution.cached = Self.compare(held: held, fresh: answer, families: families, now: clock.now()) }
+        return resolution
     }
 
-    /// The HTTPDNS side of `resolve`, through the cache.
-    func httpdnsAnswer(_ name: String, families: Set<IPFamily>, limit: Double) async -> HTTPDNSAnswer {
+    /// What the cache holds for `name` now, without counting a hit or starting a refresh.
+    func heldEntries(_ name: String, families: Set<IPFamily>) -> [IPFamily: CacheEntrySnapshot] {
+        state.withLock { s in
+            var held: [IPFamily: CacheEntrySnapshot] = [:]
+            for family in families { held[family] = s.entries[CacheKey(host: name, family: family)] }
+            return held
+        }
+    }
+
+    /// The held entries beside a fresh answer.
+    static func compare(
+        held: [IPFamily: CacheEntrySnapshot], fresh: HTTPDNSAnswer, families: Set<IPFamily>, now: Date
+    ) -> CacheComparison {
+        guard !held.isEmpty else { return CacheComparison(held: false) }
+        var comparison = CacheComparison(
+            held: true, ipv4: held[.v4]?.ips ?? [], ipv6: held[.v6]?.ips ?? [],
+            secondsLeft: held.values.map { Int($0.remaining(at: now).rounded(.down)) }.min(),
+            source: held[.v4]?.source ?? held[.v6]?.source)
+        if fresh.error == nil {
+            comparison.differs = families.contains { family in
+                held[family].map { Set($0.ips) != Set(family == .v4 ? fresh.ipv4 : fresh.ipv6) } ?? false
+            }
+        }
+        return comparison
+    }
+
+    /// The HTTPDNS side of `resolve`, through the cache (or around it, `afresh`).
+    func httpdnsAnswer(
+        _ name: String, families: Set<IPFamily>, limit: Double, afresh: Bool = false
+    ) async -> HTTPDNSAnswer {
         let now = clock.now()
         var cached: [IPFamily: CacheEntrySnapshot] = [:]
         var need: Set<IPFamily> = []
@@ -267,6 +304,14 @@ public final class ResolverCache: Sendable {
         state.withLock { s in
             for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
                 let key = CacheKey(host: name, family: family)
+                if afresh {
+                    need.insert(family)
+                    events.append(
+                        ResolverEvent(
+                            time: now, kind: .miss, host: name, family: family,
+                            detail: "\(name) \(family.rawValue) asked afresh, whatever the cache holds"))
+                    continue
+                }
                 // A system-fallback entry serves `lookup`, but `resolve` always asks HTTPDNS again.
                 guard let index = s.entries.index(forKey: key), s.entries.values[index].source != .systemFallback
                 else {

@@ -1,5 +1,5 @@
-// `ipdirect resolve`: each name through system DNS and HTTPDNS side by side, with times, the
-// TTL and where the answer came from, and how the two compare; as a table or as JSON.
+// `ipdirect resolve`: each name through system DNS and HTTPDNS side by side, asked afresh as dig
+// would, beside what the cache held; `--cached` reads the cache as the SDKs do. Table or JSON.
 import ArgumentParser
 import Foundation
 import NameResolution
@@ -9,8 +9,12 @@ struct ResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve", abstract: "Resolve names through system DNS and HTTPDNS, side by side.",
         discussion: """
-            Exit status: 0 when every name got addresses from at least one side, 1 when some got none,
-            2 for bad usage.
+            HTTPDNS is asked every time, as dig would; the CACHE HELD column shows what the cache held
+            for the name before (and whether it differs). --cached reads the cache instead, as the SDKs'
+            non-blocking read does: the cached answer, or a miss (which starts a background resolve).
+
+            Exit status: 0 when every name got addresses from at least one side (with --cached: from the
+            cache), 1 when some got none, 2 for bad usage.
             """)
 
     @Argument(help: "Host names to resolve.")
@@ -21,6 +25,9 @@ struct ResolveCommand: AsyncParsableCommand {
 
     @Option(help: "Output: table or json.")
     var format: TableOrJSON = .table
+
+    @Flag(help: "Read the cache as the SDKs do (cached answer or miss) instead of asking the service.")
+    var cached = false
 
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
@@ -40,10 +47,17 @@ struct ResolveCommand: AsyncParsableCommand {
             throw UsageError(error.message)
         }
         let wanted = family
+        if cached {
+            let reads = CachedRead.read(hosts, family: wanted, cache: session.cache)
+            await session.close()
+            try CachedRead.print(reads, format: format, provider: session.providerDescription)
+            if reads.contains(where: { $0.entry == nil }) { throw ExitCode(1) }
+            return
+        }
         // Names resolve side by side; the output keeps the order they were given in.
         let results = await withTaskGroup(of: (Int, HostResolution).self) { group in
             for (index, host) in hosts.enumerated() {
-                group.addTask { (index, await session.cache.resolve(host, family: wanted)) }
+                group.addTask { (index, await session.cache.resolve(host, family: wanted, afresh: true)) }
             }
             var ordered: [(Int, HostResolution)] = []
             for await result in group { ordered.append(result) }
@@ -68,7 +82,7 @@ struct ResolveCommand: AsyncParsableCommand {
 /// The `resolve` table: one aligned row per name, then notes for failures and refused junk.
 enum ResolutionTable {
     static func render(_ results: [HostResolution]) -> String {
-        let header = ["HOST", "SYSTEM DNS", "MS", "HTTPDNS", "TTL", "MS", "SOURCE", "AGREEMENT"]
+        let header = ["HOST", "SYSTEM DNS", "MS", "HTTPDNS", "TTL", "MS", "SOURCE", "AGREEMENT", "CACHE HELD"]
         var rows: [[String]] = []
         var notes: [String] = []
         for r in results {
@@ -80,7 +94,7 @@ enum ResolutionTable {
                 [
                     r.host, system, milliseconds(r.system.ms), httpdns,
                     r.httpdns.error == nil || r.httpdns.source == .systemFallback ? "\(r.httpdns.ttl)s" : "-",
-                    milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue,
+                    milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue, held(r.cached),
                 ].map(TerminalText.escaped))
             if let error = r.system.error { notes.append("\(r.host): \(error)") }
             if r.httpdns.error == nil, r.httpdns.server != nil || r.httpdns.clientIP != nil || r.httpdns.notes != nil {
@@ -103,5 +117,59 @@ enum ResolutionTable {
 
     static func addresses(_ ips: [String]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
 
+    /// What the cache held beside the fresh answer: "(nothing)", "IPs (same)", "IPs (differs)".
+    static func held(_ comparison: CacheComparison?) -> String {
+        guard let comparison else { return "-" }
+        guard comparison.held else { return "(nothing)" }
+        let left = comparison.secondsLeft.map { $0 >= 0 ? ", \($0)s left" : ", expired" } ?? ""
+        return addresses(comparison.ipv4 + comparison.ipv6) + " (" + (comparison.differs ? "differs" : "same") + left
+            + ")"
+    }
+
     static func milliseconds(_ ms: Double) -> String { String(format: "%.1f", ms) }
+}
+
+/// `resolve --cached`: the SDKs' non-blocking read, one row per name and family.
+enum CachedRead {
+    /// One read: the cached answer, or nil for a miss.
+    struct Read: Encodable {
+        var host: String
+        var family: IPFamily
+        var entry: CacheEntrySnapshot?
+        var secondsLeft: Int?
+    }
+
+    static func read(_ hosts: [String], family: AddressFamily?, cache: ResolverCache) -> [Read] {
+        let families = (family ?? cache.configuration.family).concrete().sorted { $0.rawValue < $1.rawValue }
+        let now = Date()
+        return hosts.flatMap { host in
+            families.map { f in
+                let entry = cache.lookup(host, family: f)
+                return Read(
+                    host: host, family: f, entry: entry,
+                    secondsLeft: entry.map { Int($0.remaining(at: now).rounded(.down)) })
+            }
+        }
+    }
+
+    static func print(_ reads: [Read], format: TableOrJSON, provider: String) throws {
+        if format == .json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            Swift.print(String(decoding: try encoder.encode(reads), as: UTF8.self))
+            return
+        }
+        Swift.print("HTTPDNS: \(TerminalText.escaped(provider)) (cache read, no request)")
+        let rows = reads.map { read -> [String] in
+            guard let entry = read.entry else { return [read.host, read.family.rawValue, "miss", "-", "-"] }
+            let left = read.secondsLeft.map { $0 >= 0 ? "\($0)s" : "expired" } ?? "-"
+            return [
+                read.host, read.family.rawValue, ResolutionTable.addresses(entry.ips), left, entry.source.rawValue,
+            ].map(TerminalText.escaped)
+        }
+        for line in TextTable.lines(header: ["HOST", "FAMILY", "CACHED", "LEFT", "SOURCE"], rows: rows) {
+            Swift.print(line)
+        }
+    }
 }
