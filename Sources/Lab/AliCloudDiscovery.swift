@@ -1,5 +1,5 @@
 // The lab's alicloud service discovery: `GET /{account}/ss` names two service IPs on loopback
-// (127.0.0.2 first, then 127.0.0.1, same port), of which one can be made to fail.
+// (127.0.0.2 first, then 127.0.0.1, same ports, plain and TLS), of which one can be made to fail.
 import Foundation
 
 extension HTTPDNSService {
@@ -9,14 +9,15 @@ extension HTTPDNSService {
     /// `GET /{account}/ss?region=..&platform=..&sdk_version=..&sid=..`, or nil for any other path.
     ///
     /// The answer carries `service_port` beside the SDK's `service_ip`/`service_ipv6`: the real
-    /// service IPs listen on 80/443, the lab's on whatever port it was given.
-    func discovery(_ request: LabRequest, port: Int) -> Answer? {
+    /// service IPs listen on 80/443, the lab's on the port the question came to (plain or TLS).
+    func discovery(_ request: LabRequest) -> Answer? {
         let parts = request.path.split(separator: "/").map(String.init)
         guard parts.count == 2, parts[1] == "ss" else { return nil }
         guard parts[0] == account || parts[0] == keys.signedOnlyAccount else {
             return Answer(
                 response: .json(403, #"{"code":"InvalidAccount"}"#), format: "alicloud-ss", host: "", isJSON: true)
         }
+        let port = request.host.split(separator: ":").last.flatMap { Int($0) } ?? 80
         let ips = Self.labServiceIPs.map { "\"\($0)\"" }.joined(separator: ",")
         return Answer(
             response: .json(200, #"{"service_ip":[\#(ips)],"service_ipv6":[],"service_port":\#(port)}"#),

@@ -152,12 +152,14 @@ public final class Lab: Sendable {
                 down: options.fault == .down)
             ports["httpdns"] = httpdnsPorts[0]
             ports["httpdns-tls"] = httpdnsPorts[1]
-            ledger.servicePort = httpdnsPorts[0]
-            // The second alicloud service IP: the same service on 127.0.0.2, same port.
-            let second = LabServer(
-                role: "httpdns-service-ip", addresses: [HTTPDNSService.labServiceIPs[0]], tls: nil,
-                respond: serviceIPResponder(HTTPDNSService.labServiceIPs[0], ledger: ledger, next: httpdns))
-            bound += try await second.bind(group: group, port: httpdnsPorts[0], connections: connections).channels
+            // The second alicloud service IP: the same service on 127.0.0.2, same ports, same certificate.
+            for (index, server) in httpdnsServers.enumerated() {
+                let second = LabServer(
+                    role: server.role + "-service-ip", addresses: [HTTPDNSService.labServiceIPs[0]], tls: server.tls,
+                    respond: serviceIPResponder(HTTPDNSService.labServiceIPs[0], ledger: ledger, next: httpdns))
+                bound += try await second.bind(group: group, port: httpdnsPorts[index], connections: connections)
+                    .channels
+            }
             for server in servers {
                 let index = serverOrder.firstIndex(of: server.role)!
                 let (channels, port) = try await server.bind(
@@ -359,7 +361,7 @@ private func httpdnsResponder(
 ) -> LabResponder {
     { request, loop in
         let fault = ledger.fault
-        let answer = service.discovery(request, port: ledger.servicePort) ?? service.answer(request)
+        let answer = service.discovery(request) ?? service.answer(request)
         var response = answer.response
         switch fault {
         case .none:

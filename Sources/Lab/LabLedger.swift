@@ -9,7 +9,6 @@ final class LabLedger: @unchecked Sendable {
     private var _queries: [LabHTTPDNSQuery] = []
     private var _originRequests: [LabOriginRequest] = []
     private var _hosts: [String: String] = [:]
-    private var _servicePort = 0
     private var _downServiceIP: String?
 
     init(fault: HTTPDNSFault) { _fault = fault }
@@ -22,12 +21,6 @@ final class LabLedger: @unchecked Sendable {
     var hosts: [String: String] {
         get { lock.withLock { _hosts } }
         set { lock.withLock { _hosts = newValue } }
-    }
-
-    /// The port the alicloud service IPs share (`/ss` names it).
-    var servicePort: Int {
-        get { lock.withLock { _servicePort } }
-        set { lock.withLock { _servicePort = newValue } }
     }
 
     /// The service IP that answers 503 (nil: both answer).

@@ -203,7 +203,14 @@ struct HTTPDNSTransport: Sendable {
         let record = await TransferLoop.shared.perform(spec)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         if let failure = record.failure {
-            if let refused = failure.refusedCertificate { throw .tls(detail: refused.verifyMessage) }
+            if let refused = failure.refusedCertificate {
+                guard let checkName else { throw .tls(detail: refused.verifyMessage) }
+                throw .tls(
+                    detail:
+                        "\(refused.verifyMessage) (the certificate of \(display) was checked against the name "
+                        + "\(checkName), not its address; set service_name in the configuration to the name it carries)"
+                )
+            }
             throw .from(failure, endpoint: display, timeout: timeout)
         }
         return (record, ms)

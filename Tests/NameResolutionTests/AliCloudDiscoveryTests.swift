@@ -58,6 +58,26 @@ struct AliCloudDiscoveryTests {
         }
     }
 
+    @Test("over HTTPS every service IP's certificate is checked against service_name, not its address")
+    func httpsCheckName() async throws {
+        try await withLab { lab in
+            var config = ResolverConfiguration(
+                provider: .alicloud, account: lab.endpoints.account, caFile: lab.endpoints.ca)
+            config.startIPs = [lab.endpoints.httpdnsTLS]
+            // The lab's certificate does not name 203.107.1.1, the SDKs' name: refused in the handshake.
+            let refused = await #expect(throws: ResolutionError.self) {
+                try await ProviderFactory.make(config).resolve("sni-a.lab.test", families: [.v4])
+            }
+            #expect(refused?.description.contains("203.107.1.1") == true, "\(String(describing: refused))")
+            #expect(!lab.httpdnsQueries().contains { $0.format == "alicloud-ss" })
+
+            config.serviceName = "httpdns.lab.test"
+            let answer = try await ProviderFactory.make(config).resolve("sni-a.lab.test", families: [.v4])
+            #expect(answer.server == "127.0.0.2")
+            #expect(lab.httpdnsQueries().contains { $0.format == "alicloud-ss" })
+        }
+    }
+
     @Test("service IPs over HTTPS are checked against the SDK's name, which the configuration changes")
     func certificateName() throws {
         let start = try AliCloudServiceIPs.starts(region: "cn", startIPs: [], serviceName: "203.107.1.1")
