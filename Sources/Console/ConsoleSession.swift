@@ -103,8 +103,11 @@ public enum ConsoleSession {
 
     /// Runs the console until the user quits or a signal asks it to stop.
     ///
+    /// - Returns: the signal that stopped it (the terminal is restored by then), so the caller
+    ///   exits with 128 plus its number as a shell expects; nil when the user quit.
     /// - Throws: `ConsoleStartError.notATerminal` without a terminal.
-    public static func run(engine: any ConsoleEngine, options: ConsoleOptions) async throws {
+    @discardableResult
+    public static func run(engine: any ConsoleEngine, options: ConsoleOptions) async throws -> Int32? {
         guard hasTerminal else { throw ConsoleStartError.notATerminal }
         _ = cnc_setlocale_all_from_env()
         let codeset = cnc_codeset().map { String(cString: $0) } ?? ""
@@ -113,21 +116,21 @@ public enum ConsoleSession {
         let events = Task {
             for await event in engine.resolverEvents() { queue.post(.resolverEvent(event)) }
         }
-        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<(any Error)?, Never>) in
+        let ended = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Int32?, any Error>, Never>) in
             let thread = Thread {
                 do {
                     let loop = try ConsoleLoop(engine: engine, options: options, glyphs: glyphs, queue: queue)
-                    loop.run()
-                    continuation.resume(returning: nil)
+                    continuation.resume(returning: .success(loop.run()))
                 } catch {
-                    continuation.resume(returning: error)
+                    continuation.resume(returning: .failure(error))
                 }
             }
             thread.name = "ipdirect console"
             thread.start()
         }
         events.cancel()
-        if let failure { throw failure }
+        return try ended.get()
     }
 }
 
@@ -163,7 +166,9 @@ final class ConsoleLoop {
             maxTraceDetails: options.maxTraceDetails)
     }
 
-    func run() {
+    /// Runs until quit; returns the signal that asked it to stop, if one did.
+    func run() -> Int32? {
+        var stoppedBy: Int32?
         dispatch(.message(state.message))
         perform(.loadCache)
         if let target = options.initialTarget {
@@ -184,7 +189,10 @@ final class ConsoleLoop {
             ]
             // After SIGWINCH, ncurses reports KEY_RESIZE through getch.
             _ = poll(&descriptors, 3, Int32((wait * 1000).rounded(.up)))
-            if signals.drain().contains(where: { $0 != SIGWINCH }) { dispatch(.terminate) }
+            if let stop = signals.drain().first(where: { $0 != SIGWINCH }) {
+                stoppedBy = stoppedBy ?? stop
+                dispatch(.terminate)
+            }
             while let input = screen.read() {
                 switch input {
                 case .key(let key): dispatch(.key(key))
@@ -201,6 +209,7 @@ final class ConsoleLoop {
         for task in probes.values { task.cancel() }
         signals.stop()
         screen.end()
+        return stoppedBy
     }
 
     private func dispatch(_ action: ConsoleAction) {
@@ -246,6 +255,10 @@ final class ConsoleLoop {
                     queue.post(.exportFailed("\(error)"))
                 }
             }
+        case .copyToClipboard(let text):
+            // On this thread: the screen belongs to it, and the sequence must follow a frame.
+            screen.draw(render(state, size: state.size))
+            dispatch(.clipboardCopied(screen.copyToClipboard(text)))
         case .quit:
             break
         }

@@ -75,11 +75,12 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
 }
 
 func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
-    let lines = helpLines(lab: state.engine.lab, width: buffer.width)
+    let twoColumns = buffer.width >= 100
+    let lines = helpLines(lab: state.engine.lab, width: (twoColumns ? buffer.width / 2 : buffer.width) - 1)
     let height = rows.count
     // Wide terminals get two columns, split where a section starts.
     var columns = [lines]
-    if buffer.width >= 100 {
+    if twoColumns {
         let sectionStarts = lines.indices.filter { lines[$0].first?.style == .fg(.cyan, bold: true) }
         if let split = sectionStarts.min(by: { abs($0 - lines.count / 2) < abs($1 - lines.count / 2) }), split > 0 {
             columns = [Array(lines[..<split]), Array(lines[split...])]
@@ -97,6 +98,7 @@ func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout Ce
 }
 
 /// The help text, generated from the key map: every binding, grouped by where it applies.
+/// A summary too long for `width` columns goes on under itself rather than being cut.
 func helpLines(lab: Bool, width: Int) -> [StyledLine] {
     var lines: [StyledLine] = []
     let keyWidth = 16
@@ -107,7 +109,9 @@ func helpLines(lab: Bool, width: Int) -> [StyledLine] {
         lines.append([Span(" " + scope.rawValue, .fg(.cyan, bold: true))])
         for binding in bindings {
             let keys = binding.keys.map(\.label).joined(separator: ", ")
-            lines.append([Span("   " + keys.padded(keyWidth), .bold), Span(binding.summary)])
+            let summary = wrap(binding.summary, width: max(10, width - 3 - keyWidth))
+            lines.append([Span("   " + keys.padded(keyWidth), .bold), Span(summary[0])])
+            for more in summary.dropFirst() { lines.append([Span(String(repeating: " ", count: 3 + keyWidth) + more)]) }
         }
     }
     return lines

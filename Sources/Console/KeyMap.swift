@@ -50,6 +50,8 @@ public enum Command: Hashable, Sendable {
     case flushEntry, flushAll
     case cycleFamily, toggleReuseExpired
     case nextLabFault, clearLabFault
+    /// Show the command that reproduces the selection, and copy it (`ReproducePanel`).
+    case reproduce
     // While typing on the input line, a filter or a confirmation.
     case submit, cancel, historyPrevious, historyNext, deleteBackward
     case confirmYes, confirmNo
@@ -59,6 +61,7 @@ public enum Command: Hashable, Sendable {
 public enum KeyScope: String, Sendable, CaseIterable {
     case typing = "While typing a host or a filter"
     case confirm = "When asked to confirm"
+    case reproducePanel = "Reproduce panel"
     case traceDetail = "Trace detail"
     case probe = "Probe view"
     case cache = "Cache view"
@@ -92,13 +95,24 @@ public enum KeyMap {
             keys: [.character("n"), .character("N"), .escape], command: .confirmNo, scope: .confirm,
             summary: "no, leave it"),
         KeyBinding(
+            keys: [.escape, .character("c"), .character("q")], command: .back, scope: .reproducePanel,
+            summary: "close the panel"),
+        KeyBinding(keys: [.up, .character("k")], command: .up, scope: .reproducePanel, summary: "scroll up"),
+        KeyBinding(keys: [.down, .character("j")], command: .down, scope: .reproducePanel, summary: "scroll down"),
+        KeyBinding(
             keys: [.escape, .backspace], command: .back, scope: .traceDetail, summary: "back to the traces list"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .traceDetail,
+            summary: "copy the command that reproduces this trace"),
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .traceDetail, summary: "scroll up"),
         KeyBinding(keys: [.down, .character("j")], command: .down, scope: .traceDetail, summary: "scroll down"),
         KeyBinding(
             keys: [.character(":"), .character("p")], command: .typeHost, scope: .probe,
             summary: "type a host or URL to probe"),
         KeyBinding(keys: [.character("r")], command: .reprobe, scope: .probe, summary: "probe the selected host again"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .probe,
+            summary: "copy the commands that reproduce the selected probe"),
         KeyBinding(keys: [.character("s")], command: .sortNext, scope: .cache, summary: "sort by the next column"),
         KeyBinding(keys: [.character("S")], command: .sortReverse, scope: .cache, summary: "reverse the sort order"),
         KeyBinding(keys: [.character("d")], command: .flushEntry, scope: .cache, summary: "flush the selected name"),
@@ -114,6 +128,9 @@ public enum KeyMap {
             keys: [.character("x")], command: .toggleReuseExpired, scope: .cache,
             summary: "turn expired-IP reuse on or off"),
         KeyBinding(keys: [.enter], command: .open, scope: .traces, summary: "open the selected trace"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .traces,
+            summary: "copy the command that reproduces the selected trace"),
         KeyBinding(
             keys: [.character("F")], command: .nextLabFault, scope: .events,
             summary: "next lab fault (none, slow, error, malformed, down)", labOnly: true),

@@ -22,6 +22,8 @@ public enum ConsoleAction: Sendable {
     case message(String)
     /// A signal asked the console to stop.
     case terminate
+    /// The screen copied text to the clipboard (true), or the terminal does not allow it.
+    case clipboardCopied(Bool)
 }
 
 /// Work for the outside world, done by the runner against the engine.
@@ -34,6 +36,8 @@ public enum ConsoleEffect: Sendable, Equatable {
     case setReuseExpired(Bool)
     case setLabFault(LabFault)
     case export([URLReport], basePath: String)
+    /// Put text on the terminal's clipboard (OSC 52) when the terminal allows it.
+    case copyToClipboard(String)
     case quit
 }
 
@@ -86,6 +90,13 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
     case .terminate:
         state.quitting = true
         return [.quit]
+    case .clipboardCopied(let copied):
+        state.reproducePanel?.copied = copied
+        state.message =
+            copied
+            ? "Copied to the clipboard (OSC 52)"
+            : "This terminal takes no clipboard writes (OSC 52): select the command with the mouse"
+        return []
     }
 }
 
@@ -117,6 +128,18 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         state.message = "Nothing flushed"
         return []
     case .command:
+        if state.reproducePanel != nil {
+            let command = KeyMap.command(for: key, in: [.reproducePanel], lab: state.engine.lab)
+            switch command {
+            case .back: state.reproducePanel = nil
+            case .up:
+                let scroll = state.reproducePanel?.scroll ?? 0
+                state.reproducePanel?.scroll = max(0, scroll - 1)
+            case .down: state.reproducePanel?.scroll += 1
+            default: break
+            }
+            return []
+        }
         var scopes: [KeyScope] = []
         if state.view == .traces && state.detailSequence != nil { scopes.append(.traceDetail) }
         switch state.view {
@@ -139,8 +162,9 @@ private func typingCommand(_ command: Command, state: inout ConsoleState) -> [Co
             state.mode = state.modeBeforePrompt
             return []
         }
-        let target = state.input.trimmingCharacters(in: .whitespaces)
-        guard !target.isEmpty else { return [] }
+        let typed = state.input.trimmingCharacters(in: .whitespaces)
+        guard !typed.isEmpty else { return [] }
+        let target = asciiTarget(typed)
         state.input = ""
         state.historyIndex = nil
         state.history.removeAll { $0 == target }
@@ -182,6 +206,14 @@ private func typingCommand(_ command: Command, state: inout ConsoleState) -> [Co
     default:
         return []
     }
+}
+
+/// What was typed, with an internationalised host in its ASCII form (`IDNA`, as the probe
+/// converts it): a bare name stays a bare name, a URL stays a URL.
+func asciiTarget(_ typed: String) -> String {
+    guard typed.unicodeScalars.contains(where: { !$0.isASCII }) else { return typed }
+    if !typed.contains("/"), let ascii = IDNA.ascii(typed) { return ascii }
+    return (try? ProbeURL.parse(typed))?.text ?? typed
 }
 
 private func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] {
@@ -287,6 +319,8 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         let base = "./ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
         state.message = "Exporting \(records.count) traces to \(base).jsonl and \(base).har\u{2026}"
         return [.export(exportReports(records, state: state), basePath: base)]
+    case .reproduce:
+        return openReproducePanel(&state)
     case .quit:
         state.quitting = true
         return [.quit]

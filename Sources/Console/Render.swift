@@ -54,6 +54,7 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
     case .events: drawEventsView(state, rows: body, into: &buffer)
     case .help: drawHelpView(state, rows: body, into: &buffer)
     }
+    if let panel = state.reproducePanel { drawReproducePanel(state, panel: panel, rows: body, into: &buffer) }
     drawHintLine(state, y: size.height - 2, into: &buffer)
     drawStatusBar(state, y: size.height - 1, into: &buffer)
     return buffer
@@ -109,11 +110,14 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
         break
     }
     var hints: [(Command, String)]
-    if state.mode == .probeInput {
+    if state.reproducePanel != nil {
+        hints = [(.back, "close"), (.down, "scroll")]
+    } else if state.mode == .probeInput {
         hints = [(.submit, "probe"), (.historyPrevious, "history"), (.cancel, "stop typing")]
     } else {
         switch state.view {
-        case .probe: hints = [(.typeHost, "type host"), (.reprobe, "re-probe"), (.down, "older")]
+        case .probe:
+            hints = [(.typeHost, "type host"), (.reprobe, "re-probe"), (.reproduce, "reproduce"), (.down, "older")]
         case .cache:
             hints = [
                 (.sortNext, "sort"), (.flushEntry, "flush"), (.flushAll, "flush all"), (.refreshEntry, "refresh"),
@@ -122,8 +126,8 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
         case .traces:
             hints =
                 state.detailSequence == nil
-                ? [(.open, "open"), (.filter, "filter"), (.export, "export")]
-                : [(.back, "back"), (.down, "scroll"), (.export, "export")]
+                ? [(.open, "open"), (.reproduce, "reproduce"), (.filter, "filter"), (.export, "export")]
+                : [(.back, "back"), (.reproduce, "reproduce"), (.down, "scroll"), (.export, "export")]
         case .events:
             hints =
                 state.labFault == nil

@@ -2,6 +2,7 @@
 // turns key codes into keys. Owned by the one thread that runs the console loop.
 import CNcurses
 import Foundation
+import TerminalText
 
 /// What the terminal sent.
 enum TerminalInput {
@@ -130,7 +131,59 @@ final class Screen {
             invalidate()
             return .resize(size)
         }
+        if let length = Screen.utf8Length(leading: code) {
+            // getch hands a UTF-8 character over byte by byte; its bytes arrive together.
+            var bytes = [UInt8(code)]
+            while bytes.count < length {
+                let next = getch()
+                guard next >= 0x80, next <= 0xBF else { break }
+                bytes.append(UInt8(next))
+            }
+            return Screen.character(utf8: bytes).map { .key(.character($0)) }
+        }
         return Screen.key(for: code).map(TerminalInput.key)
+    }
+
+    /// How many bytes a UTF-8 sequence starting with `code` has; nil when it is not a lead byte.
+    static func utf8Length(leading code: Int32) -> Int? {
+        switch code {
+        case 0xC2...0xDF: 2
+        case 0xE0...0xEF: 3
+        case 0xF0...0xF4: 4
+        default: nil
+        }
+    }
+
+    /// The character the bytes of one UTF-8 sequence encode; nil for a broken or control one.
+    static func character(utf8 bytes: [UInt8]) -> Character? {
+        guard let text = String(validating: bytes, as: UTF8.self), text.count == 1, let character = text.first,
+            character.unicodeScalars.allSatisfy({ !TerminalText.needsEscape($0) })
+        else { return nil }
+        return character
+    }
+
+    /// Whether the terminal says (terminfo `Ms`, as xterm and tmux describe themselves) that
+    /// it takes clipboard writes from applications.
+    var takesClipboardWrites: Bool {
+        guard let value = tigetstr("Ms") else { return false }
+        return Int(bitPattern: value) > 0
+    }
+
+    /// Puts `text` on the terminal's clipboard with OSC 52, when the terminal takes it.
+    ///
+    /// - Returns: false when the terminal does not advertise clipboard writes.
+    func copyToClipboard(_ text: String) -> Bool {
+        guard takesClipboardWrites else { return false }
+        let sequence = Array(("\u{1B}]52;c;" + Data(text.utf8).base64EncodedString() + "\u{07}").utf8)
+        // ncurses has sent the frame already; the sequence goes straight after it.
+        _ = refresh()
+        var written = 0
+        while written < sequence.count {
+            let result = sequence[written...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if result <= 0 { return false }
+            written += result
+        }
+        return true
     }
 
     /// Maps an ncurses key code to a key.

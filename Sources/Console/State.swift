@@ -255,6 +255,8 @@ public struct ConsoleState: Sendable {
     public var eventCursor = ListCursor()
 
     public var helpScroll = 0
+    /// The reproduce panel, over the current view while open (`c`).
+    public var reproducePanel: ReproducePanel?
     /// Filters by view (`/`).
     public var filters: [ConsoleView: String] = [:]
     public var message = ""

@@ -197,7 +197,8 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     section("curl log (\(log.count) lines)")
     for entry in log {
         lines.append([
-            Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(10), .dim),
+            // The widest kind ("header-out") is 10 columns; one more keeps it off the text.
+            Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(11), .dim),
             Span(entry.text),
         ])
     }

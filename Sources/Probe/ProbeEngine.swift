@@ -224,10 +224,18 @@ public final class ProbeEngine: Sendable {
         let checkedName = url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil
         guard let firstIP = plan.ip, plan.settled == nil else {
             let settled = plan.settled ?? Settlement(outcome: .dnsFailed, reason: "no address")
+            // A system-dns attempt that found no address is repeated by asking system DNS again.
+            let reproduce =
+                plan.scenario == .systemDNS && settled.outcome == .dnsFailed
+                ? ReproduceCommand.command(
+                    for: reproduction(.systemDNS, url: url, ip: nil, method: options.method, body: options.body))
+                : nil
             return Attempt(
                 id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
-                ip: plan.ip, ipSource: plan.source, outcome: settled.outcome, error: settled.reason)
+                ip: plan.ip, ipSource: plan.source, outcome: settled.outcome, error: settled.reason,
+                reproduce: reproduce)
         }
+        var exchanges: [ReproduceCommand.Exchange] = []
         var hops: [Hop] = []
         var current = url
         var method = options.method
@@ -236,6 +244,8 @@ public final class ProbeEngine: Sendable {
         var pins = plan.pins
         var resolver = plan.source ?? .system
         for index in 0...options.maxRedirects {
+            exchanges.append(
+                reproduction(plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body))
             let hop = await exchange(
                 plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body)
             hops.append(hop)
@@ -294,7 +304,18 @@ public final class ProbeEngine: Sendable {
             ip: first.remoteIP ?? firstIP, ipSource: plan.source,
             sni: first.sni, checkedName: checkedName, outcome: last.outcome, status: last.status,
             httpVersion: last.httpVersion, timings: last.timings, certificate: last.certificate ?? first.certificate,
-            error: last.error, hops: hops)
+            error: last.error, hops: hops, reproduce: ReproduceCommand.command(for: exchanges))
+    }
+
+    /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
+    private func reproduction(
+        _ scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: String,
+        body: [UInt8]? = nil
+    ) -> ReproduceCommand.Exchange {
+        ReproduceCommand.Exchange(
+            scenario: scenario, url: url, ip: ip, pins: pins, method: method, headers: options.headers, body: body,
+            bodyFile: body != nil && body == options.body ? options.bodyFile : nil, caFile: options.caFile,
+            timeout: options.timeout)
     }
 
     /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).

@@ -146,6 +146,7 @@ public enum ProbeExport {
             ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map(JSONValue.string) ?? .null),
             ("_originalURL", .string(hop.originalURL)), ("_hop", .int(index + 1)),
             ("_attempt", .string(attempt.id.uuidString)),
+            ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null),
         ]
         return .object(entry)
     }
@@ -175,6 +176,7 @@ public enum ProbeExport {
             ("_resolver", .string(attempt.ipSource?.rawValue ?? "none")),
             ("_outcome", .string(attempt.outcome.rawValue)),
             ("_error", attempt.error.map(JSONValue.string) ?? .null), ("_attempt", .string(attempt.id.uuidString)),
+            ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null),
         ])
     }
 

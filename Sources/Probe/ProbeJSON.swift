@@ -5,7 +5,7 @@ import Foundation
 extension Attempt {
     private enum Field: String, CodingKey {
         case id, url, scenario, ip, ipSource, sni, checkedName, outcome, status, httpVersion, timings, certificate,
-            error, hops
+            error, hops, reproduce
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -24,6 +24,7 @@ extension Attempt {
         try c.encode(certificate, forKey: .certificate)
         try c.encode(error, forKey: .error)
         try c.encode(hops, forKey: .hops)
+        try c.encode(reproduce, forKey: .reproduce)
     }
 }
 

@@ -197,12 +197,15 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     public var certificate: CertificateReport?
     public var error: String?
     public var hops: [Hop]
+    /// The shell command that repeats this attempt with stock tools (`ReproduceCommand`);
+    /// nil when the attempt was not made (skipped, or no address to try).
+    public var reproduce: String?
 
     public init(
         id: UUID = UUID(), url: String, scenario: Scenario, ip: String? = nil, ipSource: IPSource? = nil,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
-        error: String? = nil, hops: [Hop] = []
+        error: String? = nil, hops: [Hop] = [], reproduce: String? = nil
     ) {
         self.id = id
         self.url = url
@@ -218,6 +221,7 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
         self.certificate = certificate
         self.error = error
         self.hops = hops
+        self.reproduce = reproduce
     }
 }
 

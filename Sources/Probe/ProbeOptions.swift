@@ -12,6 +12,8 @@ public struct ProbeOptions: Sendable {
     /// `GET`, `HEAD`, `POST` (or any token; the body goes with every method that has one).
     public var method: String
     public var body: [UInt8]?
+    /// The file the body was read from (`--data @FILE`), so a reproduce command names it.
+    public var bodyFile: String?
     /// Extra request headers; `Host` is always the engine's.
     public var headers: [HeaderField]
     /// A PEM file of CAs trusted for every request, besides the system's.

@@ -47,8 +47,9 @@ struct ConsoleCommand: AsyncParsableCommand {
         let cache = session.cache
         let engine = LiveConsoleEngine(
             session: session, probe: ProbeEngine(resolve: { await cache.resolve($0) }, options: options))
+        let stoppedBy: Int32?
         do {
-            try await ConsoleSession.run(
+            stoppedBy = try await ConsoleSession.run(
                 engine: engine,
                 options: ConsoleOptions(
                     useColor: !noColor && !ConsoleOptions.environmentForbidsColor, maxTraces: maxTraces,
@@ -58,6 +59,8 @@ struct ConsoleCommand: AsyncParsableCommand {
             throw error
         }
         await session.close()
+        // Stopped by a signal: exit as a shell expects (128 + its number, 143 for SIGTERM).
+        if let stoppedBy { Foundation.exit(128 + stoppedBy) }
     }
 }
 

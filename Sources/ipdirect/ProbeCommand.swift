@@ -107,6 +107,7 @@ struct ProbeCommand: AsyncParsableCommand {
                     throw usage("cannot read --data file \(path)")
                 }
                 options.body = Array(bytes)
+                options.bodyFile = path
             } else {
                 options.body = Array(data.utf8)
             }

@@ -232,9 +232,60 @@ struct EndToEndTests {
         kill(pid, SIGTERM)
         _ = pane.wait { $0.contains("Pane is dead") }
         let restored = pane.screenAndHistory()
-        #expect(restored.contains("IPDIRECT-EXITED-0"), "\(restored)")
+        // 128 + SIGTERM, as a shell reports a program a signal stopped.
+        #expect(restored.contains("IPDIRECT-EXITED-143"), "\(restored)")
         #expect(!restored.contains("-icanon") && !restored.contains("-echo"), "\(restored)")
         #expect(pane.format("#{alternate_on}") == "0")
+    }
+
+    @Test("c shows the command of a trace; run from the screen it ends as the trace did")
+    func reproduce() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pane = try TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
+        defer { pane.close() }
+        try #require(pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        // tmux keeps what an application copies with OSC 52 in a paste buffer.
+        try pane.tmux(["set-option", "-s", "set-clipboard", "on"])
+
+        // A host typed in UTF-8 shows as typed.
+        try pane.type("bücher")
+        #expect(pane.wait(for: "bücher").contains("bücher"))
+        for _ in 0..<6 { try pane.send("BSpace") }
+
+        try pane.type("sni-a.lab.test")
+        try pane.send("Enter")
+        _ = pane.wait(for: "Verdict:")
+        try pane.send("3")
+        _ = pane.wait(for: "SCENARIO")
+        for (filter, works) in [("/direct-sni", true), ("/direct-https", false)] {
+            try pane.type(filter)
+            try pane.send("Enter")
+            try pane.send("c")
+            let screen = pane.wait { $0.contains("Reproduce:") && $0.contains("clipboard") }
+            let rows = screen.split(separator: "\n", omittingEmptySubsequences: false).map {
+                String($0).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+            }
+            let start = try #require(rows.firstIndex { $0.contains("Reproduce:") }, "no panel:\n\(screen)")
+            let command = rows[(start + 1)...].prefix { !$0.isEmpty }.joined(separator: "\n")
+            #expect(command.hasPrefix(works ? "curl " : "openssl s_client"), "\(screen)")
+            let result = try Shell.run(command)
+            if works {
+                #expect(result.status == 0 && result.output.contains("HTTP/1.1 200"), "\(command)\n\(result.errors)")
+            } else {
+                #expect(
+                    result.status != 0 && result.errors.contains("hostname mismatch"), "\(command)\n\(result.errors)")
+            }
+            #expect(screen.contains("clipboard"), "\(screen)")
+            let buffer = (try? pane.tmux(["show-buffer"])) ?? ""
+            #expect(buffer.hasPrefix(works ? "curl " : "openssl"), "tmux buffer: \(buffer)")
+            try pane.send("Escape")
+            _ = pane.wait { !$0.contains("Reproduce:") }
+            try pane.send("Escape")
+        }
+        try pane.send("q")
+        _ = pane.wait { $0.contains("Pane is dead") }
+        #expect(pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
     @Test("without a terminal it points to ipdirect probe")
@@ -251,5 +302,33 @@ struct EndToEndTests {
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 2)
         #expect(message.contains("ipdirect probe"))
+    }
+}
+
+/// Runs shell text with /bin/sh, as a person pasting a command would (ProbeTests has the same
+/// small runner; the two test targets share no module to hold it).
+enum Shell {
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func run(_ command: String) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+            errors: String(decoding: errData, as: UTF8.self))
     }
 }

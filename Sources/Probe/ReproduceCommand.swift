@@ -1,0 +1,281 @@
+// The shell command that reproduces one exchange of an attempt with stock tools (curl, and
+// openssl s_client where curl cannot do what the attempt did), quoted for a POSIX shell.
+import Foundation
+
+/// Builds the command a person pastes into a shell to repeat what an attempt did.
+///
+/// Secrets never appear in the text: a secret header's value, a URL's password and the value
+/// of a secret query parameter become `$VAR` references (`IPDIRECT_AUTHORIZATION`,
+/// `IPDIRECT_URL_PASSWORD`, `IPDIRECT_QUERY_TOKEN`, ...), named in a comment line on top.
+public enum ReproduceCommand {
+    /// One exchange to reproduce: what the engine asked libcurl for.
+    public struct Exchange: Sendable, Equatable {
+        public var scenario: Scenario
+        public var url: ProbeURL
+        /// The address connected to; nil for system-dns when system DNS gave none (the command
+        /// then asks system DNS itself, as the attempt did).
+        public var ip: String?
+        /// For system-dns: every address system DNS gave (pinned together, in order).
+        public var pins: [String]
+        public var method: String
+        /// The request headers the user asked for (`Host` is the engine's own).
+        public var headers: [HeaderField]
+        public var body: [UInt8]?
+        /// The file the body was read from, when it came from one (`--data @FILE`).
+        public var bodyFile: String?
+        /// The PEM file of trusted CAs, when one was given.
+        public var caFile: String?
+        /// Seconds before the attempt gives up.
+        public var timeout: Double
+
+        public init(
+            scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: String = "GET",
+            headers: [HeaderField] = [], body: [UInt8]? = nil, bodyFile: String? = nil, caFile: String? = nil,
+            timeout: Double = 10
+        ) {
+            self.scenario = scenario
+            self.url = url
+            self.ip = ip
+            self.pins = pins
+            self.method = method
+            self.headers = headers
+            self.body = body
+            self.bodyFile = bodyFile
+            self.caFile = caFile
+            self.timeout = timeout
+        }
+    }
+
+    /// The command for one exchange: one line for curl, or for direct-https the openssl pair
+    /// (handshake and certificate check, then the request over a handshake without SNI).
+    ///
+    /// - Parameter exchange: what was requested.
+    /// - Returns: shell text, possibly several lines; comment lines name the variables it reads.
+    public static func command(for exchange: Exchange) -> String {
+        var variables: [(name: String, meaning: String)] = []
+        let text: String
+        switch exchange.scenario {
+        case .directHTTPS where exchange.url.isHTTPS: text = openSSLPair(exchange, variables: &variables)
+        default: text = curl(exchange, variables: &variables)
+        }
+        let comments = variables.map { "# \($0.name): \($0.meaning) (set it first; never written here)" }
+        return (comments + [text]).joined(separator: "\n")
+    }
+
+    /// The commands of several exchanges (the hops of one attempt), in order.
+    ///
+    /// - Parameter exchanges: the hops, first to last.
+    /// - Returns: the commands, a comment line before each redirect hop.
+    public static func command(for exchanges: [Exchange]) -> String {
+        exchanges.enumerated().map { index, exchange in
+            let command = command(for: exchange)
+            return index == 0 ? command : "# hop \(index + 1): the redirect to \(exchange.url.text)\n" + command
+        }
+        .joined(separator: "\n")
+    }
+
+    // MARK: curl
+
+    private static func curl(_ exchange: Exchange, variables: inout [(name: String, meaning: String)]) -> String {
+        let url = exchange.url
+        let ipInURL = exchange.scenario == .directHTTP || exchange.scenario == .directHTTPS
+        var words = ["curl", "-sS", "-i", "--max-time", seconds(exchange.timeout)]
+        var input: String?
+        if !url.hostIsIPLiteral, let ip = exchange.ip {
+            switch exchange.scenario {
+            case .systemDNS:
+                words += ["--resolve", quoted(url.resolvePin(toAll: exchange.pins.isEmpty ? [ip] : exchange.pins))]
+            case .directSNI:
+                words += ["--resolve", quoted(url.resolvePin(to: ip))]
+            default:
+                break
+            }
+        }
+        if let caFile = exchange.caFile, url.isHTTPS { words += ["--cacert", quoted(caFile)] }
+        switch exchange.method {
+        case "GET": break
+        case "HEAD": words.append("-I")
+        case "POST" where exchange.body != nil: break
+        default: words += ["-X", quoted(exchange.method)]
+        }
+        if ipInURL { words += ["-H", quoted("Host: \(url.hostHeader)")] }
+        for field in exchange.headers where field.name.lowercased() != "host" {
+            words += ["-H", headerWord(field, variables: &variables)]
+        }
+        if let body = exchange.body {
+            if let file = exchange.bodyFile {
+                words += ["--data-binary", quoted("@" + file)]
+            } else if let text = printableText(body) {
+                words += ["--data-raw", quoted(text)]
+            } else {
+                input = "printf \(octalFormat(body))"
+                words += ["--data-binary", "@-"]
+            }
+        }
+        let target = ipInURL ? url.replacingHost(with: exchange.ip ?? url.host) : url.text
+        words.append(urlWord(target, variables: &variables))
+        let line = words.joined(separator: " ")
+        return input.map { "\($0) | \(line)" } ?? line
+    }
+
+    // MARK: openssl
+
+    /// curl cannot leave SNI out and still check the certificate against the name, so both
+    /// the check and the request go through `openssl s_client -noservername -verify_hostname`.
+    private static func openSSLPair(
+        _ exchange: Exchange, variables: inout [(name: String, meaning: String)]
+    )
+        -> String
+    {
+        let url = exchange.url
+        var client = [
+            "openssl", "s_client", "-connect", quoted("\(ProbeURL.authorityForm(exchange.ip ?? url.host)):\(url.port)"),
+            "-noservername", "-verify_hostname", quoted(url.host), "-verify_return_error",
+        ]
+        if let caFile = exchange.caFile { client += ["-CAfile", quoted(caFile)] }
+        let check = (client + ["-brief", "</dev/null"]).joined(separator: " ")
+
+        let userHeaders = exchange.headers.filter { !["host", "connection"].contains($0.name.lowercased()) }
+        var quotedLines = [
+            quoted("\(exchange.method) \(url.pathAndQuery) HTTP/1.1"), quoted("Host: \(url.hostHeader)"),
+        ]
+        if !userHeaders.contains(where: { $0.name.lowercased() == "accept" }) {
+            quotedLines.append(quoted("Accept: */*"))
+        }
+        for field in userHeaders { quotedLines.append(headerWord(field, variables: &variables)) }
+        if let body = exchange.body {
+            quotedLines.append(quoted("Content-Length: \(body.count)"))
+            if !userHeaders.contains(where: { $0.name.lowercased() == "content-type" }) {
+                quotedLines.append(quoted("Content-Type: application/x-www-form-urlencoded"))
+            }
+        }
+        // The server closes after answering, so s_client ends instead of waiting.
+        quotedLines += [quoted("Connection: close"), "''"]
+        var request = "printf '%s\\r\\n' " + quotedLines.joined(separator: " ")
+        if let body = exchange.body {
+            let bodyCommand: String
+            if let file = exchange.bodyFile {
+                bodyCommand = "cat \(quoted(file))"
+            } else if let text = printableText(body) {
+                bodyCommand = "printf '%s' \(quoted(text))"
+            } else {
+                bodyCommand = "printf \(octalFormat(body))"
+            }
+            request = "{ \(request); \(bodyCommand); }"
+        }
+        let send =
+            "\(request) |\n  timeout \(seconds(exchange.timeout)) " + (client + ["-quiet"]).joined(separator: " ")
+        return "\(check) &&\n\(send)"
+    }
+
+    // MARK: Words
+
+    /// A header as one `-H` word (or one printf argument); a secret value becomes a variable.
+    private static func headerWord(
+        _ field: HeaderField, variables: inout [(name: String, meaning: String)]
+    )
+        -> String
+    {
+        guard Redaction.isSecretHeader(field.name) else { return quoted("\(field.name): \(field.value)") }
+        let name = variableName("IPDIRECT", field.name)
+        remember(name, "the value of the \(field.name) header", in: &variables)
+        return doubleQuoted([.text("\(field.name): "), .variable(name)])
+    }
+
+    /// A URL as one word: its password and secret query values become variables.
+    private static func urlWord(_ text: String, variables: inout [(name: String, meaning: String)]) -> String {
+        var pieces: [Piece] = []
+        var rest = Substring(text)
+        if let schemeEnd = text.range(of: "://") {
+            let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":"),
+                text.index(after: colon) < at
+            {
+                pieces.append(.text(String(text[..<text.index(after: colon)])))
+                remember("IPDIRECT_URL_PASSWORD", "the password in the URL", in: &variables)
+                pieces.append(.variable("IPDIRECT_URL_PASSWORD"))
+                rest = text[at...]
+            }
+        }
+        if let question = rest.firstIndex(of: "?") {
+            let end = rest[question...].firstIndex(of: "#") ?? rest.endIndex
+            pieces.append(.text(String(rest[...question])))
+            let pairs = QueryString.pairs(rest[rest.index(after: question)..<end])
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { pieces.append(.text("&")) }
+                if let value = pair.value, !value.isEmpty, Redaction.isSecretParameter(String(pair.name)) {
+                    let name = variableName("IPDIRECT_QUERY", String(pair.name))
+                    remember(name, "the value of the query parameter '\(pair.name)'", in: &variables)
+                    pieces += [.text("\(pair.name)="), .variable(name)]
+                } else {
+                    pieces.append(.text(pair.value.map { "\(pair.name)=\($0)" } ?? String(pair.name)))
+                }
+            }
+            pieces.append(.text(String(rest[end...])))
+        } else {
+            pieces.append(.text(String(rest)))
+        }
+        return pieces.contains { if case .variable = $0 { true } else { false } }
+            ? doubleQuoted(pieces) : quoted(text)
+    }
+
+    private static func remember(
+        _ name: String, _ meaning: String, in variables: inout [(name: String, meaning: String)]
+    ) {
+        if !variables.contains(where: { $0.name == name }) { variables.append((name, meaning)) }
+    }
+
+    /// `IPDIRECT_` plus the name in upper case, anything but letters and digits as `_`.
+    static func variableName(_ prefix: String, _ name: String) -> String {
+        let body = name.unicodeScalars.map { scalar -> String in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar)) ? String(scalar).uppercased() : "_"
+        }
+        return prefix + "_" + body.joined()
+    }
+
+    private enum Piece {
+        case text(String)
+        case variable(String)
+    }
+
+    /// One word in double quotes: `$`, `` ` ``, `"` and `\` of the text escaped, variables as `${NAME}`.
+    private static func doubleQuoted(_ pieces: [Piece]) -> String {
+        var out = "\""
+        for piece in pieces {
+            switch piece {
+            case .text(let text):
+                for character in text {
+                    if "$`\"\\".contains(character) { out.append("\\") }
+                    out.append(character)
+                }
+            case .variable(let name):
+                out += "${\(name)}"
+            }
+        }
+        return out + "\""
+    }
+
+    /// One word for a POSIX shell: bare when it is made of safe characters, else in single
+    /// quotes (a single quote inside as `'\''`).
+    public static func quoted(_ text: String) -> String {
+        let safe = CharacterSet(
+            charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./")
+        if !text.isEmpty, text.unicodeScalars.allSatisfy({ safe.contains($0) }) { return text }
+        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// The body as text when it can travel in a quoted word exactly: UTF-8, no NUL.
+    private static func printableText(_ body: [UInt8]) -> String? {
+        guard !body.contains(0), let text = String(validating: body, as: UTF8.self) else { return nil }
+        return text
+    }
+
+    /// A printf format writing exactly these bytes (octal escapes, `%` doubled), quoted.
+    private static func octalFormat(_ bytes: [UInt8]) -> String {
+        "'" + bytes.map { String(format: "\\%03o", $0) }.joined() + "'"
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
+    }
+}

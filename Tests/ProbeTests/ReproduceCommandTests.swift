@@ -1,0 +1,154 @@
+// The reproduce commands: quoted for a POSIX shell with secrets as variables, and run against
+// the lab with stock curl and openssl, where they must succeed or fail as the attempt did.
+import Foundation
+import Lab
+import NameResolution
+import Probe
+import Testing
+
+@Suite("Reproduce as a command")
+struct ReproduceCommandTests {
+    @Test("each scenario gets the tool and flags that repeat it")
+    func shapes() throws {
+        let url = try ProbeURL.parse("https://sni-a.lab.test:8443/a?b=1")
+        let sni = ReproduceCommand.command(
+            for: .init(scenario: .directSNI, url: url, ip: "127.0.0.1", caFile: "/tmp/ca dir/ca.pem", timeout: 5))
+        #expect(
+            sni == "curl -sS -i --max-time 5 --resolve sni-a.lab.test:8443:127.0.0.1 --cacert '/tmp/ca dir/ca.pem' "
+                + "'https://sni-a.lab.test:8443/a?b=1'")
+
+        let plain = try ProbeURL.parse("http://plain.lab.test:8080/")
+        let http = ReproduceCommand.command(for: .init(scenario: .directHTTP, url: plain, ip: "::1"))
+        #expect(http == "curl -sS -i --max-time 10 -H 'Host: plain.lab.test:8080' 'http://[::1]:8080/'")
+
+        let system = ReproduceCommand.command(
+            for: .init(scenario: .systemDNS, url: url, ip: "10.0.0.1", pins: ["10.0.0.1", "::1"]))
+        #expect(system.contains("--resolve 'sni-a.lab.test:8443:10.0.0.1,[::1]'"))
+        let unresolved = ReproduceCommand.command(for: .init(scenario: .systemDNS, url: url, ip: nil))
+        #expect(!unresolved.contains("--resolve"))
+
+        let https = ReproduceCommand.command(
+            for: .init(scenario: .directHTTPS, url: url, ip: "127.0.0.1", method: "POST", body: Array("a=1".utf8)))
+        #expect(
+            https.hasPrefix(
+                "openssl s_client -connect 127.0.0.1:8443 -noservername -verify_hostname sni-a.lab.test -verify_return_error -brief </dev/null &&\n"
+            ))
+        #expect(https.contains("'POST /a?b=1 HTTP/1.1' 'Host: sni-a.lab.test:8443'"))
+        #expect(https.contains("'Content-Length: 3'"))
+        #expect(https.contains("printf '%s' a=1; }"))
+    }
+
+    @Test("secrets become variables, named in a comment, never written")
+    func secrets() throws {
+        let url = try ProbeURL.parse("https://user:hunter22@api.lab.test/x?token=abc123&v=1")
+        let command = ReproduceCommand.command(
+            for: .init(
+                scenario: .directSNI, url: url, ip: "127.0.0.1",
+                headers: [
+                    HeaderField(name: "Authorization", value: "Bearer s3cr3t"),
+                    HeaderField(name: "X-Mode", value: "it's"),
+                ]))
+        for secret in ["hunter22", "abc123", "s3cr3t"] { #expect(!command.contains(secret), "\(command)") }
+        #expect(command.contains("-H \"Authorization: ${IPDIRECT_AUTHORIZATION}\""))
+        #expect(command.contains("# IPDIRECT_AUTHORIZATION: the value of the Authorization header"))
+        #expect(
+            command.contains(
+                "\"https://user:${IPDIRECT_URL_PASSWORD}@api.lab.test/x?token=${IPDIRECT_QUERY_TOKEN}&v=1\""))
+        #expect(command.contains("-H 'X-Mode: it'\\''s'"))
+
+        // The shell turns the variables back into the values.
+        let echo = "printf '%s\\n' " + ReproduceCommand.quoted("it's $HOME") + " \"${IPDIRECT_AUTHORIZATION}\""
+        let result = try Shell.run(echo, environment: ["IPDIRECT_AUTHORIZATION": "Bearer s3cr3t"])
+        #expect(result.output == "it's $HOME\nBearer s3cr3t\n")
+    }
+
+    static let names = [
+        "plain.lab.test", "single.lab.test", "sni-a.lab.test", "wrong-name.lab.test", "expired.lab.test",
+        "self-signed.lab.test", "untrusted.lab.test", "slow.lab.test", "redirect.lab.test", "dual.lab.test",
+    ]
+
+    @Test("every command, run with curl and openssl, ends as its attempt did", arguments: ["GET", "POST"])
+    func againstTheLab(method: String) async throws {
+        try await withLab { lab in
+            var options = ProbeOptions(allIPs: true, method: method, timeout: 2)
+            if method == "POST" { options.body = Array("name=ipdirect&note=it's".utf8) }
+            options.headers = [HeaderField(name: "X-Reproduce", value: "yes")]
+            // System DNS knows two names here, so system-dns runs pinned as well as failing.
+            let system = ["single.lab.test": ["127.0.0.1"], "plain.lab.test": ["127.0.0.1"]]
+            let reports = await lab.engine(options, system: system).probeAll(Self.names.map { lab.url($0) })
+            #expect(reports.count == Self.names.count)
+            var checked = 0
+            for report in reports {
+                for attempt in report.attempts {
+                    guard let command = attempt.reproduce else {
+                        #expect(attempt.outcome == .skipped || attempt.hops.isEmpty)
+                        continue
+                    }
+                    let result = try Shell.run(command)
+                    let label = "\(attempt.scenario.rawValue) \(attempt.url) \(attempt.outcome.rawValue)\n\(command)"
+                    if attempt.outcome.reachedServer {
+                        #expect(result.status == 0, "\(label)\n\(result.errors)")
+                    } else {
+                        #expect(result.status != 0, "\(label)\n\(result.output)")
+                    }
+                    // One response per hop that reached its server, with the same status.
+                    let statuses = attempt.hops.filter(\.outcome.reachedServer).map(\.status)
+                    #expect(result.statuses == statuses, "\(label)\n\(result.output)")
+                    checked += 1
+                }
+            }
+            #expect(checked >= 20)
+        }
+    }
+
+    @Test("JSON carries attempts[].reproduce and HAR entries _reproduce")
+    func exports() async throws {
+        try await withLab { lab in
+            let reports = await lab.engine().probeAll([lab.url("single.lab.test")])
+            let json = try JSONSerialization.jsonObject(with: ProbeExport.json(reports)) as? [[String: Any]]
+            let attempts = try #require(json?.first?["attempts"] as? [[String: Any]])
+            let sni = try #require(attempts.first { $0["scenario"] as? String == "direct-sni" })
+            #expect((sni["reproduce"] as? String)?.hasPrefix("curl ") == true)
+            let skipped = try #require(attempts.first { $0["scenario"] as? String == "direct-http" })
+            #expect(skipped["reproduce"] is NSNull)
+            let har = try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any]
+            let entries = try #require((har?["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+            let https = try #require(entries.first { $0["_scenario"] as? String == "direct-https" })
+            #expect((https["_reproduce"] as? String)?.hasPrefix("openssl s_client") == true)
+        }
+    }
+}
+
+/// Runs shell text with /bin/sh, for the commands a person would paste.
+enum Shell {
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+
+        /// The status of each HTTP response printed (curl -i and s_client print one per hop).
+        var statuses: [Int?] {
+            output.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("HTTP/") }
+                .map { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
+        }
+    }
+
+    static func run(_ command: String, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+            errors: String(decoding: errData, as: UTF8.self))
+    }
+}
