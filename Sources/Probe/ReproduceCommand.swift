@@ -136,9 +136,10 @@ public enum ReproduceCommand {
         let check = (client + ["-brief", "</dev/null"]).joined(separator: " ")
 
         let userHeaders = exchange.headers.filter { !["host", "connection"].contains($0.name.lowercased()) }
-        var quotedLines = [
-            quoted("\(exchange.method) \(url.pathAndQuery) HTTP/1.1"), quoted("Host: \(url.hostHeader)"),
-        ]
+        let requestLine =
+            [Piece.text("\(exchange.method) ")] + urlPieces(url.pathAndQuery, variables: &variables)
+            + [.text(" HTTP/1.1")]
+        var quotedLines = [word(requestLine), quoted("Host: \(url.hostHeader)")]
         if !userHeaders.contains(where: { $0.name.lowercased() == "accept" }) {
             quotedLines.append(quoted("Accept: */*"))
         }
@@ -184,6 +185,19 @@ public enum ReproduceCommand {
 
     /// A URL as one word: its password and secret query values become variables.
     private static func urlWord(_ text: String, variables: inout [(name: String, meaning: String)]) -> String {
+        word(urlPieces(text, variables: &variables))
+    }
+
+    /// One word of pieces: single-quoted when no variable is in it, double-quoted otherwise.
+    private static func word(_ pieces: [Piece]) -> String {
+        guard pieces.contains(where: { if case .variable = $0 { true } else { false } }) else {
+            return quoted(pieces.map { if case .text(let text) = $0 { text } else { "" } }.joined())
+        }
+        return doubleQuoted(pieces)
+    }
+
+    /// A URL (or a path and query) as pieces: its password and secret query values as variables.
+    private static func urlPieces(_ text: String, variables: inout [(name: String, meaning: String)]) -> [Piece] {
         var pieces: [Piece] = []
         var rest = Substring(text)
         if let schemeEnd = text.range(of: "://") {
@@ -215,8 +229,7 @@ public enum ReproduceCommand {
         } else {
             pieces.append(.text(String(rest)))
         }
-        return pieces.contains { if case .variable = $0 { true } else { false } }
-            ? doubleQuoted(pieces) : quoted(text)
+        return pieces
     }
 
     private static func remember(

@@ -55,6 +55,9 @@ struct ReproduceCommandTests {
             command.contains(
                 "\"https://user:${IPDIRECT_URL_PASSWORD}@api.lab.test/x?token=${IPDIRECT_QUERY_TOKEN}&v=1\""))
         #expect(command.contains("-H 'X-Mode: it'\\''s'"))
+        let https = ReproduceCommand.command(for: .init(scenario: .directHTTPS, url: url, ip: "127.0.0.1"))
+        #expect(!https.contains("abc123"), "\(https)")
+        #expect(https.contains("\"GET /x?token=${IPDIRECT_QUERY_TOKEN}&v=1 HTTP/1.1\""))
 
         // The shell turns the variables back into the values.
         let echo = "printf '%s\\n' " + ReproduceCommand.quoted("it's $HOME") + " \"${IPDIRECT_AUTHORIZATION}\""
