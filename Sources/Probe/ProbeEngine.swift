@@ -47,26 +47,6 @@ public final class ProbeEngine: Sendable {
         }
     }
 
-    /// Probes many URLs at once (requests share the concurrency limit).
-    ///
-    /// - Parameter urls: the URLs; unusable ones are left out of the result.
-    /// - Returns: one report per usable URL, in the order given.
-    public func probeAll(_ urls: [String]) async -> [URLReport] {
-        // One batch resolves each name once: the URLs of a host see the same answer, and a
-        // batch of 600 URLs does not ask system DNS 600 times.
-        let memo = ResolutionMemo()
-        return await withTaskGroup(of: (Int, URLReport?).self) { group in
-            for (index, url) in urls.enumerated() {
-                group.addTask { (index, await self.report(url, memo: memo, emit: { _ in })) }
-            }
-            var reports: [(Int, URLReport)] = []
-            for await (index, report) in group {
-                if let report { reports.append((index, report)) }
-            }
-            return reports.sorted { $0.0 < $1.0 }.map(\.1)
-        }
-    }
-
     /// Probes one URL.
     ///
     /// - Parameters:
@@ -77,7 +57,7 @@ public final class ProbeEngine: Sendable {
         await report(text, memo: ResolutionMemo(), emit: emit)
     }
 
-    private func report(
+    func report(
         _ text: String, memo: ResolutionMemo, emit: @escaping @Sendable (ProbeEvent) -> Void
     ) async
         -> URLReport?
@@ -384,21 +364,5 @@ extension ProbeURL {
     /// A `CURLOPT_RESOLVE` entry pinning the host to several addresses (libcurl tries them in order).
     func resolvePin(toAll ips: [String]) -> String {
         "\(host):\(port):" + ips.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
-    }
-}
-
-/// The resolutions of one batch: each name is resolved once, concurrent askers share the answer.
-actor ResolutionMemo {
-    private var answers: [String: Task<HostResolution, Never>] = [:]
-
-    func resolution(
-        of host: String, using resolve: @escaping @Sendable (String) async -> HostResolution
-    ) async
-        -> HostResolution
-    {
-        if let known = answers[host] { return await known.value }
-        let task = Task { await resolve(host) }
-        answers[host] = task
-        return await task.value
     }
 }

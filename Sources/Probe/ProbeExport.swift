@@ -35,17 +35,7 @@ public enum ProbeExport {
     ///   - redact: hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets.
     /// - Returns: the HAR file's bytes.
     public static func har(_ reports: [URLReport], redact: Bool = true) -> Data {
-        var entries: [JSONValue] = []
-        for report in reports {
-            for attempt in report.attempts where attempt.outcome != .skipped {
-                if attempt.hops.isEmpty {
-                    entries.append(harEntry(unmade: redact ? Redaction.attempt(attempt) : attempt))
-                }
-                for (index, hop) in attempt.hops.enumerated() {
-                    entries.append(harEntry(hop, index: index, attempt: attempt, redact: redact))
-                }
-            }
-        }
+        let entries = reports.flatMap { harEntries($0, redact: redact) }
         let log: JSONValue = .object([
             (
                 "log",
@@ -59,6 +49,30 @@ public enum ProbeExport {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
         return ((try? encoder.encode(log)) ?? Data()) + Data("\n".utf8)
+    }
+
+    /// The HAR entries of one report: one per hop of every attempt made, one with status 0
+    /// for an attempt that could not be made, none for a skipped one.
+    static func harEntries(_ report: URLReport, redact: Bool) -> [JSONValue] {
+        var entries: [JSONValue] = []
+        for attempt in report.attempts where attempt.outcome != .skipped {
+            if attempt.hops.isEmpty {
+                entries.append(harEntry(unmade: redact ? Redaction.attempt(attempt) : attempt))
+            }
+            for (index, hop) in attempt.hops.enumerated() {
+                entries.append(harEntry(hop, index: index, attempt: attempt, redact: redact))
+            }
+        }
+        return entries
+    }
+
+    /// One HAR entry pretty-printed and indented as an element of `log.entries`.
+    static func harEntryText(_ entry: JSONValue) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        let text = (try? encoder.encode(entry)) ?? Data("{}".utf8)
+        let indent: [UInt8] = Array("      ".utf8)
+        return Data(indent + text.flatMap { $0 == 0x0A ? [0x0A] + indent : [$0] })
     }
 
     /// HAR timings from curl's cumulative ones: connect includes ssl (as HAR says), -1 where

@@ -18,6 +18,11 @@ enum ProbeFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json, jsonl
 }
 
+/// `probe --order`: results as each URL finishes, or in the input's order.
+enum ProbeOrder: String, ExpressibleByArgument, CaseIterable {
+    case completion, input
+}
+
 /// `probe --method`; accepted in any case (`head` is HEAD).
 enum RequestMethod: String, ExpressibleByArgument, CaseIterable {
     case get = "GET"

@@ -1,5 +1,6 @@
 // `ipdirect probe`: requests URLs each IP-direct way and says which works; batch input and
-// exports (table, JSON, JSON Lines, HAR). Exit 0 all work, 1 one has no direct way, 2 bad input.
+// exports (table, JSON, JSON Lines, HAR) written as each URL finishes. Exit 0 all work, 1 one has
+// no direct way, 2 bad input, 130 interrupted.
 import ArgumentParser
 import Foundation
 import Lab
@@ -16,8 +17,12 @@ struct ProbeCommand: AsyncParsableCommand {
             --timeout bounds name resolution (default: the configuration's timeout, 2 s) and, when \
             --probe-timeout is not given, each request too; --probe-timeout bounds each request (default \
             10 s). --lab resolves through the lab's HTTPDNS service and trusts its CA.
+            Results are written as each URL finishes (--order input keeps the input's order); on a \
+            terminal, stderr shows a progress line. Ctrl-C stops starting URLs, gives those under way \
+            the request timeout to finish, and leaves complete files; a second Ctrl-C stops at once. \
+            --resume FILE skips the URLs an earlier run's JSON Lines already has.
             Exit status: 0 when every URL has a working direct scenario, 1 when one has none, 2 for bad \
-            usage or input (an unparsable URL is named and the rest still run).
+            usage or input (an unparsable URL is named and the rest still run), 130 when interrupted.
             """)
 
     @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
@@ -58,6 +63,15 @@ struct ProbeCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
     var noRedact = false
+
+    @Option(name: .long, help: "Write results as each URL finishes (completion) or in input order (input).")
+    var order: ProbeOrder = .completion
+
+    @Option(name: .long, help: "Skip the URLs already in FILE, the JSON Lines output of an earlier run.")
+    var resume: String?
+
+    @Flag(name: .long, help: "No progress line on stderr.")
+    var quiet = false
 
     @OptionGroup var requestTimeout: ProbeTimeoutOption
 
@@ -160,33 +174,47 @@ struct ProbeCommand: AsyncParsableCommand {
         if wanted.isEmpty, let hosts = session.lab?.endpoints.hosts {
             usable = hosts.keys.sorted().compactMap { hosts[$0] }
         }
+        if let resume {
+            let done: Set<String>
+            do {
+                done = try ProbeExport.urlsDone(inJSONLines: resume)
+            } catch {
+                await session.close()
+                throw usage("cannot read --resume \(resume): \(error.localizedDescription)")
+            }
+            // Reports carry the URL as parsed (and redacted): compare like with like.
+            let before = usable.count
+            usable.removeAll { text in
+                guard let url = try? ProbeURL.parse(text) else { return false }
+                return done.contains(options.redact ? Redaction.url(url.text) : url.text)
+            }
+            complain("--resume: \(before - usable.count) URLs already in \(resume), \(usable.count) to go")
+        }
+
         let cache = session.cache
         let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
-        let reports = await engine.probeAll(usable)
+        let outcome: ProbeBatch.Outcome
+        do {
+            outcome = try await ProbeBatch.run(
+                usable, engine: engine,
+                outputs: ProbeBatch.Outputs(
+                    format: format, har: har, jsonl: jsonl,
+                    appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!),
+                    redact: options.redact),
+                order: order, progress: ProgressLine.stderrIsTerminal && !quiet, complain: complain)
+        } catch {
+            await session.close()
+            throw error
+        }
         await session.close()
+        if let signal = outcome.interruptedBy { throw ExitCode(128 + signal) }
+        if badInput || outcome.writeFailed { throw UsageError.alreadyReported }
+        if outcome.failed > 0 { throw ExitCode(1) }
+    }
 
-        switch format {
-        case .table: FileHandle.standardOutput.write(Data(ProbeExport.table(reports).utf8))
-        case .json: FileHandle.standardOutput.write(ProbeExport.json(reports, redact: options.redact))
-        case .jsonl: FileHandle.standardOutput.write(ProbeExport.jsonLines(reports, redact: options.redact))
-        }
-        if let har {
-            do {
-                try ProbeExport.har(reports, redact: options.redact).write(to: URL(fileURLWithPath: har))
-            } catch {
-                complain("cannot write --har \(har): \(error.localizedDescription)")
-                badInput = true
-            }
-        }
-        if let jsonl {
-            do {
-                try ProbeExport.jsonLines(reports, redact: options.redact).write(to: URL(fileURLWithPath: jsonl))
-            } catch {
-                complain("cannot write --jsonl \(jsonl): \(error.localizedDescription)")
-                badInput = true
-            }
-        }
-        if badInput { throw UsageError.alreadyReported }
-        if reports.contains(where: { $0.verdict.works.isEmpty }) { throw ExitCode(1) }
+    /// Whether two paths name the same file (so --resume and --jsonl can share one).
+    static func samePath(_ a: String, _ b: String) -> Bool {
+        URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath()
+            == URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath()
     }
 }

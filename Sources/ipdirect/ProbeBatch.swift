@@ -1,0 +1,142 @@
+// A `probe` batch from start to end: reports streamed to stdout and files as URLs finish, the
+// progress line, and Ctrl-C (once: finish what is under way; twice: stop now, files complete).
+import ArgumentParser
+import Foundation
+import NameResolution
+import Probe
+import Signals
+import TerminalText
+
+/// Runs one batch of `ipdirect probe` and says how it ended.
+enum ProbeBatch {
+    /// Where results go.
+    struct Outputs {
+        var format: ProbeFormat
+        var har: String?
+        var jsonl: String?
+        /// Add to `--jsonl` rather than start it afresh (it is the `--resume` file).
+        var appendJSONL: Bool
+        var redact: Bool
+    }
+
+    /// How a batch ended.
+    struct Outcome {
+        var done = 0
+        var ok = 0
+        var failed = 0
+        /// The signal that stopped the batch early.
+        var interruptedBy: Int32?
+        var writeFailed = false
+    }
+
+    /// Probes `urls`, writing each result as soon as it is known.
+    ///
+    /// - Throws: `UsageError` when an output file cannot be created.
+    static func run(
+        _ urls: [String], engine: ProbeEngine, outputs: Outputs, order: ProbeOrder, progress showProgress: Bool,
+        complain: (String) -> Void
+    ) async throws -> Outcome {
+        let stdoutFormat: ReportWriter.Format =
+            switch outputs.format {
+            case .table: .table
+            case .json: .jsonArray
+            case .jsonl: .jsonLines
+            }
+        var writers = [ReportWriter(stdoutFormat, descriptor: STDOUT_FILENO, redact: outputs.redact)]
+        do {
+            if let jsonl = outputs.jsonl {
+                writers.append(
+                    try ReportWriter(.jsonLines, path: jsonl, redact: outputs.redact, appending: outputs.appendJSONL))
+            }
+            if let har = outputs.har { writers.append(try ReportWriter(.har, path: har, redact: outputs.redact)) }
+        } catch {
+            throw UsageError("\(error)")
+        }
+        let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+        let progress = ProgressLine(total: urls.count, enabled: showProgress)
+        let outcome = Locked(Outcome())
+        let stop = BatchStop()
+        let finishedWriters = writers
+        let stdoutWriter = writers[0]
+
+        // Ctrl-C once: no more URLs start; twice: complete the files and leave now.
+        let signals = try? SignalPipe(watching: [SIGINT, SIGTERM])
+        let timeout = engine.options.timeout
+        signals?.onSignal { number in
+            let first = outcome.withLock { state -> Bool in
+                defer { state.interruptedBy = state.interruptedBy ?? number }
+                return state.interruptedBy == nil
+            }
+            if first {
+                stop.pull()
+                progress.clearedWhile {
+                    say(
+                        "stopping: no more URLs start; those under way finish within \(Int(timeout)) s. "
+                            + "Interrupt again to stop now.")
+                }
+                return
+            }
+            progress.stop()
+            for writer in finishedWriters { writer.finish() }
+            say(summary(outcome.withLock { $0 }, total: urls.count, jsonl: outputs.jsonl, now: true))
+            exit(128 + outcome.withLock { $0.interruptedBy ?? number })
+        }
+        defer { signals?.stop() }
+
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                progress.tick()
+            }
+        }
+        let inFlight = max(1, engine.options.concurrency * 3)
+        await engine.probeAll(
+            urls, order: order == .input ? .input(window: inFlight * 4) : .completion, inFlight: inFlight, stop: stop,
+            onWait: { index, url in
+                progress.clearedWhile {
+                    say("--order input: waiting for URL \(index + 1) (\(url)) before starting more")
+                }
+            },
+            onReport: { item in
+                guard let report = item.report else { return }
+                let works = !report.verdict.works.isEmpty
+                if stdoutIsTerminal {
+                    progress.clearedWhile { stdoutWriter.write(report) }
+                } else {
+                    stdoutWriter.write(report)
+                }
+                for writer in finishedWriters.dropFirst() { writer.write(report) }
+                outcome.withLock { state in
+                    state.done += 1
+                    if works { state.ok += 1 } else { state.failed += 1 }
+                }
+                progress.finished(ok: works)
+            })
+        ticker.cancel()
+        progress.stop()
+        for writer in writers { writer.finish() }
+        var result = outcome.withLock { $0 }
+        for (writer, path) in zip(writers.dropFirst(), [outputs.jsonl, outputs.har].compactMap { $0 }) {
+            if let failure = writer.failure {
+                complain("cannot write \(path): \(failure)")
+                result.writeFailed = true
+            }
+        }
+        if result.interruptedBy != nil { say(summary(result, total: urls.count, jsonl: outputs.jsonl, now: false)) }
+        return result
+    }
+
+    /// What an interrupted batch did, and how to go on.
+    private static func summary(_ outcome: Outcome, total: Int, jsonl: String?, now: Bool) -> String {
+        var line =
+            "interrupted: \(outcome.done) of \(total) URLs done (\(outcome.ok) ok, \(outcome.failed) failed), "
+            + "\(total - outcome.done) not written"
+        if now { line += " (stopped at once: URLs under way are lost)" }
+        if let jsonl { line += "; to go on: the same command with --resume \(jsonl)" }
+        return line
+    }
+
+    private static func say(_ line: String) {
+        FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(line))\n".utf8))
+    }
+}
