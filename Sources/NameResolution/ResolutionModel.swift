@@ -33,6 +33,8 @@ public enum ProviderKind: String, Sendable, Codable, CaseIterable {
 public enum AnswerSource: String, Sendable, Codable {
     /// Asked the HTTPDNS service just now.
     case httpdns
+    /// Asked system DNS just now, standing in for HTTPDNS (`--provider system`).
+    case system
     /// Served from the resolver cache, fresh.
     case cache
     /// Served from the cache after its TTL ran out (expired-IP reuse), refresh under way.

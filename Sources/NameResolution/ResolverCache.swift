@@ -375,13 +375,16 @@ public final class ResolverCache: Sendable {
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
             if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
             answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
-            answer.source = .httpdns
+            answer.source = freshSource
             answer.clientIP = fresh.clientIP
             answer.server = fresh.server
             answer.notes = fresh.notes.isEmpty ? nil : fresh.notes
         }
         return answer
     }
+
+    /// What a fresh answer is labelled: system DNS's when it stands in for HTTPDNS.
+    private var freshSource: AnswerSource { configuration.provider == .system ? .system : .httpdns }
 
     // MARK: Fetching (one request in flight per name)
 
@@ -452,7 +455,7 @@ public final class ResolverCache: Sendable {
                     }
                     let entry = CacheEntrySnapshot(
                         host: key.host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
-                        source: .httpdns, hits: s.entries[key]?.hits ?? 0)
+                        source: freshSource, hits: s.entries[key]?.hits ?? 0)
                     s.entries[key] = entry
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))

@@ -136,7 +136,7 @@ public final class ProbeEngine: Sendable {
 
         var targets: [(ip: String, source: IPSource)] = []
         if !httpdnsIPs.isEmpty {
-            let source = Self.ipSource(httpdns.source)
+            let source = Self.ipSource(of: httpdns)
             targets = (options.allIPs ? httpdnsIPs : [httpdnsIPs[0]]).map { ($0, source) }
             // When the two disagree, the system IP too, so a user sees whether the address
             // or the technique is at fault.
@@ -190,11 +190,17 @@ public final class ProbeEngine: Sendable {
         return plans
     }
 
+    /// Where an HTTPDNS-side answer's addresses came from; with `--provider system` (no
+    /// HTTPDNS at all) they are system DNS's, fresh or cached.
+    static func ipSource(of answer: HTTPDNSAnswer) -> IPSource {
+        answer.provider == ProviderKind.system.rawValue ? .system : ipSource(answer.source)
+    }
+
     static func ipSource(_ source: AnswerSource) -> IPSource {
         switch source {
         case .httpdns: .httpdns
         case .cache, .stale, .persisted: .cache
-        case .systemFallback: .system
+        case .systemFallback, .system: .system
         }
     }
 
@@ -259,7 +265,7 @@ public final class ProbeEngine: Sendable {
                 } else {
                     let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
                     picked = ips.first(where: IPLiteral.isLiteral).map {
-                        ($0, Self.ipSource(answer.httpdns.source))
+                        ($0, Self.ipSource(of: answer.httpdns))
                     }
                 }
                 guard let (nextIP, source) = picked else {

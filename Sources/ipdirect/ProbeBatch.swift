@@ -27,6 +27,8 @@ enum ProbeBatch {
         /// The signal that stopped the batch early.
         var interruptedBy: Int32?
         var writeFailed = false
+        /// Every URL started was written: a late stop has nothing left to cut short.
+        var complete = false
     }
 
     /// Probes `urls`, writing each result as soon as it is known.
@@ -59,27 +61,33 @@ enum ProbeBatch {
         let finishedWriters = writers
         let stdoutWriter = writers[0]
 
-        // Ctrl-C once: no more URLs start; twice: complete the files and leave now.
+        // Ctrl-C once: no more URLs start, those under way get the request timeout to finish;
+        // twice, or when that time is up: complete the files and leave now.
+        let grace = engine.options.timeout + 1
+        let stopNow: @Sendable (Int32) -> Void = { number in
+            guard !outcome.withLock({ $0.complete }) else { return }
+            progress.stop()
+            for writer in finishedWriters { writer.finish() }
+            say(summary(outcome.withLock { $0 }, total: urls.count, jsonl: outputs.jsonl, now: true))
+            exit(128 + number)
+        }
         let signals = try? SignalPipe(watching: [SIGINT, SIGTERM])
-        let timeout = engine.options.timeout
         signals?.onSignal { number in
             let first = outcome.withLock { state -> Bool in
                 defer { state.interruptedBy = state.interruptedBy ?? number }
                 return state.interruptedBy == nil
             }
-            if first {
-                stop.pull()
-                progress.clearedWhile {
-                    say(
-                        "stopping: no more URLs start; those under way finish within \(Int(timeout)) s. "
-                            + "Interrupt again to stop now.")
-                }
-                return
+            guard first else { return stopNow(outcome.withLock { $0.interruptedBy ?? number }) }
+            stop.pull()
+            progress.clearedWhile {
+                say(
+                    "stopping: no more URLs start; those under way get \(Int(grace.rounded(.up))) s to finish. "
+                        + "Interrupt again to stop now.")
             }
-            progress.stop()
-            for writer in finishedWriters { writer.finish() }
-            say(summary(outcome.withLock { $0 }, total: urls.count, jsonl: outputs.jsonl, now: true))
-            exit(128 + outcome.withLock { $0.interruptedBy ?? number })
+            Task.detached {
+                try? await Task.sleep(for: .seconds(grace))
+                stopNow(number)
+            }
         }
         defer { signals?.stop() }
 
@@ -112,6 +120,7 @@ enum ProbeBatch {
                 }
                 progress.finished(ok: works)
             })
+        outcome.withLock { $0.complete = true }
         ticker.cancel()
         progress.stop()
         for writer in writers { writer.finish() }
@@ -131,7 +140,7 @@ enum ProbeBatch {
         var line =
             "interrupted: \(outcome.done) of \(total) URLs done (\(outcome.ok) ok, \(outcome.failed) failed), "
             + "\(total - outcome.done) not written"
-        if now { line += " (stopped at once: URLs under way are lost)" }
+        if now { line += " (stopped before the URLs under way finished)" }
         if let jsonl { line += "; to go on: the same command with --resume \(jsonl)" }
         return line
     }

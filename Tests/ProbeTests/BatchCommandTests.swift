@@ -1,0 +1,184 @@
+// `ipdirect probe` over a batch, through the real binary against the lab: results arrive while
+// the batch runs, Ctrl-C leaves valid files and exits 130, --resume skips what is done.
+import Foundation
+import Lab
+import Testing
+
+/// The `ipdirect` binary built beside the test bundle, when the build made one.
+private let ipdirectBinary: String? = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("ipdirect").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    return nil
+}()
+
+/// One `ipdirect probe` run against a lab started by the test, in a scratch directory of its own.
+private final class ProbeRun: @unchecked Sendable {
+    let process = Process()
+    let stdout = Pipe()
+    let directory: String
+
+    /// Starts `ipdirect probe` resolving through the lab's HTTPDNS service and trusting its CA.
+    init(_ lab: Lab, _ arguments: [String]) throws {
+        directory = NSTemporaryDirectory() + "ipdirect-batch-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let e = lab.endpoints
+        process.executableURL = URL(fileURLWithPath: ipdirectBinary!)
+        process.arguments =
+            ["probe", "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", e.ca]
+            + arguments
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
+        environment["XDG_CONFIG_HOME"] = directory
+        environment["XDG_CACHE_HOME"] = directory
+        environment["IPDIRECT_HTTPDNS_SECRET"] = e.secret
+        process.environment = environment
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    func path(_ name: String) -> String { directory + "/" + name }
+
+    /// The next line of standard output; nil at its end.
+    func nextLine() async -> String? {
+        let handle = stdout.fileHandleForReading
+        return await Task.detached { () -> String? in
+            var data = Data()
+            while let byte = try? handle.read(upToCount: 1), !byte.isEmpty {
+                if byte == Data("\n".utf8) { return String(decoding: data, as: UTF8.self) }
+                data += byte
+            }
+            return data.isEmpty ? nil : String(decoding: data, as: UTF8.self)
+        }.value
+    }
+
+    /// The rest of standard output.
+    func rest() async -> Data {
+        let handle = stdout.fileHandleForReading
+        return await Task.detached { handle.readDataToEndOfFile() }.value
+    }
+
+    /// Waits for the exit (at most `seconds`, then kills it) and returns the status; nil when killed.
+    func exitStatus(within seconds: Double = 60) async throws -> Int32? {
+        // Poll rather than waitUntilExit, which spins on Linux.
+        for _ in 0..<Int(seconds * 20) where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+}
+
+/// Each line of a JSON Lines file parsed; nil when one does not parse.
+private func jsonLines(_ path: String) -> [[String: Any]]? {
+    guard let data = FileManager.default.contents(atPath: path) else { return nil }
+    var objects: [[String: Any]] = []
+    for line in data.split(separator: 0x0A) {
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return nil }
+        objects.append(object)
+    }
+    return objects
+}
+
+@Suite(
+    "probe batches through the binary", .serialized,
+    .enabled(if: ipdirectBinary != nil, "the ipdirect binary is not built"))
+struct BatchCommandTests {
+    @Test("JSON Lines on stdout show the first results before the last URL has started")
+    func streamsAsURLsFinish() async throws {
+        try await withLab(LabOptions(slowOriginDelay: 1)) { lab in
+            let urls =
+                [lab.url("single.lab.test", "/first")] + (1...6).map { lab.url("slow.lab.test", "/slow\($0)") }
+                + [lab.url("single.lab.test", "/last")]
+            let run = try ProbeRun(
+                lab, ["--format", "jsonl", "--scenario", "direct-sni", "--concurrency", "1", "--timeout", "5"] + urls)
+            let first = try #require(await run.nextLine(), "no output at all")
+            let lastStarted = lab.requests(to: "single").contains { $0.path == "/last" }
+            #expect(!lastStarted, "the first result came only after the last URL had started")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+            #expect((object["url"] as? String)?.hasSuffix("/first") == true)
+
+            var lines = [first]
+            while let line = await run.nextLine() { lines.append(line) }
+            #expect(try await run.exitStatus() == 0)
+            #expect(lines.count == urls.count)
+            #expect(lab.requests(to: "single").contains { $0.path == "/last" })
+        }
+    }
+
+    @Test("Ctrl-C mid-run leaves a valid HAR, JSON Lines and JSON array, and exits 130")
+    func interruptedRunLeavesValidFiles() async throws {
+        try await withLab(LabOptions(slowOriginDelay: 1)) { lab in
+            let urls = (1...12).map { lab.url("slow.lab.test", "/n\($0)") }
+            let run = try ProbeRun(
+                lab,
+                [
+                    "--format", "json", "--scenario", "direct-sni", "--concurrency", "1", "--timeout", "5",
+                    "--har", "out.har", "--jsonl", "out.jsonl",
+                ] + urls)
+            // Interrupt once the first result is in the file, well before the last URL.
+            for _ in 0..<400 where (jsonLines(run.path("out.jsonl")) ?? []).isEmpty {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            run.process.interrupt()
+            let output = await run.rest()
+            #expect(try await run.exitStatus() == 130)
+
+            let lines = try #require(jsonLines(run.path("out.jsonl")), "a line of out.jsonl does not parse")
+            #expect(!lines.isEmpty && lines.count < urls.count, "\(lines.count) results written")
+            let array = try #require(
+                try JSONSerialization.jsonObject(with: output) as? [Any], "stdout is no JSON array")
+            #expect(array.count == lines.count)
+
+            let har = try #require(FileManager.default.contents(atPath: run.path("out.har")))
+            let log = try #require(
+                (try JSONSerialization.jsonObject(with: har) as? [String: Any])?["log"] as? [String: Any])
+            #expect((log["entries"] as? [Any])?.count == lines.count)
+            guard let validator = ExportTests.validator else {
+                print("HAR schema check skipped: shared/har-schema/validate.py is not beside the package")
+                return
+            }
+            let check = Process()
+            check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            check.arguments = ["python3", validator, run.path("out.har")]
+            let pipe = Pipe()
+            check.standardOutput = pipe
+            check.standardError = pipe
+            try check.run()
+            let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            check.waitUntilExit()
+            #expect(check.terminationStatus == 0, "\(said)")
+        }
+    }
+
+    @Test("--resume skips the URLs an earlier run's JSON Lines has and adds the rest to it")
+    func resumeSkipsWhatIsDone() async throws {
+        try await withLab { lab in
+            let urls = (1...5).map { lab.url("single.lab.test", "/r\($0)") }
+            let common = ["--format", "jsonl", "--scenario", "direct-sni"]
+            let earlier = try ProbeRun(lab, common + ["--jsonl", "done.jsonl"] + urls.prefix(3))
+            _ = await earlier.rest()
+            #expect(try await earlier.exitStatus() == 0)
+            let file = earlier.path("done.jsonl")
+            #expect(jsonLines(file)?.count == 3)
+
+            let resumed = try ProbeRun(lab, common + ["--jsonl", file, "--resume", file] + urls)
+            let output = String(decoding: await resumed.rest(), as: UTF8.self)
+            #expect(try await resumed.exitStatus() == 0)
+            #expect(output.split(separator: "\n").count == 2, "only the two new URLs are probed")
+            let written = try #require(jsonLines(file)).compactMap { $0["url"] as? String }
+            #expect(Set(written) == Set(urls))
+            #expect(written.count == urls.count)
+            for index in 1...5 {
+                #expect(lab.requests(to: "single").filter { $0.path == "/r\(index)" }.count == 1, "/r\(index)")
+            }
+        }
+    }
+}
