@@ -5,6 +5,7 @@ import Foundation
 let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("cache", CacheBenchmark.run),
     ("probe", ProbeBenchmark.run),
+    ("batch", BatchBenchmark.run),
     ("console", ConsoleBenchmark.run),
     ("lab", LabBenchmark.run),
 ]
