@@ -15,11 +15,26 @@ public struct HeaderField: Sendable, Codable, Equatable, Hashable {
 
     /// Parses `Name: value`; nil for anything else.
     public init?(line: String) {
-        guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else { return nil }
-        let name = String(line[..<colon])
-        guard !name.contains(" ") else { return nil }
-        let value = line[line.index(after: colon)...].trimmedSpaces
-        self.init(name: name, value: value)
+        var line = line
+        guard let field = line.withUTF8({ HeaderField(bytes: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = field
+    }
+
+    /// Parses `Name: value` from UTF-8 bytes (a line in libcurl's buffer, with no line end): the
+    /// name up to the first colon, which must hold no space; the value without surrounding spaces
+    /// and tabs. Nil for anything else. Works on bytes because the transfer loop runs it for every
+    /// header of every request.
+    public init?(bytes: UnsafeRawBufferPointer) {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon > 0,
+            !bytes[..<colon].contains(UInt8(ascii: " "))
+        else { return nil }
+        var start = colon + 1
+        var end = bytes.count
+        while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09) { start += 1 }
+        while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09) { end -= 1 }
+        self.init(
+            name: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self),
+            value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
     }
 }
 

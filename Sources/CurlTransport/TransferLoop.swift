@@ -246,7 +246,8 @@ private final class Transfer {
                 _ = ccurl_easy_setopt_debug_function(easy.raw, Transfer.debugLine)
                 try easy.set(CURLOPT_VERBOSE, true)
             }
-            if spec.url.utf8.count > 6, spec.url.prefix(6).lowercased() == "https:" {
+            let scheme = spec.url.utf8.prefix(6).map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+            if scheme.elementsEqual("https:".utf8) {
                 check = ccurl_tls_check_new(spec.checkName)
                 if let check {
                     let code = ccurl_easy_install_tls_check(easy.raw, check)
@@ -366,12 +367,12 @@ private final class Transfer {
         let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
         let length = size * count
         guard let data else { return length }
-        let line = LineBytes.text(UnsafeRawBufferPointer(start: data, count: length))
-        if line.hasPrefix("HTTP/") {
+        let line = LineBytes.trimmed(UnsafeRawBufferPointer(start: data, count: length))
+        if line.starts(with: "HTTP/".utf8) {
             // A new response: after a 100 Continue only the final one counts.
-            transfer.statusLine = line
+            transfer.statusLine = String(decoding: line, as: UTF8.self)
             transfer.responseHeaders.removeAll()
-        } else if let field = HeaderField(line: line) {
+        } else if let field = HeaderField(bytes: line) {
             transfer.responseHeaders.append(field)
         }
         return length
@@ -392,12 +393,11 @@ private final class Transfer {
         var first = type == CURLINFO_HEADER_OUT
         LineBytes.forEachLine(UnsafeRawBufferPointer(start: data, count: size)) { line in
             if type == CURLINFO_HEADER_OUT {
-                let text = String(decoding: line, as: UTF8.self)
                 if first {
                     first = false
-                    transfer.requestLine = text
+                    transfer.requestLine = String(decoding: line, as: UTF8.self)
                     transfer.requestHeaders.removeAll()
-                } else if let field = HeaderField(line: text) {
+                } else if let field = HeaderField(bytes: line) {
                     transfer.requestHeaders.append(field)
                 }
             }
@@ -411,11 +411,6 @@ private final class Transfer {
 /// header and log line of every request, so they stay clear of Foundation's string bridging.
 enum LineBytes {
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
-
-    /// The buffer as one line, without surrounding white space and line ends.
-    static func text(_ bytes: UnsafeRawBufferPointer) -> String {
-        String(decoding: trimmed(bytes), as: UTF8.self)
-    }
 
     /// The buffer without surrounding white space and line ends.
     static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {

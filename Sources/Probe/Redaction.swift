@@ -6,22 +6,25 @@ import Foundation
 public enum Redaction {
     public static let marker = "[redacted]"
 
-    private static let secretHeaders: Set<String> = [
+    private static let secretHeaders = [
         "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
-    ]
+    ].map { Array($0.utf8) }
     private static let secretWords = [
         "token", "secret", "signature", "password", "passwd", "apikey", "api_key", "auth",
     ]
 
     /// Whether a header's value should be hidden.
     public static func isSecretHeader(_ name: String) -> Bool {
-        let lower = asciiLowercased(name)
-        return secretHeaders.contains(String(decoding: lower, as: UTF8.self)) || containsSecretWord(lower)
+        isSecretHeader(lowercased: asciiLowercased(name.utf8))
+    }
+
+    private static func isSecretHeader(lowercased lower: [UInt8]) -> Bool {
+        secretHeaders.contains(lower) || containsSecretWord(lower)
     }
 
     /// Whether a query parameter's value should be hidden.
     public static func isSecretParameter(_ name: String) -> Bool {
-        let lower = asciiLowercased(name)
+        let lower = asciiLowercased(name.utf8)
         return ["s", "sig", "key", "sign"].contains(String(decoding: lower, as: UTF8.self)) || containsSecretWord(lower)
     }
 
@@ -42,8 +45,18 @@ public enum Redaction {
         return false
     }
 
-    private static func asciiLowercased(_ text: String) -> [UInt8] {
-        text.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+    private static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+    }
+
+    /// The name of a `Name: value` line when that header is secret (as `HeaderField(line:)`
+    /// reads names), found on bytes: every line of every hop's log passes through here.
+    private static func secretHeaderName(inLine text: String) -> String? {
+        let utf8 = text.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")), colon != utf8.startIndex else { return nil }
+        let name = utf8[..<colon]
+        guard !name.contains(UInt8(ascii: " ")), isSecretHeader(lowercased: asciiLowercased(name)) else { return nil }
+        return String(text[..<colon])
     }
 
     public static func headers(_ fields: [HeaderField]) -> [HeaderField] {
@@ -92,8 +105,8 @@ public enum Redaction {
     /// One line of curl's log with a secret header value or query value hidden.
     public static func logLine(_ line: CurlLogLine) -> CurlLogLine {
         var copy = line
-        if line.kind != .info, let field = HeaderField(line: line.text), isSecretHeader(field.name) {
-            copy.text = "\(field.name): \(marker)"
+        if line.kind != .info, let name = secretHeaderName(inLine: line.text) {
+            copy.text = "\(name): \(marker)"
         } else if line.text.utf8.contains(UInt8(ascii: "?")) || line.text.utf8.contains(UInt8(ascii: "@")) {
             copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)
                 .map { word in

@@ -68,12 +68,15 @@ enum ProbeBenchmark {
                 origin.caFile, "--timeout", "10", "--format", format,
             ]
         }
-        // Both sides open a fresh connection with a full handshake for every request:
-        // Connection: close, and no TLS session reuse (ipdirect turns its session cache off).
-        let curlArguments =
+        // The peer opens a fresh connection with a full handshake for every request, as ipdirect
+        // does (Connection: close; ipdirect turns libcurl's session cache off so every attempt
+        // measures a whole handshake): curl --no-sessionid. curl's default, which resumes TLS
+        // sessions, runs too and is reported apart. nginx's log counts the resumed handshakes.
+        let curlArguments = { (resume: Bool) in
             ["--parallel", "--parallel-max", String(concurrency), "--silent", "--show-error", "--fail"]
-            + ["--cacert", origin.caFile, "--no-sessionid", "-H", "Connection: close", "--noproxy", "*"]
-            + pins.flatMap { ["--resolve", $0] } + ["--config", curlConfig]
+                + ["--cacert", origin.caFile, "-H", "Connection: close", "--noproxy", "*"]
+                + (resume ? [] : ["--no-sessionid"]) + pins.flatMap { ["--resolve", $0] } + ["--config", curlConfig]
+        }
         // Own configuration and cache directories, so the user's files play no part.
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = scratch
@@ -82,29 +85,39 @@ enum ProbeBenchmark {
         print(
             "\(urlCount) HTTPS URLs on nginx, direct-sni, \(concurrency) at a time, \(rounds) rounds, alternating;"
                 + " CPU = user+sys of the client process")
-        print("round   side              wall      cpu   ratio to curl: wall   cpu")
+        print("round   side                    wall      cpu  resumed   ratio to curl: wall   cpu")
         let formats = ["jsonl", "table"]
+        let labels = [
+            "curl": "curl --no-sessionid", "curl-resume": "curl (resumes)", "jsonl": "ipdirect jsonl",
+            "table": "ipdirect table",
+        ]
         var runs: [String: [ChildRun]] = [:]
         var ratios: [String: (wall: [Double], cpu: [Double])] = [:]
         for round in 1...rounds {
             // Alternate who goes first, so neither always meets a warm or a cold machine.
-            let sides = ["curl"] + formats
+            let sides = ["curl"] + formats + ["curl-resume"]
             var results: [String: ChildRun] = [:]
+            var resumed: [String: Int] = [:]
             for side in round % 2 == 1 ? sides : sides.reversed() {
-                results[side] =
-                    side == "curl"
-                    ? try ChildRun.run(curl, curlArguments, environment: environment, scratch: scratch)
-                    : try ChildRun.run(binary, ipdirectArguments(side), environment: environment, scratch: scratch)
+                origin.clearLog()
+                switch side {
+                case "curl", "curl-resume":
+                    results[side] = try ChildRun.run(
+                        curl, curlArguments(side == "curl-resume"), environment: environment, scratch: scratch)
+                default:
+                    results[side] = try ChildRun.run(
+                        binary, ipdirectArguments(side), environment: environment, scratch: scratch)
+                }
+                resumed[side] = origin.resumedHandshakes()
             }
             let peer = results["curl"]!
             for side in sides {
                 let run = results[side]!
                 runs[side, default: []].append(run)
-                let label = side == "curl" ? "curl --parallel" : "ipdirect \(side)"
                 var line = String(
-                    format: "%5d   %@ %6.0f ms %6.0f ms", round,
-                    label.padding(toLength: 15, withPad: " ", startingAt: 0),
-                    run.wall * 1000, run.cpu * 1000)
+                    format: "%5d   %@ %6.0f ms %6.0f ms %8d", round,
+                    labels[side, default: side].padding(toLength: 21, withPad: " ", startingAt: 0),
+                    run.wall * 1000, run.cpu * 1000, resumed[side] ?? -1)
                 if side != "curl" {
                     ratios[side, default: ([], [])].wall.append(run.wall / peer.wall)
                     ratios[side, default: ([], [])].cpu.append(run.cpu / peer.cpu)
@@ -114,6 +127,7 @@ enum ProbeBenchmark {
             }
         }
         let perRequest = { (side: String) in median(runs[side, default: []].map(\.cpu)) / Double(urlCount) * 1e6 }
+        let wallMs = { (side: String) in median(runs[side, default: []].map(\.wall)) * 1000 }
         for side in formats {
             let wall = median(ratios[side]?.wall ?? [])
             let cpu = median(ratios[side]?.cpu ?? [])
@@ -124,8 +138,16 @@ enum ProbeBenchmark {
         }
         print(
             String(
-                format: "CPU per request: ipdirect jsonl %.0f us, table %.0f us; curl %.0f us", perRequest("jsonl"),
-                perRequest("table"), perRequest("curl")))
+                format: "median ratio curl (resumes)/curl --no-sessionid: wall %.2fx, CPU %.2fx (not the peer:"
+                    + " a resumed handshake is less work)", median(ratios["curl-resume"]?.wall ?? []),
+                median(ratios["curl-resume"]?.cpu ?? [])))
+        for side in ["jsonl", "table", "curl", "curl-resume"] {
+            print(
+                String(
+                    format: "%@: median wall %.0f ms, CPU per request %.0f us (user+sys)",
+                    labels[side, default: side].padding(toLength: 21, withPad: " ", startingAt: 0), wallMs(side),
+                    perRequest(side)))
+        }
         let failed = runs.values.joined().filter { $0.status != 0 }.count
         if failed > 0 { print("\(failed) runs exited non-zero: the numbers above are not comparable") }
     }
@@ -197,11 +219,28 @@ struct ChildRun {
 
 /// nginx on loopback for the benchmark: its own prefix and configuration in a temporary
 /// directory, an unprivileged port, in the foreground (no daemon), with a certificate for the lab
-/// names from a lab-style CA. Every path answers 200 with a short body.
+/// names from a lab-style CA. Every path answers 200 with a short body; the access log says
+/// whether each request's TLS session was resumed. TLS 1.3 as a current server speaks it (nginx
+/// 1.22 offers only up to 1.2 unless told), with a session cache so that a client which asks
+/// to resume can.
 struct NginxOrigin {
     let pid: pid_t
     let port: Int
     let caFile: String
+    /// One line per request: "r" when the TLS session was resumed, "." for a full handshake.
+    let logFile: String
+
+    /// Empties the access log (nginx appends, so it keeps writing at the new end).
+    func clearLog() {
+        truncate(logFile, 0)
+    }
+
+    /// How many requests since `clearLog` came on a resumed TLS session.
+    func resumedHandshakes() -> Int? {
+        usleep(100_000)  // nginx writes the line after the response has gone out
+        guard let text = try? String(contentsOfFile: logFile, encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").filter { $0 == "r" }.count
+    }
 
     static func start(_ nginx: String, names: [String], directory: String) throws -> NginxOrigin {
         let prefix = directory + "/nginx"
@@ -216,7 +255,8 @@ struct NginxOrigin {
             error_log \(prefix)/error.log warn;
             events { worker_connections 4096; }
             http {
-                access_log off;
+                log_format handshake "$ssl_session_reused";
+                access_log \(prefix)/access.log handshake;
                 client_body_temp_path \(prefix)/temp/body;
                 proxy_temp_path \(prefix)/temp/proxy;
                 fastcgi_temp_path \(prefix)/temp/fastcgi;
@@ -227,6 +267,8 @@ struct NginxOrigin {
                     server_name \(names.joined(separator: " "));
                     ssl_certificate \(files.certificateFile);
                     ssl_certificate_key \(files.keyFile);
+                    ssl_protocols TLSv1.2 TLSv1.3;
+                    ssl_session_cache shared:bench:1m;
                     location / { default_type text/plain; return 200 "origin=nginx ; host=$host ; sni=$ssl_server_name\\n"; }
                 }
             }
@@ -237,7 +279,7 @@ struct NginxOrigin {
             nginx, ["-p", prefix, "-c", configFile, "-e", prefix + "/error.log"],
             environment: ProcessInfo.processInfo.environment, stdout: prefix + "/stdout.txt",
             stderr: prefix + "/stderr.txt")
-        let origin = NginxOrigin(pid: pid, port: port, caFile: files.caFile)
+        let origin = NginxOrigin(pid: pid, port: port, caFile: files.caFile, logFile: prefix + "/access.log")
         // Ready when it accepts a connection; give up after 10 s.
         for _ in 0..<200 {
             if canConnect(port) { return origin }

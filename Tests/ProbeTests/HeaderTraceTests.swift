@@ -1,0 +1,50 @@
+// Headers as a trace records them: parsed from libcurl's bytes on the transfer loop (name up to
+// the first colon, value trimmed), secret ones hidden in the header lists and in curl's log.
+import CurlTransport
+import Foundation
+import Lab
+import Probe
+import Testing
+
+@Suite("Header traces")
+struct HeaderTraceTests {
+    @Test("sent and received headers are recorded whole, and a secret one is hidden everywhere")
+    func headersRecordedAndSecretsHidden() async throws {
+        try await withLab { lab in
+            var options = ProbeOptions(scenarios: [.directSNI])
+            options.headers = [
+                HeaderField(name: "Authorization", value: "Bearer tok-7f3a9c"),
+                HeaderField(name: "X-Trace", value: "a:b:c"),
+            ]
+            let reports = await lab.engine(options).probeAll([lab.url("single.lab.test", "/echo")])
+            let attempt = try #require(reports.first?.attempts(.directSNI).first)
+            #expect(attempt.outcome == .ok)
+            let hop = try #require(attempt.hops.first)
+            #expect(hop.requestHeaders.contains(HeaderField(name: "X-Trace", value: "a:b:c")))
+            #expect(hop.requestHeaders.contains(HeaderField(name: "Authorization", value: Redaction.marker)))
+            #expect(hop.requestHeaders.contains { $0.name == "Host" && $0.value.hasPrefix("single.lab.test") })
+            #expect(hop.responseHeaders.contains { $0.name.lowercased() == "content-length" && !$0.value.isEmpty })
+            #expect(hop.log.contains { $0.kind == .headerOut && $0.text == "Authorization: [redacted]" })
+            #expect(hop.log.contains { $0.kind == .headerOut && $0.text == "X-Trace: a:b:c" })
+            #expect(hop.log.contains { $0.kind == .headerIn && $0.text.hasPrefix("HTTP/1.1 200") })
+            let outputs = [
+                String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self),
+                String(decoding: ProbeExport.har(reports), as: UTF8.self),
+            ]
+            for output in outputs { #expect(!output.contains("tok-7f3a9c")) }
+        }
+    }
+
+    @Test("a header line is read as name and value from bytes or text alike")
+    func headerLineParsing() {
+        #expect(
+            Array("Name:  value ".utf8).withUnsafeBytes { HeaderField(bytes: $0) }
+                == HeaderField(name: "Name", value: "value"))
+        #expect(HeaderField(line: "no colon") == nil)
+        #expect(HeaderField(line: "X-A:b:c") == HeaderField(name: "X-A", value: "b:c"))
+        #expect(HeaderField(line: "Tabbed:\t v \t") == HeaderField(name: "Tabbed", value: "v"))
+        #expect(HeaderField(line: "Spaced :no") == nil)
+        #expect(HeaderField(line: ": empty name") == nil)
+        #expect(HeaderField(line: "K:") == HeaderField(name: "K", value: ""))
+    }
+}
