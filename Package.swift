@@ -32,6 +32,9 @@ let package = Package(
             name: "COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
         .systemLibrary(
+            name: "CCAres", pkgConfig: "libcares",
+            providers: [.apt(["libc-ares-dev"])]),
+        .systemLibrary(
             name: "CNcurses", pkgConfig: "ncursesw",
             providers: [.apt(["libncurses-dev"])]),
 
@@ -63,11 +66,11 @@ let package = Package(
         // handle per loop, driven by its owner thread), URLs, and failures classified once.
         .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
 
-        // System DNS, HTTPDNS providers, the resolver cache, configuration.
+        // System DNS, a chosen DNS server (c-ares), HTTPDNS providers, the resolver cache, configuration.
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources", "WireCiphers",
+                "CurlTransport", "BundledResources", "WireCiphers", "CCAres",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -96,11 +99,11 @@ let package = Package(
             dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText", "Signals"],
             swiftSettings: strict),
 
-        // The embedded lab: HTTPDNS service, origins, private CA, all on loopback.
+        // The embedded lab: HTTPDNS service, DNS server, origins, private CA, all on loopback.
         .target(
             name: "Lab",
             dependencies: [
-                "BundledResources", "WireCiphers",
+                "BundledResources", "WireCiphers", "CCAres",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # Extra packages for one target come as arguments (`make bench` adds nginx-light).
-wanted=(libcurl4-openssl-dev libssl-dev libncurses-dev pkg-config tmux python3-jsonschema "$@")
+wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libncurses-dev pkg-config tmux python3-jsonschema "$@")
 missing=()
 for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

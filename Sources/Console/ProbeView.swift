@@ -32,6 +32,8 @@ func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
                 "  redirect.lab.test       a redirect to another host",
                 "  dual.lab.test           IPv4 and IPv6 (::1)",
                 "  http://plain.lab.test/  plain HTTP, routed by the Host header",
+                "  hijacked.lab.test       the lab's LocalDNS hijacks it (another site)",
+                "  unreachable.lab.test    the lab's LocalDNS sends it where nothing listens",
             ]
             : [
                 "Type a host (example.com) or a URL (https://example.com/path) and press Enter.",

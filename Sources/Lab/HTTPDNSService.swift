@@ -1,4 +1,4 @@
-// The lab's HTTPDNS service: the Alibaba Cloud legacy API, Tencent's text format and DoH JSON,
+// The lab's HTTPDNS service: the Alibaba Cloud legacy API, Tencent's text format, DoH JSON and wire,
 // all answered from the zone. Pure request-to-answer logic; the fault switch is applied on top.
 import Crypto
 import Foundation
@@ -30,10 +30,14 @@ struct HTTPDNSService: Sendable {
         case 1 where parts[0] == "resolve":
             return dohJSON(request)
         case 1 where parts[0] == "dns-query":
+            if let wire = dohWire(request) { return wire }
             let accept = request.headers.first(name: "accept") ?? ""
             guard accept.contains("application/dns-json") || request.query["ct"] == "application/dns-json" else {
                 return Answer(
-                    response: .text(415, "this lab answers DoH JSON only: send Accept: application/dns-json\n"),
+                    response: .text(
+                        415,
+                        "send Accept: application/dns-json (JSON) or ?dns= / a POST of application/dns-message (RFC 8484)\n"
+                    ),
                     format: "doh-json", host: request.query["name"] ?? "", isJSON: false)
             }
             return dohJSON(request)

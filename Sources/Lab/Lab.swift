@@ -167,6 +167,16 @@ public final class Lab: Sendable {
                 bound += channels
                 ports[server.role] = port
             }
+            let localDNS = try await LabLocalDNSServers.start(
+                responder: LabDNSResponder(zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger), ca: ca,
+                group: group, connections: connections, ledger: ledger,
+                ports: (
+                    options.portBase.map { $0 + serverOrder.count } ?? 0,
+                    options.portBase.map { $0 + serverOrder.count + 1 } ?? 0
+                ))
+            bound += localDNS.channels
+            ports["hijacked"] = localDNS.hijackedPort
+            ports["dns"] = localDNS.dnsPort
         } catch {
             for channel in bound { try? await channel.close() }
             await httpdnsListeners.close()
@@ -185,7 +195,8 @@ public final class Lab: Sendable {
             httpdns: "http://127.0.0.1:\(ports["httpdns"]!)", httpdnsTLS: "https://127.0.0.1:\(ports["httpdns-tls"]!)",
             account: account, secret: secret, ca: caPath, control: "http://127.0.0.1:\(ports["control"]!)",
             hosts: hosts, zone: zone.records, keys: keys,
-            serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports["httpdns"]!)" })
+            serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports["httpdns"]!)" },
+            dns: "127.0.0.1:\(ports["dns"]!)")
         logger.info(
             "lab started",
             metadata: ["httpdns": "\(endpoints.httpdns)", "ca": "\(caPath)", "fault": "\(options.fault.rawValue)"])
@@ -209,6 +220,9 @@ public final class Lab: Sendable {
 
     /// Every query the HTTPDNS service answered, oldest first.
     public func httpdnsQueries() -> [LabHTTPDNSQuery] { ledger.queries }
+
+    /// Every query the lab's DNS server answered, oldest first.
+    public func dnsQueries() -> [LabDNSQueryRecord] { ledger.dnsQueries }
 
     /// Every request an origin answered, oldest first.
     public func originRequests() -> [LabOriginRequest] { ledger.originRequests }

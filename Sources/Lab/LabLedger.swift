@@ -8,6 +8,7 @@ final class LabLedger: @unchecked Sendable {
     private var _fault: HTTPDNSFault
     private var _queries: [LabHTTPDNSQuery] = []
     private var _originRequests: [LabOriginRequest] = []
+    private var _dnsQueries: [LabDNSQueryRecord] = []
     private var _hosts: [String: String] = [:]
     private var _downServiceIP: String?
 
@@ -34,4 +35,6 @@ final class LabLedger: @unchecked Sendable {
 
     func record(_ query: LabHTTPDNSQuery) { lock.withLock { _queries.append(query) } }
     func record(_ request: LabOriginRequest) { lock.withLock { _originRequests.append(request) } }
+    var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
+    func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { _dnsQueries.append(query) } }
 }

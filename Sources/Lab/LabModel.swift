@@ -29,12 +29,14 @@ public struct LabOptions: Sendable {
     public var slowOriginDelay: Double
     /// Delay before the HTTPDNS service answers under the `slow` fault, in seconds.
     public var slowFaultDelay: Double
+    /// Delay before the lab's DNS server answers a `slow` name, in seconds.
+    public var slowDNSDelay: Double
     /// Where the lab logs every HTTPDNS query it answers; silent by default.
     public var logger: Logger
 
     public init(
         portBase: Int? = nil, fault: HTTPDNSFault = .none, stateDirectory: String? = nil,
-        slowOriginDelay: Double = 3, slowFaultDelay: Double = 5,
+        slowOriginDelay: Double = 3, slowFaultDelay: Double = 5, slowDNSDelay: Double = 3,
         logger: Logger = Logger(label: "ipdirect.lab", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.portBase = portBase
@@ -42,6 +44,7 @@ public struct LabOptions: Sendable {
         self.stateDirectory = stateDirectory
         self.slowOriginDelay = slowOriginDelay
         self.slowFaultDelay = slowFaultDelay
+        self.slowDNSDelay = slowDNSDelay
         self.logger = logger
     }
 }
@@ -58,13 +61,28 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     public var ttl: Int
     /// The lab origin serving the name (`plain`, `sni`, ...), nil when nothing serves it.
     public var origin: String?
+    /// A CNAME chain, first alias first: DNS replies (RFC 8484, the DNS server) lead through it to
+    /// the addresses; the HTTPDNS formats answer the addresses alone, as the real services do.
+    public var cname: [String]?
+    /// How the lab's DNS server (the carrier's LocalDNS) answers; nil means as HTTPDNS does.
+    public var localDNS: LabLocalDNS?
 
-    public init(name: String, ipv4: [String], ipv6: [String], ttl: Int, origin: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case name, ipv4, ipv6, ttl, origin, cname
+        case localDNS = "localdns"
+    }
+
+    public init(
+        name: String, ipv4: [String], ipv6: [String], ttl: Int, origin: String? = nil, cname: [String]? = nil,
+        localDNS: LabLocalDNS? = nil
+    ) {
         self.name = name
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.ttl = ttl
         self.origin = origin
+        self.cname = cname
+        self.localDNS = localDNS
     }
 }
 
@@ -79,6 +97,8 @@ public struct LabEndpoints: Sendable, Codable {
     public var secret: String
     /// Path of the lab CA's PEM file.
     public var ca: String
+    /// The lab's DNS server (the carrier LocalDNS stand-in), `127.0.0.1:PORT`, UDP and TCP.
+    public var dns: String
     /// Base URL of the fault switch: `POST {control}/fault?mode=slow`, `GET {control}/fault`.
     public var control: String
     /// Name → base URL with port, e.g. `"sni-a.lab.test": "https://sni-a.lab.test:43121/"`.
@@ -92,8 +112,10 @@ public struct LabEndpoints: Sendable, Codable {
 
     public init(
         httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,
-        hosts: [String: String], zone: [LabZoneRecord], keys: LabKeys, serviceIPs: [String] = []
+        hosts: [String: String], zone: [LabZoneRecord], keys: LabKeys, serviceIPs: [String] = [],
+        dns: String = ""
     ) {
+        self.dns = dns
         self.keys = keys
         self.serviceIPs = serviceIPs
         self.httpdns = httpdns

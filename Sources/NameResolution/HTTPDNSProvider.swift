@@ -145,6 +145,12 @@ public enum ProviderFactory {
                 throw .misconfigured("doh-json needs --endpoint (for example https://dns.google/resolve)")
             }
             return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
+        case .doh:
+            guard let endpoint else {
+                throw .misconfigured("doh needs --endpoint (for example https://dns.alidns.com/dns-query)")
+            }
+            return DoHWireProvider(
+                endpoint: endpoint, method: configuration.dohMethod, transport: HTTPDNSTransport(configuration))
         case .system:
             return SystemProvider(timeout: configuration.timeout)
         }
@@ -189,16 +195,19 @@ struct HTTPDNSTransport: Sendable {
 
     /// Performs the request on the shared loop and maps failures.
     ///
-    /// - Parameter display: how to name the endpoint in messages (never carries a signature).
+    /// - Parameters:
+    ///   - display: how to name the endpoint in messages (never carries a signature).
+    ///   - checkName: the name the certificate must carry instead of the URL's host
+    ///     (alicloud service IPs are checked against `service_name`).
+    ///   - body: a POST body (RFC 8484 POST); nil sends a GET.
     /// - Returns: the completed exchange (any status) and its wall time in milliseconds.
-    /// - Parameter checkName: the name the certificate must carry instead of the URL's host
-    ///   (alicloud service IPs are checked against `service_name`).
     func get(
-        _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil
+        _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil, body: [UInt8]? = nil
     ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
         let spec = TransferSpec(
-            url: url, headers: headers, timeout: timeout, caFile: caFile, checkName: checkName,
-            verifyHost: checkName == nil, bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
+            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: timeout,
+            caFile: caFile, checkName: checkName, verifyHost: checkName == nil,
+            bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()
         let record = await TransferLoop.shared.perform(spec)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6

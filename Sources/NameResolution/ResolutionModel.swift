@@ -25,6 +25,8 @@ public enum ProviderKind: String, Sendable, Codable, CaseIterable {
     case alicloudLegacy = "alicloud-legacy"
     case tencent
     case dohJSON = "doh-json"
+    /// RFC 8484 DNS wire format over HTTPS (`application/dns-message`).
+    case doh
     /// No HTTPDNS at all: system DNS only, for comparison.
     case system
 }
@@ -75,12 +77,28 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
     public var ms: Double
     /// Why it failed, in words; nil on success.
     public var error: String?
+    /// Who answered: getaddrinfo, or the DNS server `--dns-server` names.
+    public var resolver: SystemResolverKind
 
-    public init(ipv4: [String] = [], ipv6: [String] = [], ms: Double = 0, error: String? = nil) {
+    public init(
+        ipv4: [String] = [], ipv6: [String] = [], ms: Double = 0, error: String? = nil,
+        resolver: SystemResolverKind = .getaddrinfo
+    ) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.ms = ms
         self.error = error
+        self.resolver = resolver
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        ipv4 = try container.decode([String].self, forKey: .ipv4)
+        ipv6 = try container.decode([String].self, forKey: .ipv6)
+        ms = try container.decode(Double.self, forKey: .ms)
+        error = try container.decodeIfPresent(String.self, forKey: .error)
+        // Files written before `--dns-server` existed were all getaddrinfo.
+        resolver = try container.decodeIfPresent(SystemResolverKind.self, forKey: .resolver) ?? .getaddrinfo
     }
 }
 

@@ -84,11 +84,11 @@ public final class ResolverCache: Sendable {
     ///   - provider: the HTTPDNS service, e.g. `ProviderFactory.make(configuration)`.
     ///   - clock: the time source for TTLs (tests move a manual one).
     public init(
-        configuration: ResolverConfiguration, provider: any HTTPDNSProvider, system: SystemResolver = .init(),
+        configuration: ResolverConfiguration, provider: any HTTPDNSProvider, system: SystemResolver? = nil,
         clock: any ResolverClock = WallClock()
     ) {
         self.provider = provider
-        self.system = system
+        self.system = system ?? SystemResolver(dnsServer: configuration.dnsServer)
         self.clock = clock
         var initial = State(configuration: configuration)
         var warnings: [String] = []

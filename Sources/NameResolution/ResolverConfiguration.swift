@@ -44,6 +44,10 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// The name an alicloud service IP's certificate is checked against over HTTPS, whatever
     /// IP is connected to (`service_name`; the SDKs use 203.107.1.1).
     public var serviceName: String = AliCloudRegion.certificateName
+    /// The DNS server the "system" column asks directly (`--dns-server`); nil keeps getaddrinfo.
+    public var dnsServer: DNSServer? = nil
+    /// How `doh` (RFC 8484) sends its queries (`--doh-method`).
+    public var dohMethod: DoHMethod = .get
 
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
@@ -124,6 +128,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("reuse_expired", String(reuseExpired)),
             ("prefetch", prefetch.isEmpty ? "(none)" : prefetch.joined(separator: ", ")),
             ("cache_path", cachePath ?? "(not persisted)"),
+            ("dns_server", dnsServer.map { "\($0)" } ?? "(none: getaddrinfo)"),
+            ("doh_method", dohMethod.rawValue),
         ]
     }
 }
@@ -177,6 +183,7 @@ public struct ProviderPreset: Sendable, Codable, Equatable {
     public static func defaultPreset(for kind: ProviderKind) -> ProviderPreset? {
         switch kind {
         case .dohJSON: return fallback.kind == .dohJSON ? fallback : all.first { $0.kind == .dohJSON }
+        case .doh: return all.first { $0.kind == .doh }
         case .tencent: return all.first { $0.kind == .tencent }
         case .alicloud, .alicloudLegacy, .system: return nil
         }
@@ -206,11 +213,14 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var region: String?
     public var startIPs: [String]?
     public var serviceName: String?
+    public var dnsServer: DNSServer?
+    public var dohMethod: DoHMethod?
 
     public init(
         provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
         caFile: String? = nil, timeout: Double? = nil, family: AddressFamily? = nil, fallbackToSystem: Bool? = nil,
-        reuseExpired: Bool? = nil, prefetch: [String]? = nil, persistCache: Bool? = nil, cachePath: String? = nil
+        reuseExpired: Bool? = nil, prefetch: [String]? = nil, persistCache: Bool? = nil, cachePath: String? = nil,
+        dnsServer: DNSServer? = nil, dohMethod: DoHMethod? = nil
     ) {
         self.provider = provider
         self.endpoint = endpoint
@@ -224,6 +234,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         self.prefetch = prefetch
         self.persistCache = persistCache
         self.cachePath = cachePath
+        self.dnsServer = dnsServer
+        self.dohMethod = dohMethod
     }
 
     /// The layer the environment gives: `IPDIRECT_PROVIDER`, `IPDIRECT_ENDPOINT`,
@@ -272,7 +284,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name",
+            "start_ips", "service_name", "dns_server", "doh_method",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -304,6 +316,15 @@ public struct ConfigurationLayer: Sendable, Equatable {
         layer.secret = try string("secret")
         layer.caFile = try string("ca_file")
         layer.cachePath = try string("cache_path")
+        if let text = try string("dns_server") {
+            layer.dnsServer = try DNSServer.parse(text, setting: "\(path): dns_server")
+        }
+        if let name = try string("doh_method") {
+            guard let method = DoHMethod(rawValue: name) else {
+                throw .invalid("\(path): doh_method", name, expected: DoHMethod.allCases.map(\.rawValue))
+            }
+            layer.dohMethod = method
+        }
         layer.key = try string("key")
         layer.token = try string("token")
         layer.region = try string("region")
@@ -376,6 +397,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         merged.region = region ?? base.region
         merged.startIPs = startIPs ?? base.startIPs
         merged.serviceName = serviceName ?? base.serviceName
+        merged.dnsServer = dnsServer ?? base.dnsServer
+        merged.dohMethod = dohMethod ?? base.dohMethod
         return merged
     }
 
@@ -403,6 +426,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         configuration.region = merged.region ?? "cn"
         configuration.startIPs = merged.startIPs ?? []
         configuration.serviceName = merged.serviceName ?? AliCloudRegion.certificateName
+        configuration.dnsServer = merged.dnsServer
+        configuration.dohMethod = merged.dohMethod ?? .get
         return configuration
     }
 }

@@ -12,7 +12,10 @@ import Foundation
 
 /// The operating system's resolver (getaddrinfo), timed and bounded by a timeout.
 public struct SystemResolver: Sendable {
-    public init() {}
+    /// The DNS server asked in getaddrinfo's place (`--dns-server`); nil keeps getaddrinfo.
+    public let dnsServer: DNSServer?
+
+    public init(dnsServer: DNSServer? = nil) { self.dnsServer = dnsServer }
 
     /// Resolves `host` for `families`.
     ///
@@ -20,6 +23,9 @@ public struct SystemResolver: Sendable {
     ///   thread is abandoned (its result is dropped when it finally returns).
     /// - Returns: the addresses found, the time taken, or the reason in words.
     public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+        if let dnsServer {
+            return await DNSServerResolver(server: dnsServer).resolve(host, families: families, timeout: timeout)
+        }
         let started = DispatchTime.now()
         let answer =
             await Deadline.first(within: timeout) { done in

@@ -65,6 +65,7 @@ enum VerdictWriting {
         }
 
         var notes = [agreementNote(resolution)]
+        if let note = localDNSNote(resolution, attempts: attempts, worked: worked) { notes.append(note) }
         // Address versus technique: the system IP works where the HTTPDNS IP does not.
         let bySource = Dictionary(grouping: attempts.filter { $0.scenario.isDirect && $0.ip != nil }) { $0.ipSource }
         if let systemTries = bySource[.system], let dnsTries = bySource[.httpdns] ?? bySource[.cache],
@@ -101,22 +102,40 @@ enum VerdictWriting {
     static func agreementNote(_ resolution: HostResolution) -> String {
         let system = (resolution.system.ipv4 + resolution.system.ipv6).joined(separator: ", ")
         let httpdns = (resolution.httpdns.ipv4 + resolution.httpdns.ipv6).joined(separator: ", ")
+        // "system DNS" for getaddrinfo, "DNS server 127.0.0.1:5353" for --dns-server.
+        let local = resolution.system.resolver.label
         switch resolution.agreement {
         case .same:
-            return "system DNS and HTTPDNS agree (\(httpdns))"
+            return "\(local) and HTTPDNS agree (\(httpdns))"
         case .overlap:
-            return "system DNS (\(system)) and HTTPDNS (\(httpdns)) overlap but differ"
+            return "\(local) (\(system)) and HTTPDNS (\(httpdns)) overlap but differ"
         case .disjoint:
             return
-                "system DNS (\(system)) and HTTPDNS (\(httpdns)) disagree; direct attempts also went to the system IP"
+                "\(local) (\(system)) and HTTPDNS (\(httpdns)) disagree; direct attempts also went to the system IP"
         case .systemFailed:
-            return "\(labelled("system DNS", resolution.system.error)); HTTPDNS answered \(httpdns)"
+            return "\(labelled(local, resolution.system.error)); HTTPDNS answered \(httpdns)"
         case .httpdnsFailed:
-            return "\(labelled("HTTPDNS", resolution.httpdns.error)); direct attempts used system DNS's \(system)"
+            return "\(labelled("HTTPDNS", resolution.httpdns.error)); direct attempts used \(local)'s \(system)"
         case .bothFailed:
-            return
-                "\(labelled("system DNS", resolution.system.error)); \(labelled("HTTPDNS", resolution.httpdns.error))"
+            return "\(labelled(local, resolution.system.error)); \(labelled("HTTPDNS", resolution.httpdns.error))"
         }
+    }
+
+    /// When the local answer leads nowhere good and HTTPDNS's works: the words a hijack deserves,
+    /// naming both addresses (nil when that is not what happened).
+    static func localDNSNote(
+        _ resolution: HostResolution, attempts: [Attempt], worked: (Attempt) -> Bool
+    ) -> String? {
+        guard resolution.agreement == .disjoint,
+            let baseline = attempts.first(where: { $0.scenario == .systemDNS && $0.ip != nil }), !worked(baseline),
+            let good = [Scenario.directSNI, .directHTTPS, .directHTTP].compactMap({ scenario in
+                attempts.first { $0.scenario == scenario && $0.ipSource != .system && worked($0) }
+            }).first,
+            let localIP = baseline.ip, let goodIP = good.ip
+        else { return nil }
+        let why = baseline.error.map { "\(baseline.outcome.rawValue): \($0)" } ?? baseline.outcome.rawValue
+        return
+            "\(resolution.system.resolver.label) sent \(resolution.host) to \(localIP), where the request failed (\(why)); HTTPDNS's \(goodIP) works with \(good.scenario.rawValue): the local DNS answer is wrong or hijacked"
     }
 
     /// "system DNS: no such name x", whether or not the error already names its resolver.

@@ -9,11 +9,12 @@ import TerminalText
 
 extension ProviderKind: ExpressibleByArgument {}
 extension HTTPDNSCipher: ExpressibleByArgument {}
+extension DoHMethod: ExpressibleByArgument {}
 
 /// `--provider --endpoint --account --preset --timeout --lab ...`, merged with the environment
 /// and the configuration file into a ready resolver by `start()`.
 struct ProviderOptions: ParsableArguments {
-    @Option(help: "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh-json, or system (no HTTPDNS).")
+    @Option(help: "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS).")
     var provider: ProviderKind?
 
     @Option(
@@ -48,6 +49,15 @@ struct ProviderOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Extra CA file (PEM) trusted for the HTTPDNS service's TLS.", valueName: "FILE"))
     var httpdnsCA: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Ask this DNS server directly for the system column, as dig @server would (default: getaddrinfo).",
+            valueName: "HOST[:PORT]"))
+    var dnsServer: String?
+
+    @Option(help: "How --provider doh sends queries: get (?dns=, the default) or post.")
+    var dohMethod: DoHMethod?
+
     @Flag(help: "Serve expired answers at once while refreshing them.")
     var reuseExpired = false
 
@@ -75,6 +85,13 @@ struct ProviderOptions: ParsableArguments {
         if preset != nil, endpoint != nil {
             throw ValidationError("give --preset or --endpoint, not both")
         }
+        if let dnsServer {
+            do {
+                _ = try DNSServer.parse(dnsServer)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
         for pair in sdns where !pair.contains("=") || pair.hasPrefix("=") {
             throw ValidationError("--sdns takes KEY=VALUE, not '\(pair)'")
         }
@@ -94,6 +111,8 @@ struct ProviderOptions: ParsableArguments {
             }
             layer.sdns = values
         }
+        layer.dnsServer = dnsServer.flatMap { try? DNSServer.parse($0) }
+        layer.dohMethod = dohMethod
         if let preset = preset.flatMap(ProviderPreset.named) {
             layer.endpoint = preset.name
             layer.provider = provider ?? preset.kind
@@ -137,8 +156,12 @@ struct ProviderOptions: ParsableArguments {
             case .alicloud, .alicloudLegacy: configuration.endpoint = e.httpdnsTLS
             case .tencent: configuration.endpoint = e.httpdns
             case .dohJSON: configuration.endpoint = e.httpdnsTLS + "/resolve"
+            case .doh: configuration.endpoint = e.httpdnsTLS + "/dns-query"
             case .system: configuration.endpoint = nil
             }
+            // The lab's DNS server stands in for the carrier's LocalDNS, so the system column
+            // compares with HTTPDNS at once; --dns-server on the command line still wins.
+            if dnsServer == nil { configuration.dnsServer = try? DNSServer.parse(e.dns) }
             // The lab's names would only pollute the user's own cache file.
             let directory = NSTemporaryDirectory() + "ipdirect-lab-" + UUID().uuidString
             temporary = directory

@@ -21,7 +21,7 @@ struct FaultTests {
     func fault(_ fault: HTTPDNSFault) async throws {
         let reason = try #require(Self.expectations.first { $0.0 == fault }?.1)
         try await withLab(LabOptions(slowFaultDelay: 2)) { lab in
-            for format in [LabFormat.alicloud, .tencent, .dohQuery] {
+            for format in [LabFormat.alicloud, .tencent, .dohQuery, .dohWire] {
                 let clock = ManualClock(Date())
                 let cache = ResolverCache(
                     configuration: format.configuration(lab, timeout: 1), provider: try format.provider(lab),

@@ -8,9 +8,13 @@ import NameResolution
 enum LabFormat: String, CaseIterable, CustomStringConvertible {
     case alicloud, alicloudSigned, alicloudAESCBC, alicloudAESGCM
     case alicloudLegacy, alicloudLegacySigned, alicloudLegacyTLS, tencent, tencentDES, tencentAES, tencentToken
-    case dohResolve, dohQuery
+    case dohResolve, dohQuery, dohWire, dohWirePost
 
     var description: String { rawValue }
+
+    /// Whether the format carries addresses as text, so a service can send junk in their place.
+    /// DNS messages carry them as 4 or 16 bytes: a wire answer cannot hold 'not-an-ip'.
+    var carriesText: Bool { self != .dohWire && self != .dohWirePost }
 
     func configuration(_ lab: Lab, timeout: Double = 2) -> ResolverConfiguration {
         let e = lab.endpoints
@@ -55,6 +59,13 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
                 provider: .dohJSON, endpoint: e.httpdnsTLS + "/resolve", caFile: e.ca, timeout: timeout)
         case .dohQuery:
             return ResolverConfiguration(provider: .dohJSON, endpoint: e.httpdns + "/dns-query", timeout: timeout)
+        case .dohWire:
+            return ResolverConfiguration(
+                provider: .doh, endpoint: e.httpdnsTLS + "/dns-query", caFile: e.ca, timeout: timeout)
+        case .dohWirePost:
+            var configuration = ResolverConfiguration(provider: .doh, endpoint: e.httpdns + "/dns-query", timeout: timeout)
+            configuration.dohMethod = .post
+            return configuration
         }
     }
 

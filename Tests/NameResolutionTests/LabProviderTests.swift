@@ -15,7 +15,7 @@ struct LabProviderTests {
                 let v4 = record.ipv4.filter { IPLiteral.family(of: $0) == .v4 }
                 let v6 = record.ipv6.filter { IPLiteral.family(of: $0) == .v6 }
                 let junk = record.ipv4.filter { !v4.contains($0) } + record.ipv6.filter { !v6.contains($0) }
-                guard junk.isEmpty else {
+                guard junk.isEmpty || !format.carriesText else {
                     // A name whose answer carries junk is refused whole, the junk named.
                     await #expect(throws: ResolutionError.notAnIP(junk: junk), "\(format) \(record.name)") {
                         try await provider.resolve(record.name, families: [.v4, .v6])
@@ -109,7 +109,9 @@ struct LabProviderTests {
         }
     }
 
-    @Test("an answer carrying junk is refused whole, the junk named, and nothing cached", arguments: LabFormat.allCases)
+    @Test(
+        "an answer carrying junk is refused whole, the junk named, and nothing cached",
+        arguments: LabFormat.allCases.filter(\.carriesText))
     func poisonedAnswer(format: LabFormat) async throws {
         try await withLab { lab in
             let cache = ResolverCache(configuration: format.configuration(lab), provider: try format.provider(lab))

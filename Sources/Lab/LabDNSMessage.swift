@@ -1,0 +1,140 @@
+// DNS messages on the lab side: a query's question read with c-ares, a reply written out (c-ares
+// 1.18 builds queries, not replies). Shared by the lab's DNS server and its RFC 8484 endpoint.
+import CCAres
+import Foundation
+
+/// A question the lab was asked.
+struct LabDNSQuery: Sendable, Equatable {
+    var id: UInt16
+    var name: String
+    var type: UInt16
+    /// The question section as received (name, type, class), echoed in the reply.
+    var question: [UInt8]
+    var recursionDesired: Bool
+
+    /// Reads the header and first question of `message`; nil for anything that is not a query.
+    init?(_ message: [UInt8]) {
+        let headerSize = Int(cares_header_size())
+        guard message.count > headerSize else { return nil }
+        let parsed = message.withUnsafeBufferPointer { p -> (String, Int)? in
+            let base = p.baseAddress!
+            guard cares_header_qr(base) == 0, cares_header_qdcount(base) >= 1 else { return nil }
+            var name: UnsafeMutablePointer<CChar>?
+            var consumed = 0
+            guard ares_expand_name(base + headerSize, base, Int32(p.count), &name, &consumed) == ARES_SUCCESS,
+                let name
+            else { return nil }
+            defer { ares_free_string(name) }
+            return (String(cString: name), consumed)
+        }
+        guard let (name, consumed) = parsed else { return nil }
+        let end = headerSize + consumed + 4
+        guard message.count >= end else { return nil }
+        id = UInt16(message[0]) << 8 | UInt16(message[1])
+        recursionDesired = message[2] & 0x01 != 0
+        self.name = name
+        type = UInt16(message[headerSize + consumed]) << 8 | UInt16(message[headerSize + consumed + 1])
+        question = Array(message[headerSize..<end])
+    }
+}
+
+/// One answer record the lab writes.
+struct LabDNSRecord: Sendable, Equatable {
+    enum Data: Sendable, Equatable {
+        /// Four or sixteen address bytes.
+        case address([UInt8])
+        case cname(String)
+    }
+    var owner: String
+    var ttl: UInt32
+    var data: Data
+
+    /// An A or AAAA record for an IP literal; nil for text that is not one (the poisoned name's junk).
+    static func address(_ owner: String, _ text: String, ttl: Int) -> LabDNSRecord? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return LabDNSRecord(owner: owner, ttl: UInt32(ttl), data: .address(withUnsafeBytes(of: v4) { Array($0) }))
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return LabDNSRecord(owner: owner, ttl: UInt32(ttl), data: .address(withUnsafeBytes(of: v6) { Array($0) }))
+        }
+        return nil
+    }
+}
+
+/// Writes lab replies.
+enum LabDNSReply {
+    /// RFC 1035 response codes the lab uses.
+    static let noError = 0
+    static let nxdomain = 3
+    static let refused = 5
+
+    /// A reply to `query` with `records` in the answer section.
+    ///
+    /// - Parameters:
+    ///   - id: the id to write (a lab fault writes another than the query's).
+    ///   - truncated: set the TC bit (the client should ask again over TCP).
+    static func make(
+        to query: LabDNSQuery, rcode: Int, records: [LabDNSRecord], id: UInt16? = nil, truncated: Bool = false
+    ) -> [UInt8] {
+        let replyID = id ?? query.id
+        var out: [UInt8] = [UInt8(replyID >> 8), UInt8(replyID & 0xff)]
+        // QR=1, opcode 0, AA=1, TC, RD echoed; RA=1, Z=0, RCODE.
+        out.append(0x80 | 0x04 | (truncated ? 0x02 : 0) | (query.recursionDesired ? 0x01 : 0))
+        out.append(0x80 | UInt8(rcode & 0x0f))
+        for count in [1, records.count, 0, 0] { out += [UInt8(count >> 8), UInt8(count & 0xff)] }
+        out += query.question
+        for record in records {
+            out += encodedName(record.owner)
+            let (type, rdata): (UInt16, [UInt8])
+            switch record.data {
+            case .address(let bytes): (type, rdata) = (bytes.count == 4 ? 1 : 28, bytes)
+            case .cname(let target): (type, rdata) = (5, encodedName(target))
+            }
+            out += [UInt8(type >> 8), UInt8(type & 0xff), 0, 1]
+            out += [UInt8(record.ttl >> 24), UInt8((record.ttl >> 16) & 0xff), UInt8((record.ttl >> 8) & 0xff)]
+            out += [UInt8(record.ttl & 0xff), UInt8(rdata.count >> 8), UInt8(rdata.count & 0xff)]
+            out += rdata
+        }
+        return out
+    }
+
+    /// A name as length-prefixed labels (no compression: lab replies are small).
+    static func encodedName(_ name: String) -> [UInt8] {
+        var out: [UInt8] = []
+        for label in name.split(separator: ".") where !label.isEmpty {
+            let bytes = Array(label.utf8.prefix(63))
+            out.append(UInt8(bytes.count))
+            out += bytes
+        }
+        return out + [0]
+    }
+
+    /// What the zone says for `query`: the CNAME chain, then the addresses of the asked type.
+    static func answer(_ query: LabDNSQuery, zone: LabZone, addressesOverride: [String]? = nil) -> [UInt8] {
+        guard let record = zone.record(for: query.name) else {
+            return make(to: query, rcode: nxdomain, records: [])
+        }
+        var records: [LabDNSRecord] = []
+        var owner = record.name
+        for target in record.cname ?? [] {
+            records.append(LabDNSRecord(owner: owner, ttl: UInt32(record.ttl), data: .cname(target)))
+            owner = target
+        }
+        let ips: [String]
+        switch query.type {
+        case 1: ips = addressesOverride ?? record.ipv4
+        case 28: ips = addressesOverride == nil ? record.ipv6 : []
+        default: ips = []
+        }
+        let wanted = query.type == 1 ? 4 : 16
+        for ip in ips {
+            guard let address = LabDNSRecord.address(owner, ip, ttl: record.ttl),
+                case .address(let bytes) = address.data, bytes.count == wanted
+            else { continue }
+            records.append(address)
+        }
+        return make(to: query, rcode: noError, records: records)
+    }
+}

@@ -1,0 +1,266 @@
+// The lab's stand-in for a carrier's LocalDNS: a UDP and TCP DNS server on loopback that agrees
+// with HTTPDNS for most names and hijacks, misroutes, denies, stalls or mangles a few (zone `localdns`).
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// How the lab's DNS server answers a name; absent from the zone means it agrees with HTTPDNS.
+public enum LabLocalDNS: String, Sendable, Codable, CaseIterable {
+    /// Answers `hijackAddress`, where another site (another certificate) listens on the same port.
+    case hijack
+    /// Answers `unreachableAddress`, where nothing listens.
+    case unreachable
+    /// Says the name does not exist.
+    case nxdomain
+    /// Answers correctly after `LabOptions.slowDNSDelay`.
+    case slow
+    /// Answers with an id that is not the query's (a client must ignore it).
+    case wrongID = "wrong-id"
+    /// Answers with the message cut short in the middle of its answer.
+    case truncated
+    /// Over UDP answers with the TC bit and no records; over TCP answers in full.
+    case tcpOnly = "tcp-only"
+
+    /// Where a hijacked name is sent: another site, with a certificate for `hijackSiteName`.
+    public static let hijackAddress = "127.0.0.2"
+    /// The name on the hijacking site's certificate.
+    public static let hijackSiteName = "isp-portal.lab.test"
+    /// Where an unreachable name is sent: nothing listens there.
+    public static let unreachableAddress = "127.0.0.3"
+}
+
+/// Turns a DNS query into the lab's reply and its delay; shared by the UDP and TCP listeners.
+struct LabDNSResponder: Sendable {
+    var zone: LabZone
+    var slowDelay: Double
+    var ledger: LabLedger
+
+    /// The reply to `message`, nil for bytes that are no query (no reply at all, as servers do).
+    func reply(_ message: [UInt8], overTCP: Bool) -> (bytes: [UInt8], delay: Double)? {
+        guard let query = LabDNSQuery(message) else { return nil }
+        var delay = 0.0
+        var reply: [UInt8]
+        var rcode = LabDNSReply.noError
+        switch zone.record(for: query.name)?.localDNS {
+        case nil:
+            reply = LabDNSReply.answer(query, zone: zone)
+            if zone.record(for: query.name) == nil { rcode = LabDNSReply.nxdomain }
+        case .hijack?:
+            reply = LabDNSReply.answer(query, zone: zone, addressesOverride: [LabLocalDNS.hijackAddress])
+        case .unreachable?:
+            reply = LabDNSReply.answer(query, zone: zone, addressesOverride: [LabLocalDNS.unreachableAddress])
+        case .nxdomain?:
+            rcode = LabDNSReply.nxdomain
+            reply = LabDNSReply.make(to: query, rcode: rcode, records: [])
+        case .slow?:
+            reply = LabDNSReply.answer(query, zone: zone)
+            delay = slowDelay
+        case .wrongID?:
+            reply = LabDNSReply.answer(query, zone: zone)
+            let wrong = query.id &+ 1
+            reply[0] = UInt8(wrong >> 8)
+            reply[1] = UInt8(wrong & 0xff)
+        case .truncated?:
+            reply = LabDNSReply.answer(query, zone: zone)
+            // Keep the header and question whole so the client takes it as the reply, then cut.
+            let questionEnd = 12 + query.question.count
+            reply = Array(reply.prefix(max(questionEnd + 5, reply.count - 3)))
+        case .tcpOnly?:
+            reply =
+                overTCP
+                ? LabDNSReply.answer(query, zone: zone)
+                : LabDNSReply.make(to: query, rcode: 0, records: [], truncated: true)
+        }
+        ledger.recordDNS(
+            LabDNSQueryRecord(
+                time: Date(), name: query.name, type: Int(query.type), transport: overTCP ? "tcp" : "udp", rcode: rcode)
+        )
+        return (reply, delay)
+    }
+}
+
+/// One query the lab's DNS server answered.
+public struct LabDNSQueryRecord: Sendable, Codable, Equatable {
+    public var time: Date
+    public var name: String
+    /// 1 for A, 28 for AAAA.
+    public var type: Int
+    /// `udp` or `tcp`.
+    public var transport: String
+    public var rcode: Int
+}
+
+/// Binds the LocalDNS stand-in and the two sites its hijack is about.
+enum LabLocalDNSServers {
+    struct Started {
+        var channels: [any Channel]
+        /// The port of `hijacked.lab.test`'s real origin (127.0.0.1) and the hijacker (127.0.0.2).
+        var hijackedPort: Int
+        /// The DNS server's port on 127.0.0.1, UDP and TCP.
+        var dnsPort: Int
+    }
+
+    /// - Parameter ports: wanted ports for the hijacked sites and the DNS server (0 = free ones).
+    static func start(
+        responder: LabDNSResponder, ca: LabCertificateAuthority, group: any EventLoopGroup,
+        connections: LabConnections, ledger: LabLedger, ports: (sites: Int, dns: Int)
+    ) async throws -> Started {
+        let real = LabServer(
+            role: "hijacked", addresses: ["127.0.0.1"],
+            tls: LabTLS(byName: [:], fallback: try ca.issue(dnsNames: ["hijacked.lab.test"]).serverContext()),
+            respond: originResponder(name: "hijacked", behaviour: .answer, ledger: ledger))
+        let hijacker = LabServer(
+            role: "hijacker", addresses: [LabLocalDNS.hijackAddress],
+            tls: LabTLS(
+                byName: [:], fallback: try ca.issue(dnsNames: [LabLocalDNS.hijackSiteName]).serverContext()),
+            respond: originResponder(name: "hijacker", behaviour: .answer, ledger: ledger))
+        var channels: [any Channel] = []
+        do {
+            let sites = try await pair(
+                ports.sites,
+                first: { port in
+                    try await real.bind(group: group, port: port, connections: connections)
+                },
+                second: { port in
+                    try await hijacker.bind(group: group, port: port, connections: connections)
+                })
+            channels += sites.channels
+            let dns = try await pair(
+                ports.dns,
+                first: { port in
+                    try await udp(responder, group: group, port: port)
+                },
+                second: { port in
+                    try await tcp(responder, group: group, port: port, connections: connections)
+                })
+            channels += dns.channels
+            return Started(channels: channels, hijackedPort: sites.port, dnsPort: dns.port)
+        } catch {
+            for channel in channels { try? await channel.close() }
+            throw error
+        }
+    }
+
+    /// Binds `first` (0 = a free port), then `second` on the same port; with a free port, tries
+    /// again a few times when the second bind finds it taken.
+    private static func pair(
+        _ port: Int,
+        first: (Int) async throws -> (channels: [any Channel], port: Int),
+        second: (Int) async throws -> (channels: [any Channel], port: Int)
+    ) async throws -> (channels: [any Channel], port: Int) {
+        var lastError: (any Error)?
+        for _ in 0..<(port == 0 ? 8 : 1) {
+            let a = try await first(port)
+            do {
+                let b = try await second(a.port)
+                return (a.channels + b.channels, a.port)
+            } catch {
+                lastError = error
+                for channel in a.channels { try? await channel.close() }
+            }
+        }
+        throw lastError ?? LabError("the lab's DNS server could not listen")
+    }
+
+    private static func udp(
+        _ responder: LabDNSResponder, group: any EventLoopGroup, port: Int
+    ) async throws -> (channels: [any Channel], port: Int) {
+        do {
+            let channel = try await DatagramBootstrap(group: group)
+                .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(LabDNSDatagramHandler(responder: responder))
+                    }
+                }
+                .bind(host: "127.0.0.1", port: port).get()
+            return ([channel], channel.localAddress?.port ?? port)
+        } catch {
+            throw LabError("the lab's DNS server cannot listen on UDP port \(port): \(error)")
+        }
+    }
+
+    private static func tcp(
+        _ responder: LabDNSResponder, group: any EventLoopGroup, port: Int, connections: LabConnections
+    ) async throws -> (channels: [any Channel], port: Int) {
+        do {
+            let channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    connections.add(channel)
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(LabDNSStreamHandler(responder: responder))
+                    }
+                }
+                .bind(host: "127.0.0.1", port: port).get()
+            return ([channel], channel.localAddress?.port ?? port)
+        } catch {
+            throw LabError("the lab's DNS server cannot listen on TCP port \(port): \(error)")
+        }
+    }
+}
+
+/// DNS over UDP: one datagram in, one datagram back (after the name's delay).
+final class LabDNSDatagramHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    private let responder: LabDNSResponder
+
+    init(responder: LabDNSResponder) { self.responder = responder }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let (reply, delay) = responder.reply(Array(envelope.data.readableBytesView), overTCP: false) else {
+            return
+        }
+        let channel = context.channel
+        let out = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: channel.allocator.buffer(bytes: reply))
+        if delay > 0 {
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
+                channel.writeAndFlush(out, promise: nil)
+            }
+        } else {
+            channel.writeAndFlush(out, promise: nil)
+        }
+    }
+}
+
+/// DNS over TCP: messages framed by a two-byte length (RFC 1035 4.2.2), answered in order.
+final class LabDNSStreamHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let responder: LabDNSResponder
+    private var pending: [UInt8] = []
+
+    init(responder: LabDNSResponder) { self.responder = responder }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        pending += Array(unwrapInboundIn(data).readableBytesView)
+        while pending.count >= 2 {
+            let length = Int(pending[0]) << 8 | Int(pending[1])
+            guard pending.count >= 2 + length else { break }
+            let message = Array(pending[2..<(2 + length)])
+            pending.removeFirst(2 + length)
+            guard let (reply, delay) = responder.reply(message, overTCP: true) else {
+                context.close(promise: nil)
+                return
+            }
+            let channel = context.channel
+            let framed = [UInt8(reply.count >> 8), UInt8(reply.count & 0xff)] + reply
+            let buffer = channel.allocator.buffer(bytes: framed)
+            if delay > 0 {
+                context.eventLoop.scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
+                    channel.writeAndFlush(buffer, promise: nil)
+                }
+            } else {
+                channel.writeAndFlush(buffer, promise: nil)
+            }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

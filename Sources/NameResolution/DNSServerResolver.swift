@@ -1,0 +1,293 @@
+// A chosen DNS server asked directly, as `dig @server` would: c-ares over UDP (TCP when the reply
+// is truncated) with its own timeout, in place of getaddrinfo for the "system" column.
+import CCAres
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A DNS server by address and port (`--dns-server HOST[:PORT]`, `dns_server` in the file).
+public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
+    /// An IP literal.
+    public var address: String
+    public var port: Int
+
+    public init(address: String, port: Int = 53) {
+        self.address = address
+        self.port = port
+    }
+
+    /// `127.0.0.1:5353`, `[::1]:53`.
+    public var description: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+
+    /// Reads `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`.
+    ///
+    /// - Throws: `ConfigurationError` saying what form is expected.
+    public static func parse(_ text: String, setting: String = "--dns-server") throws(ConfigurationError) -> DNSServer {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        func bad(_ why: String) -> ConfigurationError {
+            .io(
+                "\(setting): '\(trimmed)' \(why); give an IP address and optional port, like 223.5.5.5, 127.0.0.1:5353 or [::1]:53"
+            )
+        }
+        var host = trimmed
+        var port = 53
+        if trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") {
+            host = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
+            let rest = trimmed[trimmed.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()) else { throw bad("has no usable port") }
+                port = value
+            }
+        } else if trimmed.filter({ $0 == ":" }).count == 1, let colon = trimmed.firstIndex(of: ":") {
+            host = String(trimmed[..<colon])
+            guard let value = Int(trimmed[trimmed.index(after: colon)...]) else { throw bad("has no usable port") }
+            port = value
+        }
+        guard (1...65535).contains(port) else { throw bad("has a port outside 1-65535") }
+        guard IPLiteral.family(of: host) != nil else { throw bad("is not an IP address") }
+        return DNSServer(address: host, port: port)
+    }
+}
+
+/// Which resolver answered the "system" column (`system.resolver` in JSON).
+public enum SystemResolverKind: Sendable, Hashable, CustomStringConvertible, Codable {
+    /// The operating system's resolver (getaddrinfo, /etc/resolv.conf and friends).
+    case getaddrinfo
+    /// A chosen DNS server, asked directly.
+    case dns(DNSServer)
+
+    /// `getaddrinfo` or `dns 127.0.0.1:5353`.
+    public var description: String {
+        switch self {
+        case .getaddrinfo: return "getaddrinfo"
+        case .dns(let server): return "dns \(server)"
+        }
+    }
+
+    /// The words a person reads for the column's resolver: "system DNS" or "DNS server 127.0.0.1:5353".
+    public var label: String {
+        switch self {
+        case .getaddrinfo: return "system DNS"
+        case .dns(let server): return "DNS server \(server)"
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        if text == "getaddrinfo" {
+            self = .getaddrinfo
+        } else if text.hasPrefix("dns "), let server = try? DNSServer.parse(String(text.dropFirst(4))) {
+            self = .dns(server)
+        } else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "unknown system resolver '\(text)'"))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// Asks one DNS server for A and AAAA records through a c-ares channel of its own.
+public struct DNSServerResolver: Sendable {
+    public let server: DNSServer
+
+    public init(server: DNSServer) { self.server = server }
+
+    /// Resolves `host` for `families` at the server.
+    ///
+    /// - Parameter timeout: seconds for the whole lookup (UDP, and TCP after a truncated reply).
+    /// - Returns: the addresses, or the reason in words naming the server and what to check.
+    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+        let started = DispatchTime.now()
+        let server = server
+        var answer: SystemAnswer = await withCheckedContinuation { continuation in
+            // c-ares blocks in poll(); a thread of its own keeps it off the cooperative pool.
+            let thread = Thread {
+                continuation.resume(returning: Self.lookup(host, families: families, server: server, timeout: timeout))
+            }
+            thread.name = "ipdirect.c-ares"
+            thread.start()
+        }
+        answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        answer.resolver = .dns(server)
+        return answer
+    }
+
+    /// What one family's query came to.
+    final class Outcome: @unchecked Sendable {
+        var status: Int32?
+        var reply: [UInt8] = []
+    }
+
+    static let libraryReady: Bool = ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
+
+    /// The blocking lookup: one channel, both families' queries, a poll loop until both end.
+    static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Double) -> SystemAnswer {
+        let who = "DNS server \(server)"
+        guard libraryReady else { return SystemAnswer(error: "\(who): the c-ares library failed to initialise") }
+        if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
+        var options = ares_options()
+        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES
+        options.timeout = Int32(max(1, (timeout * 1000).rounded()))
+        options.tries = 1
+        var channel: ares_channel?
+        let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
+        guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
+            return SystemAnswer(error: "\(who): c-ares could not start a resolver channel")
+        }
+        defer { ares_destroy(channel) }
+        var node = ares_addr_port_node()
+        node.udp_port = Int32(server.port)
+        node.tcp_port = Int32(server.port)
+        if IPLiteral.family(of: server.address) == .v4 {
+            node.family = AF_INET
+            _ = inet_pton(AF_INET, server.address, &node.addr.addr4)
+        } else {
+            node.family = AF_INET6
+            _ = inet_pton(AF_INET6, server.address, &node.addr.addr6)
+        }
+        guard ares_set_servers_ports(channel, &node) == ARES_SUCCESS else {
+            return SystemAnswer(error: "\(who): c-ares refused the server address")
+        }
+
+        let ordered = IPFamily.allCases.filter(families.contains)
+        var outcomes: [IPFamily: Outcome] = [:]
+        for family in ordered {
+            let outcome = Outcome()
+            outcomes[family] = outcome
+            let query: [UInt8]
+            do {
+                query = try DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))
+            } catch {
+                return SystemAnswer(error: "\(who): cannot ask for \(IPLiteral.quoted(host)): the name \(error.clause)")
+            }
+            let box = Unmanaged.passRetained(outcome).toOpaque()
+            ares_send(
+                channel, query, Int32(query.count),
+                { arg, status, _, reply, length in
+                    let outcome = Unmanaged<Outcome>.fromOpaque(arg!).takeRetainedValue()
+                    outcome.status = status
+                    if let reply, length > 0 {
+                        outcome.reply = Array(UnsafeBufferPointer(start: reply, count: Int(length)))
+                    }
+                }, box)
+        }
+        drive(channel, until: Date().addingTimeInterval(timeout + 1)) {
+            outcomes.values.allSatisfy { $0.status != nil }
+        }
+
+        var raw: [IPFamily: [String]] = [:]
+        var problems: [String] = []
+        var missing = 0
+        for family in ordered {
+            let outcome = outcomes[family]!
+            switch outcome.status ?? ARES_ETIMEOUT {
+            case ARES_SUCCESS:
+                do {
+                    raw[family] = try DNSMessage.addresses(in: outcome.reply, host: host, family: family, id: nil).raw
+                } catch .noData {
+                    missing += 1
+                    raw[family] = []
+                } catch .nxdomain {
+                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN)")
+                } catch {
+                    problems.append(
+                        "its reply for \(host) \(error.clause): the server, or something on the way, mangles DNS")
+                }
+            case let status:
+                problems.append(sentence(status, host: host, server: server, timeout: timeout))
+            }
+        }
+        if raw.isEmpty || (!problems.isEmpty && raw.values.allSatisfy(\.isEmpty)) {
+            let unique = problems.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            return SystemAnswer(error: "\(who): " + (unique.isEmpty ? "no answer" : unique.joined(separator: "; ")))
+        }
+        // The one IP-literal check every address from outside goes through.
+        let v4 = IPLiteral.screen(raw[.v4] ?? [], family: .v4)
+        let v6 = IPLiteral.screen(raw[.v6] ?? [], family: .v6)
+        let rejected = v4.rejected + v6.rejected
+        if !rejected.isEmpty {
+            return SystemAnswer(
+                error:
+                    "\(who) answered \(rejected.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")), not IP addresses"
+            )
+        }
+        if v4.valid.isEmpty, v6.valid.isEmpty {
+            return SystemAnswer(error: "\(who): \(host) has no address of that family")
+        }
+        return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid)
+    }
+
+    /// Runs c-ares's sockets and timers until `done` or the deadline (then cancels what is left).
+    private static func drive(_ channel: ares_channel, until deadline: Date, done: () -> Bool) {
+        let maximum = Int(cares_getsock_max())
+        var sockets = [ares_socket_t](repeating: ARES_SOCKET_BAD, count: maximum)
+        while !done() {
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 {
+                ares_cancel(channel)
+                break
+            }
+            let bits = ares_getsock(channel, &sockets, Int32(maximum))
+            var polled: [pollfd] = []
+            for index in 0..<maximum {
+                let read = cares_getsock_readable(bits, Int32(index)) != 0
+                let write = cares_getsock_writable(bits, Int32(index)) != 0
+                guard read || write else { continue }
+                polled.append(
+                    pollfd(
+                        fd: sockets[index], events: Int16((read ? POLLIN : 0) | (write ? POLLOUT : 0)), revents: 0))
+            }
+            var limit = timeval()
+            limit.tv_sec = .init(remaining)
+            limit.tv_usec = .init((remaining - remaining.rounded(.down)) * 1e6)
+            var next = timeval()
+            let wait = ares_timeout(channel, &limit, &next).map {
+                Int($0.pointee.tv_sec) * 1000 + Int($0.pointee.tv_usec) / 1000
+            }
+            let ready = poll(&polled, nfds_t(polled.count), Int32(max(0, wait ?? 100)))
+            if ready <= 0 {
+                ares_process_fd(channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD)
+                continue
+            }
+            for entry in polled where entry.revents != 0 {
+                let readable = entry.revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
+                let writable = entry.revents & Int16(POLLOUT) != 0
+                ares_process_fd(channel, readable ? entry.fd : ARES_SOCKET_BAD, writable ? entry.fd : ARES_SOCKET_BAD)
+            }
+        }
+    }
+
+    /// A c-ares status as the end of a sentence that starts with the server's name.
+    static func sentence(_ status: Int32, host: String, server: DNSServer, timeout: Double) -> String {
+        switch status {
+        case ARES_ETIMEOUT, ARES_ECANCELLED:
+            return
+                "no answer for \(host) within \(ResolutionError.format(timeout)) s: check the address and port, that it serves DNS, and any firewall between (replies with a wrong id or for another question are ignored, as dig does)"
+        case ARES_ECONNREFUSED:
+            return
+                "refused the query for \(host) (nothing listens on port \(server.port) there): check the address and port"
+        case ARES_ESERVFAIL:
+            return "failed to resolve \(host) (SERVFAIL): the server's own upstream is failing"
+        case ARES_EREFUSED:
+            return "refused to resolve \(host) (REFUSED): it does not serve this client; use a resolver that does"
+        case ARES_ENOTIMP:
+            return "does not implement this query (NOTIMP)"
+        case ARES_EFORMERR:
+            return "said the query for \(host) was malformed (FORMERR)"
+        case ARES_EBADRESP:
+            return "sent an unreadable reply for \(host): the server or something between mangles DNS"
+        default:
+            return "the lookup of \(host) failed: \(String(cString: ares_strerror(status)))"
+        }
+    }
+}

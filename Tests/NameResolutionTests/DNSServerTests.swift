@@ -1,0 +1,105 @@
+// A chosen DNS server as the system column, against the lab's LocalDNS stand-in through c-ares:
+// agreement and hijack, UDP then TCP on truncation, and every failure as a sentence naming the server.
+import Foundation
+import Lab
+import NameResolution
+import NameResolutionTesting
+import Testing
+
+@Suite("A chosen DNS server against the lab")
+struct DNSServerTests {
+    /// A cache whose HTTPDNS is the lab's RFC 8484 endpoint and whose system column is the lab's DNS server.
+    static func cache(_ lab: Lab, timeout: Double = 2) throws -> ResolverCache {
+        var configuration = LabFormat.dohWire.configuration(lab, timeout: timeout)
+        configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
+        return ResolverCache(
+            configuration: configuration, provider: try ProviderFactory.make(configuration), clock: ManualClock(Date()))
+    }
+
+    @Test("HOST[:PORT] is read as dig @server would take it, and refused in words otherwise")
+    func parsing() throws {
+        #expect(try DNSServer.parse("223.5.5.5") == DNSServer(address: "223.5.5.5", port: 53))
+        #expect(try DNSServer.parse("127.0.0.1:5353") == DNSServer(address: "127.0.0.1", port: 5353))
+        #expect(try DNSServer.parse("[::1]:53") == DNSServer(address: "::1", port: 53))
+        #expect(try DNSServer.parse("::1") == DNSServer(address: "::1", port: 53))
+        #expect("\(try DNSServer.parse("[::1]:5353"))" == "[::1]:5353")
+        for junk in ["dns.example", "1.2.3.4:0", "1.2.3.4:x", "[::1]5"] {
+            #expect(throws: ConfigurationError.self, "\(junk)") { try DNSServer.parse(junk) }
+        }
+        let (layer, _) = try ConfigurationLayer.toml(
+            "dns_server = \"127.0.0.1:5353\"\ndoh_method = \"post\"", path: "c")
+        #expect(layer.dnsServer == DNSServer(address: "127.0.0.1", port: 5353))
+        #expect(layer.dohMethod == .post)
+    }
+
+    @Test("where the LocalDNS agrees, the columns agree, and JSON names the resolver")
+    func agreement() async throws {
+        try await withLab { lab in
+            let cache = try Self.cache(lab)
+            let resolution = await cache.resolve("sni-a.lab.test", family: .v4)
+            #expect(resolution.system.ipv4 == ["127.0.0.1"])
+            #expect(resolution.agreement == .same)
+            let json = String(decoding: try JSONEncoder().encode(resolution), as: UTF8.self)
+            #expect(json.contains(#""resolver":"dns \#(lab.endpoints.dns)""#))
+            let decoded = try JSONDecoder().decode(HostResolution.self, from: Data(json.utf8))
+            #expect(decoded.system.resolver == .dns(try DNSServer.parse(lab.endpoints.dns)))
+        }
+    }
+
+    @Test("the hijacked name shows as disjoint: the LocalDNS's address beside HTTPDNS's")
+    func hijack() async throws {
+        try await withLab { lab in
+            let cache = try Self.cache(lab)
+            let resolution = await cache.resolve("hijacked.lab.test", family: .v4)
+            #expect(resolution.system.ipv4 == [LabLocalDNS.hijackAddress])
+            #expect(resolution.httpdns.ipv4 == ["127.0.0.1"])
+            #expect(resolution.agreement == .disjoint)
+        }
+    }
+
+    @Test("a truncated UDP reply is asked again over TCP")
+    func tcpOnTruncation() async throws {
+        try await withLab { lab in
+            let answer = await DNSServerResolver(server: try DNSServer.parse(lab.endpoints.dns))
+                .resolve("tcp-only.lab.test", families: [.v4], timeout: 2)
+            #expect(answer.error == nil)
+            #expect(answer.ipv4 == ["127.0.0.1"])
+            let seen = lab.dnsQueries().filter { $0.name == "tcp-only.lab.test" }.map(\.transport)
+            #expect(seen == ["udp", "tcp"])
+        }
+    }
+
+    @Test(
+        "each failure is a sentence naming the server; HTTPDNS still answers beside it",
+        arguments: [
+            ("nxdomain.lab.test", "no such name nxdomain.lab.test (NXDOMAIN)"),
+            ("slow-dns.lab.test", "no answer for slow-dns.lab.test within 1 s: check the address and port"),
+            ("wrong-id.lab.test", "replies with a wrong id"),
+            ("truncated.lab.test", "its reply for truncated.lab.test cannot be read"),
+        ])
+    func failures(name: String, words: String) async throws {
+        try await withLab { lab in
+            let cache = try Self.cache(lab, timeout: 1)
+            let resolution = await cache.resolve(name, family: .v4)
+            let error = try #require(resolution.system.error, "\(name)")
+            #expect(error.hasPrefix("DNS server \(lab.endpoints.dns)"), "\(error)")
+            #expect(error.contains(words), "\(error)")
+            #expect(resolution.system.ipv4.isEmpty)
+            #expect(resolution.httpdns.ipv4 == ["127.0.0.1"])
+            #expect(resolution.agreement == .systemFailed)
+        }
+    }
+
+    @Test("a server where nothing listens is refused in words, not a hang")
+    func nothingListens() async throws {
+        try await withLab { lab in
+            // The HTTPDNS TCP port: nothing answers UDP there, so the kernel refuses.
+            let port = try #require(URLComponents(string: lab.endpoints.httpdns)?.port)
+            let answer = await DNSServerResolver(server: DNSServer(address: "127.0.0.1", port: port))
+                .resolve("sni-a.lab.test", families: [.v4], timeout: 1)
+            let error = try #require(answer.error)
+            #expect(error.hasPrefix("DNS server 127.0.0.1:\(port)"))
+            #expect(error.contains("refused") || error.contains("no answer"), "\(error)")
+        }
+    }
+}
