@@ -14,7 +14,10 @@ extension DoHMethod: ExpressibleByArgument {}
 /// `--provider --endpoint --account --preset --timeout --lab ...`, merged with the environment
 /// and the configuration file into a ready resolver by `start()`.
 struct ProviderOptions: ParsableArguments {
-    @Option(help: "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS).")
+    @Option(
+        help:
+            "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS)."
+    )
     var provider: ProviderKind?
 
     @Option(

@@ -63,7 +63,8 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
             return ResolverConfiguration(
                 provider: .doh, endpoint: e.httpdnsTLS + "/dns-query", caFile: e.ca, timeout: timeout)
         case .dohWirePost:
-            var configuration = ResolverConfiguration(provider: .doh, endpoint: e.httpdns + "/dns-query", timeout: timeout)
+            var configuration = ResolverConfiguration(
+                provider: .doh, endpoint: e.httpdns + "/dns-query", timeout: timeout)
             configuration.dohMethod = .post
             return configuration
         }
