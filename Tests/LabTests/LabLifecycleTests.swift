@@ -115,7 +115,10 @@ struct LabLifecycleTests {
         #expect(lab.endpoints.control == "http://127.0.0.1:\(base + 2)")
         #expect(lab.endpoints.hosts["plain.lab.test"] == "http://plain.lab.test:\(base + 3)/")
         let ports = lab.endpoints.hosts.values.compactMap { URLComponents(string: $0)?.port }
-        #expect(ports.allSatisfy { (base..<(base + 16)).contains($0) })
+        // After the 16 servers: the hijacked site pair, then the DNS server (UDP and TCP).
+        #expect(lab.endpoints.hosts["hijacked.lab.test"] == "https://hijacked.lab.test:\(base + 16)/")
+        #expect(lab.endpoints.dns == "127.0.0.1:\(base + 17)")
+        #expect(ports.allSatisfy { (base..<(base + 18)).contains($0) })
 
         await #expect(throws: LabError.self) { try await Lab.start(LabOptions(portBase: base)).shutdown() }
 
@@ -158,5 +161,5 @@ func freePortBase() async throws -> Int {
 }
 
 struct NoFreePorts: Error, CustomStringConvertible {
-    var description: String { "no free range of 16 ports found" }
+    var description: String { "no free range of 18 ports found" }
 }

@@ -73,13 +73,13 @@ struct DNSServerTests {
         "each failure is a sentence naming the server; HTTPDNS still answers beside it",
         arguments: [
             ("nxdomain.lab.test", "no such name nxdomain.lab.test (NXDOMAIN)"),
-            ("slow-dns.lab.test", "no answer for slow-dns.lab.test within 1 s: check the address and port"),
+            ("slow-dns.lab.test", "no answer for slow-dns.lab.test within 2 s: check the address and port"),
             ("wrong-id.lab.test", "replies with a wrong id"),
             ("truncated.lab.test", "its reply for truncated.lab.test cannot be read"),
         ])
     func failures(name: String, words: String) async throws {
         try await withLab { lab in
-            let cache = try Self.cache(lab, timeout: 1)
+            let cache = try Self.cache(lab, timeout: 2)
             let resolution = await cache.resolve(name, family: .v4)
             let error = try #require(resolution.system.error, "\(name)")
             #expect(error.hasPrefix("DNS server \(lab.endpoints.dns)"), "\(error)")
