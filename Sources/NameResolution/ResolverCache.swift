@@ -375,7 +375,7 @@ public final class ResolverCache: Sendable {
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
             if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
             answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
-            answer.source = freshSource
+            answer.source = Self.freshSource(configuration)
             answer.clientIP = fresh.clientIP
             answer.server = fresh.server
             answer.notes = fresh.notes.isEmpty ? nil : fresh.notes
@@ -383,8 +383,11 @@ public final class ResolverCache: Sendable {
         return answer
     }
 
-    /// What a fresh answer is labelled: system DNS's when it stands in for HTTPDNS.
-    private var freshSource: AnswerSource { configuration.provider == .system ? .system : .httpdns }
+    /// What a fresh answer is labelled: system DNS's when it stands in for HTTPDNS. Takes the
+    /// configuration as an argument: `store` asks while it holds the state lock.
+    private static func freshSource(_ configuration: ResolverConfiguration) -> AnswerSource {
+        configuration.provider == .system ? .system : .httpdns
+    }
 
     // MARK: Fetching (one request in flight per name)
 
@@ -455,7 +458,7 @@ public final class ResolverCache: Sendable {
                     }
                     let entry = CacheEntrySnapshot(
                         host: key.host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
-                        source: freshSource, hits: s.entries[key]?.hits ?? 0)
+                        source: Self.freshSource(s.configuration), hits: s.entries[key]?.hits ?? 0)
                     s.entries[key] = entry
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))
