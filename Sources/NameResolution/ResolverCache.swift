@@ -15,6 +15,9 @@ public struct WallClock: ResolverClock {
 }
 
 /// A cache key: the normalised name (lowercase, no trailing dot) and the family.
+///
+/// Hashes and compares the family as a bit: `IPFamily`'s own hashing goes through its raw
+/// string, which cost `lookup` a second string hash.
 struct CacheKey: Hashable, Sendable {
     let host: String
     let family: IPFamily
@@ -22,6 +25,22 @@ struct CacheKey: Hashable, Sendable {
     init(host: String, family: IPFamily) {
         self.host = ResolverCache.normalized(host)
         self.family = family
+    }
+
+    private var isV4: Bool {
+        switch family {
+        case .v4: true
+        case .v6: false
+        }
+    }
+
+    static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.isV4 == rhs.isV4 && lhs.host == rhs.host
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(isV4)
     }
 }
 
@@ -36,7 +55,9 @@ enum Freshness: Equatable {
     case expired(refreshing: Bool)
 
     init(of entry: CacheEntrySnapshot, now: Date, reuseExpired: Bool) {
-        if entry.expiresAt > now {
+        // `entry.expiresAt > now` in plain seconds, as `Date` computes it.
+        let expiresAt = entry.resolvedAt.timeIntervalSinceReferenceDate + TimeInterval(entry.ttl)
+        if expiresAt > now.timeIntervalSinceReferenceDate {
             self = .fresh
         } else if reuseExpired {
             self = .stale(refresh: !entry.refreshing)
@@ -145,20 +166,10 @@ public final class ResolverCache: Sendable {
                 follow = .fetch(expired: false)
                 return nil
             }
-            switch Freshness(of: s.entries.values[index], now: now, reuseExpired: s.configuration.reuseExpired) {
-            case .fresh:
-                s.entries.values[index].hits += 1
-                return s.entries.values[index]
-            case .stale(let refresh):
-                s.entries.values[index].hits += 1
-                follow = .stale(refresh: refresh)
-                var stale = s.entries.values[index]
-                stale.source = .stale
-                return stale
-            case .expired(let refreshing):
-                follow = refreshing ? .waitMiss : .fetch(expired: true)
-                return nil
-            }
+            let reuseExpired = s.configuration.reuseExpired
+            // One access to the stored entry: judged, counted and copied out in place, so
+            // the entry is copied (its strings and arrays retained) once, for the caller.
+            return Self.serve(&s.entries.values[index], now: now, reuseExpired: reuseExpired, follow: &follow)
         }
         switch follow {
         case .hit:
@@ -204,6 +215,27 @@ public final class ResolverCache: Sendable {
         case hit, waitMiss
         case fetch(expired: Bool)
         case stale(refresh: Bool)
+    }
+
+    /// What `lookup` answers from a stored entry, counting the hit, and what follows it.
+    @inline(__always)
+    private static func serve(
+        _ entry: inout CacheEntrySnapshot, now: Date, reuseExpired: Bool, follow: inout LookupFollow
+    ) -> CacheEntrySnapshot? {
+        switch Freshness(of: entry, now: now, reuseExpired: reuseExpired) {
+        case .fresh:
+            entry.hits += 1
+            return entry
+        case .stale(let refresh):
+            entry.hits += 1
+            follow = .stale(refresh: refresh)
+            var stale = entry
+            stale.source = .stale
+            return stale
+        case .expired(let refreshing):
+            follow = refreshing ? .waitMiss : .fetch(expired: true)
+            return nil
+        }
     }
 
     // MARK: Blocking resolve
@@ -609,7 +641,13 @@ public final class ResolverCache: Sendable {
     /// Lowercase, no trailing dot: `Sni-A.Lab.Test.` and `sni-a.lab.test` are one entry.
     static func normalized(_ host: String) -> String {
         // Most names arrive clean; only a name with an uppercase letter or a final dot is copied.
-        if !host.utf8.contains(where: { $0 &- 65 < 26 }), host.utf8.last != 46 { return host }
+        // The check walks the bytes in place: through the UTF-8 view it cost lookup more than
+        // the dictionary search.
+        let clean =
+            host.utf8.withContiguousStorageIfAvailable { bytes in
+                bytes.last != 46 && !bytes.contains { $0 &- 65 < 26 }
+            } ?? (host.utf8.last != 46 && !host.utf8.contains { $0 &- 65 < 26 })
+        if clean { return host }
         var name = host.lowercased()
         while name.hasSuffix(".") { name.removeLast() }
         return name
