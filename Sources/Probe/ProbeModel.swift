@@ -251,12 +251,18 @@ public struct URLReport: Sendable, Codable, Equatable {
     public var resolution: HostResolution
     public var attempts: [Attempt]
     public var verdict: Verdict
+    /// The host's addresses ranked by TCP connect time (`probe --rank`); nil when not asked.
+    public var ranking: IPRanking?
 
-    public init(url: String, host: String, resolution: HostResolution, attempts: [Attempt], verdict: Verdict) {
+    public init(
+        url: String, host: String, resolution: HostResolution, attempts: [Attempt], verdict: Verdict,
+        ranking: IPRanking? = nil
+    ) {
         self.url = url
         self.host = host
         self.resolution = resolution
         self.attempts = attempts
         self.verdict = verdict
+        self.ranking = ranking
     }
 }

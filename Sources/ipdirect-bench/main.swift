@@ -8,6 +8,7 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("batch", BatchBenchmark.run),
     ("console", ConsoleBenchmark.run),
     ("lab", LabBenchmark.run),
+    ("watch", WatchBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -61,6 +61,12 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How many requests may run at once.")
     var concurrency: Int = 16
 
+    @Option(name: .long, help: "Re-probe the URL every N seconds, one JSON line per round (what changed included).")
+    var watch: Double?
+
+    @Option(name: .long, help: "With --watch: stop after M rounds (default: run until interrupted).")
+    var count: Int?
+
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
     var noRedact = false
 
@@ -137,6 +143,10 @@ struct ProbeCommand: AsyncParsableCommand {
                 name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
                 value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
+        if let watch, !(watch > 0) { throw usage("--watch takes the seconds between rounds, more than 0") }
+        if let count, count < 1 { throw usage("--count must be at least 1") }
+        if count != nil && watch == nil { throw usage("--count goes with --watch N") }
+        if watch != nil && parsed.count != 1 { throw usage("--watch watches one URL; give exactly one") }
         guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
         options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
         options.concurrency = concurrency
@@ -193,6 +203,17 @@ struct ProbeCommand: AsyncParsableCommand {
 
         let cache = session.cache
         let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
+        if let watch, let url = usable.first {
+            // Headless watch: one JSON line per round as it happens.
+            var last: URLReport?
+            for await (round, report) in Watch(engine: engine, url: url).rounds(every: { watch }, count: count) {
+                FileHandle.standardOutput.write(round.jsonLine())
+                last = report
+            }
+            await session.close()
+            if last?.verdict.works.isEmpty ?? true { throw ExitCode(1) }
+            return
+        }
         let outcome: ProbeBatch.Outcome
         do {
             outcome = try await ProbeBatch.run(

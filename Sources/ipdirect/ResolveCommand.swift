@@ -3,6 +3,7 @@
 import ArgumentParser
 import Foundation
 import NameResolution
+import Probe
 import TerminalText
 
 struct ResolveCommand: AsyncParsableCommand {
@@ -29,11 +30,16 @@ struct ResolveCommand: AsyncParsableCommand {
     @Flag(help: "Read the cache as the SDKs do (cached answer or miss) instead of asking the service.")
     var cached = false
 
+    @Option(name: .long, help: "Also rank every address by TCP connect time to PORT, as the SDKs do.")
+    var rank: Int?
+
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
 
     func validate() throws {
         if hosts.isEmpty { throw ValidationError("give at least one host name") }
+        if let rank, !(1...65_535).contains(rank) { throw ValidationError("--rank takes a port, 1 to 65535") }
+        if rank != nil && cached { throw ValidationError("--rank measures a fresh answer; leave out --cached") }
         for host in hosts where host.isEmpty || host.contains("/") || host.contains(" ") {
             throw ValidationError("'\(host)' is not a host name (give names, not URLs)")
         }
@@ -64,18 +70,41 @@ struct ResolveCommand: AsyncParsableCommand {
             return ordered.sorted { $0.0 < $1.0 }.map(\.1)
         }
         await session.close()
+        var rankings: [IPRanking] = []
+        if let rank {
+            for result in results { rankings.append(await IPRanking.rank(result, port: rank)) }
+        }
         if format == .json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+            let data =
+                rank == nil
+                ? try encoder.encode(results)
+                : try encoder.encode(zip(results, rankings).map { RankedResolution(resolution: $0, ranking: $1) })
+            print(String(decoding: data, as: UTF8.self))
         } else {
             print("HTTPDNS: \(TerminalText.escaped(session.providerDescription))")
             print(ResolutionTable.render(results))
+            for ranking in rankings { print(([""] + ranking.tableLines()).joined(separator: "\n")) }
         }
         let unanswered = results.filter {
             $0.system.ipv4.isEmpty && $0.system.ipv6.isEmpty && $0.httpdns.ipv4.isEmpty && $0.httpdns.ipv6.isEmpty
         }
         if !unanswered.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// `resolve --rank --format json`: a resolution with its ranking beside it (`ranking` key).
+struct RankedResolution: Encodable {
+    var resolution: HostResolution
+    var ranking: IPRanking
+
+    private enum CodingKeys: String, CodingKey { case ranking }
+
+    func encode(to encoder: any Encoder) throws {
+        try resolution.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ranking, forKey: .ranking)
     }
 }
 
