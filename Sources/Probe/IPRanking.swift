@@ -72,7 +72,7 @@ public struct IPRanking: Sendable, Codable, Equatable, Hashable {
     public static func candidates(_ resolution: HostResolution) -> [(ip: String, sources: [IPSource])] {
         var found: [(ip: String, sources: [IPSource])] = []
         func add(_ ips: [String], _ source: IPSource) {
-            for ip in ips where IPAddressText.isLiteral(ip) {
+            for ip in ips where IPLiteral.isLiteral(ip) {
                 if let at = found.firstIndex(where: { $0.ip == ip }) {
                     if !found[at].sources.contains(source) { found[at].sources.append(source) }
                 } else {
