@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps build bench format format-check lab
+.PHONY: run test deps build bench format format-check lab fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -41,3 +41,24 @@ format:
 
 format-check:
 	$(SWIFT) format lint --strict --recursive $(SWIFT_SOURCES)
+
+# Fuzzing (on demand, never in `make test`): builds the libFuzzer executable with
+# -sanitize=fuzzer,address in a build folder of its own, then runs each target for
+# FUZZ_SECONDS on a copy of its seed corpus. New crashing inputs land in
+# Tests/Fuzz/Corpus/<target>/ (crash-*), where the replay test in `make test` keeps them.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= url location alicloud tencent doh-json cache-file configuration header-lines terminal-text
+FUZZ_BUILD := .build-fuzz
+fuzz: deps
+	$(SWIFT) build --scratch-path $(FUZZ_BUILD) --product ipdirect-fuzz --sanitize=fuzzer --sanitize=address
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/logs
+	@status=0; for target in $(FUZZ_TARGETS); do \
+	  work=$(FUZZ_BUILD)/corpus/$$target; mkdir -p $$work; cp Tests/Fuzz/Corpus/$$target/* $$work/; \
+	  IPDIRECT_FUZZ_TARGET=$$target $(FUZZ_BUILD)/debug/ipdirect-fuzz $$work Tests/Fuzz/Corpus/$$target \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=Tests/Fuzz/Corpus/$$target/ -print_final_stats=1 \
+	    > $(FUZZ_BUILD)/logs/$$target.log 2>&1 || status=1; \
+	  runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(FUZZ_BUILD)/logs/$$target.log | grep -o '[0-9]*$$'); \
+	  crashes=$$(ls Tests/Fuzz/Corpus/$$target | grep -c -E '^(crash|leak|timeout|oom)-' || true); \
+	  echo "fuzz $$target: $${runs:-?} executions, $$crashes crashing inputs in the corpus (log: $(FUZZ_BUILD)/logs/$$target.log)"; \
+	done; exit $$status

@@ -130,6 +130,13 @@ let package = Package(
             dependencies: ["Lab", "NameResolution", "Probe", "Console"],
             swiftSettings: strict),
 
+        // Fuzzing: the parsers of outside bytes behind one entry each (replayed by FuzzTests), and
+        // the libFuzzer executable `make fuzz` builds with -sanitize=fuzzer,address.
+        .target(
+            name: "FuzzTargets", dependencies: ["Probe", "NameResolution", "CurlTransport", "TerminalText"],
+            swiftSettings: strict),
+        .executableTarget(name: "ipdirect-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
+
         .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport"], swiftSettings: strict),
         .testTarget(
             name: "NameResolutionTests",
@@ -138,6 +145,7 @@ let package = Package(
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(
             name: "ConsoleTests", dependencies: ["Console", "Lab"], exclude: ["__Snapshots__"],
             swiftSettings: strict),

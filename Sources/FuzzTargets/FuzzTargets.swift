@@ -1,0 +1,87 @@
+// The fuzz targets: every parser that takes bytes from outside, one entry point each, shared by
+// the libFuzzer executable (`make fuzz`) and the corpus replay test in `make test`.
+import CurlTransport
+import Foundation
+import NameResolution
+import Probe
+import TerminalText
+
+/// One parser under fuzzing. The raw value names its corpus folder, `Tests/Fuzz/Corpus/<name>/`.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// A URL as typed: parsing, host rewriting, the pin, Host, query items, redaction.
+    case url
+    /// A redirect: the first line is the base URL (a default when it does not parse), the rest
+    /// the `Location` value resolved against it.
+    case location
+    /// Alibaba Cloud JSON answers (single and batch).
+    case alicloud
+    /// Tencent DNSPod D+ text answers.
+    case tencent
+    /// DoH JSON answers.
+    case dohJSON = "doh-json"
+    /// The persistent cache file.
+    case cacheFile = "cache-file"
+    /// The TOML configuration file.
+    case configuration
+    /// HTTP header buffers as the transfer loop splits them.
+    case headerLines = "header-lines"
+    /// The terminal sanitizer: it must never emit a control.
+    case terminalText = "terminal-text"
+
+    /// Runs the target on one input. A trap here is a finding.
+    public func run(_ bytes: [UInt8]) {
+        switch self {
+        case .url:
+            Self.exercise(String(decoding: bytes, as: UTF8.self))
+        case .location:
+            let text = String(decoding: bytes, as: UTF8.self)
+            let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            let base =
+                (try? ProbeURL.parse(String(parts[0])))
+                ?? (try? ProbeURL.parse("https://fuzz.lab.test:8443/a/b?x=1"))
+            guard let base else { return }
+            let location = parts.count > 1 ? String(parts[1]) : String(parts[0])
+            if let next = try? base.resolving(location) { Self.exercise(next.text) }
+            _ = Redaction.url(location)
+        case .alicloud: ParserEntryPoints.aliCloud(bytes)
+        case .tencent: ParserEntryPoints.tencent(bytes)
+        case .dohJSON: ParserEntryPoints.dohJSON(bytes)
+        case .cacheFile: ParserEntryPoints.cacheFile(bytes, path: Self.scratchFile)
+        case .configuration: ParserEntryPoints.configuration(bytes)
+        case .headerLines:
+            let (fields, whole) = HeaderLineParsing.fields(bytes)
+            _ = Redaction.headers(fields)
+            _ = Redaction.logLine(CurlLogLine(atMs: 0, kind: .headerIn, text: whole))
+        case .terminalText:
+            let shown = [
+                TerminalText.escaped(bytes: bytes), TerminalText.escaped(String(decoding: bytes, as: UTF8.self)),
+                TerminalText.prefix(String(decoding: bytes, as: UTF8.self), cells: 7),
+                TerminalText.padded(String(decoding: bytes, as: UTF8.self), to: 9),
+            ]
+            for text in shown {
+                precondition(
+                    !text.unicodeScalars.contains(where: TerminalText.needsEscape),
+                    "the sanitizer let a control through: \(Array(text.utf8))")
+            }
+            precondition(TerminalText.width(shown[2]) <= 7, "prefix went past its cells")
+        }
+    }
+
+    /// Everything the probe does with a URL before and after a transfer.
+    private static func exercise(_ text: String) {
+        _ = Redaction.url(text)
+        guard let url = try? ProbeURL.parse(text) else { return }
+        _ = url.replacingHost(with: "127.0.0.1")
+        _ = url.replacingHost(with: "::1")
+        _ = url.resolvePin(to: "127.0.0.1")
+        _ = url.hostHeader
+        _ = url.pathAndQuery
+        _ = url.queryItems
+        _ = Redaction.url(url.text)
+        _ = Redaction.secrets(headers: [HeaderField(name: "Authorization", value: "Bearer x")], url: url)
+    }
+
+    /// Where the cache-file target writes its input (one file per process).
+    private static let scratchFile =
+        NSTemporaryDirectory() + "ipdirect-fuzz-cache-\(ProcessInfo.processInfo.processIdentifier).json"
+}
