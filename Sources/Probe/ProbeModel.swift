@@ -32,6 +32,10 @@ public enum Outcome: String, Sendable, Codable, Hashable {
     case certExpired = "cert-expired"
     case certUntrusted = "cert-untrusted"
     case certSelfSigned = "cert-self-signed"
+    /// Redirects went on past the limit, or came back to a request already made.
+    case tooManyRedirects = "too-many-redirects"
+    /// A redirect ipdirect would not follow: https to plain http, unless asked.
+    case redirectRefused = "redirect-refused"
     case skipped
 
     /// The request reached the server and got an answer (any status).

@@ -25,6 +25,12 @@ public struct ProbeOptions: Sendable {
     /// Hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets in traces and exports.
     public var redact: Bool
     public var maxRedirects: Int
+    /// Send the credential headers (`Authorization`, `Cookie`, API keys) to every host a redirect
+    /// names, as curl's `--location-trusted`; by default they are dropped once scheme, host or
+    /// port change.
+    public var locationTrusted = false
+    /// Follow a redirect from https to plain http; by default it is refused.
+    public var allowDowngrade = false
 
     public init(
         scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: String = "GET",

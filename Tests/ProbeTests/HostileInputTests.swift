@@ -95,4 +95,86 @@ struct HostileInputTests {
             #expect(Redaction.url("https://h.test/?=&a") == "https://h.test/?=&a")
         }
     }
+
+    @Test("a redirect loop is too-many-redirects, never a technique that works")
+    func redirectLoop() async throws {
+        try await withLab { lab in
+            let report = try #require(
+                await lab.engine(ProbeOptions(scenarios: [.systemDNS, .directSNI])).probeAll([
+                    lab.url("hostile.lab.test", LabHostilePath.loop)
+                ]).first)
+            let attempt = try #require(report.attempts(.directSNI).first)
+            #expect(attempt.outcome == .tooManyRedirects)
+            #expect(attempt.hops.count == 1, "the loop is seen as soon as the same request would be made again")
+            #expect(attempt.error?.contains("redirect loop") == true)
+            #expect(!report.verdict.works.contains(.directSNI))
+            #expect(report.verdict.recommended == nil)
+
+            // A chain merely longer than the limit: the same outcome.
+            let short = try #require(
+                await lab.engine(ProbeOptions(scenarios: [.directSNI], maxRedirects: 0)).probeAll([
+                    lab.url("redirect.lab.test")
+                ]).first)
+            #expect(short.outcome(.directSNI) == .tooManyRedirects)
+            #expect(short.verdict.works.isEmpty)
+        }
+    }
+
+    @Test("credential headers and the body stay with their origin on a 307 elsewhere; the trace says so")
+    func credentialsStayWithTheirOrigin() async throws {
+        try await withLab { lab in
+            let secrets = [
+                HeaderField(name: "Authorization", value: "Bearer hunter2"),
+                HeaderField(name: "Cookie", value: "session=s3cret"),
+                HeaderField(name: "X-Api-Key", value: "k3y"), HeaderField(name: "X-Trace", value: "keep-me"),
+            ]
+            let options = ProbeOptions(
+                scenarios: [.directSNI], method: "POST", body: Array("payload".utf8), headers: secrets, redact: false)
+            let url = lab.url("hostile.lab.test", LabHostilePath.away307)
+            let report = try #require(await lab.engine(options).probeAll([url]).first)
+            let attempt = try #require(report.attempts(.directSNI).first)
+            #expect(attempt.hops.count == 2)
+            let first = try #require(attempt.hops.first)
+            let second = try #require(attempt.hops.last)
+            // What curl put on the wire, hop by hop.
+            #expect(first.requestHeaders.contains { $0.name == "Authorization" })
+            let sentAway = Set(second.requestHeaders.map { $0.name.lowercased() })
+            #expect(sentAway.isDisjoint(with: ["authorization", "cookie", "x-api-key"]), "\(sentAway)")
+            #expect(sentAway.contains("x-trace"))
+            #expect(second.requestBodyBytes == 0)
+            #expect(
+                second.log.contains {
+                    $0.text.contains("dropped Authorization, Cookie, X-Api-Key") && $0.text.contains("--location-trusted")
+                })
+            #expect(second.originalURL.contains("sni-b.lab.test"))
+
+            // --location-trusted keeps them.
+            var trusted = options
+            trusted.locationTrusted = true
+            let kept = try #require(await lab.engine(trusted).probeAll([url]).first?.attempts(.directSNI).first)
+            #expect(kept.hops.last?.requestHeaders.contains { $0.name == "Authorization" } == true)
+        }
+    }
+
+    @Test("a redirect from https to plain http is refused unless asked")
+    func downgradeRefused() async throws {
+        try await withLab { lab in
+            let options = ProbeOptions(
+                scenarios: [.directSNI], headers: [HeaderField(name: "Authorization", value: "Bearer hunter2")])
+            let url = lab.url("hostile.lab.test", LabHostilePath.downgrade)
+            let report = try #require(await lab.engine(options).probeAll([url]).first)
+            let attempt = try #require(report.attempts(.directSNI).first)
+            #expect(attempt.outcome == .redirectRefused)
+            #expect(attempt.hops.count == 1)
+            #expect(attempt.error?.contains("--allow-downgrade") == true)
+            #expect(report.verdict.works.isEmpty)
+
+            var allowed = options
+            allowed.allowDowngrade = true
+            let followed = try #require(await lab.engine(allowed).probeAll([url]).first?.attempts(.directSNI).first)
+            #expect(followed.hops.count == 2)
+            #expect(followed.hops.last?.url.hasPrefix("http://") == true)
+            #expect(followed.hops.last?.requestHeaders.contains { $0.name == "Authorization" } == false)
+        }
+    }
 }
