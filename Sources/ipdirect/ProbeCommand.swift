@@ -79,6 +79,12 @@ struct ProbeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "No progress line on stderr.")
     var quiet = false
 
+    @Flag(name: .long, help: "Send credential headers to every host a redirect names (dropped by default).")
+    var locationTrusted = false
+
+    @Flag(name: .long, help: "Follow redirects from https to plain http (refused by default).")
+    var allowDowngrade = false
+
     @OptionGroup var requestTimeout: ProbeTimeoutOption
 
     /// `--timeout` also bounds each probe request unless `--probe-timeout` is given; `--lab`
@@ -151,6 +157,8 @@ struct ProbeCommand: AsyncParsableCommand {
         options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
         options.concurrency = concurrency
         options.redact = !noRedact
+        options.locationTrusted = locationTrusted
+        options.allowDowngrade = allowDowngrade
         if let cacert, !FileManager.default.fileExists(atPath: cacert) {
             throw usage("--cacert \(cacert) does not exist")
         }

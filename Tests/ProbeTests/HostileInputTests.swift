@@ -144,7 +144,8 @@ struct HostileInputTests {
             #expect(second.requestBodyBytes == 0)
             #expect(
                 second.log.contains {
-                    $0.text.contains("dropped Authorization, Cookie, X-Api-Key") && $0.text.contains("--location-trusted")
+                    $0.text.contains("dropped Authorization, Cookie, X-Api-Key")
+                        && $0.text.contains("--location-trusted")
                 })
             #expect(second.originalURL.contains("sni-b.lab.test"))
 
