@@ -56,7 +56,7 @@ fuzz: deps
 	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/logs
 	@status=0; for target in $(FUZZ_TARGETS); do \
 	  work=$(FUZZ_BUILD)/corpus/$$target; mkdir -p $$work; cp Tests/Fuzz/Corpus/$$target/* $$work/; \
-	  IPDIRECT_FUZZ_TARGET=$$target $(FUZZ_BUILD)/debug/ipdirect-fuzz $$work Tests/Fuzz/Corpus/$$target \
+	  ASAN_OPTIONS=detect_leaks=0 IPDIRECT_FUZZ_TARGET=$$target $(FUZZ_BUILD)/debug/ipdirect-fuzz $$work Tests/Fuzz/Corpus/$$target \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix=Tests/Fuzz/Corpus/$$target/ -print_final_stats=1 -detect_leaks=0 \
 	    > $(FUZZ_BUILD)/logs/$$target.log 2>&1 || status=1; \
