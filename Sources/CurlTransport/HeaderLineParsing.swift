@@ -11,7 +11,7 @@ public enum HeaderLineParsing {
         bytes.withUnsafeBytes { buffer in
             var fields: [HeaderField] = []
             LineBytes.forEachLine(buffer) { line in
-                if let field = HeaderField(line: line) { fields.append(field) }
+                if let field = HeaderField(line: LineBytes.text(line)) { fields.append(field) }
             }
             return (fields, LineBytes.text(buffer))
         }

@@ -28,8 +28,8 @@ public enum ParserEntryPoints {
     /// The persistent cache file, loaded from `path` after `bytes` are written there.
     public static func cacheFile(_ bytes: [UInt8], path: String) {
         guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
-        _ = CacheFile.load(path, now: Date(timeIntervalSince1970: 1_800_000_000), keepExpired: true)
-        _ = CacheFile.load(path, now: Date(timeIntervalSince1970: 1_800_000_000), keepExpired: false)
+        _ = CacheFile.load(path, identity: "fuzz", now: Date(timeIntervalSince1970: 1_800_000_000), keepExpired: true)
+        _ = CacheFile.load(path, identity: "fuzz", now: Date(timeIntervalSince1970: 1_800_000_000), keepExpired: false)
     }
 
     /// The TOML configuration file.
