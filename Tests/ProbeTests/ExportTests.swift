@@ -18,6 +18,12 @@ struct ExportTests {
             ? shared : nil
     }
 
+    /// shared/har-schema/validate.py wherever shared/ is (a missing file then fails the check
+    /// that runs it); nil only where shared/ is not beside the package.
+    static var validator: String? {
+        sharedDirectory.map { $0.appendingPathComponent("har-schema/validate.py").path }
+    }
+
     /// The HAR of every lab name, probed with a bearer token and a secret query value.
     static func everyNameHAR(_ lab: Lab) async -> (har: Data, reports: [URLReport]) {
         let engine = lab.engine(
