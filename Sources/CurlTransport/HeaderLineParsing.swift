@@ -11,9 +11,9 @@ public enum HeaderLineParsing {
         bytes.withUnsafeBytes { buffer in
             var fields: [HeaderField] = []
             LineBytes.forEachLine(buffer) { line in
-                if let field = HeaderField(line: LineBytes.text(line)) { fields.append(field) }
+                if let field = HeaderField(bytes: line) { fields.append(field) }
             }
-            return (fields, LineBytes.text(buffer))
+            return (fields, String(decoding: LineBytes.trimmed(buffer), as: UTF8.self))
         }
     }
 }
