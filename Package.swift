@@ -93,17 +93,22 @@ let package = Package(
         // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
         .target(name: "Signals", swiftSettings: strict),
 
+        // The lab's fault switch (one enum), shared by the lab and the console that cycles it.
+        .target(name: "LabFaults", swiftSettings: strict),
+
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
         .target(
             name: "Console",
-            dependencies: ["Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText", "Signals"],
+            dependencies: [
+                "Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText", "Signals", "LabFaults",
+            ],
             swiftSettings: strict),
 
         // The embedded lab: HTTPDNS service, DNS server, origins, private CA, all on loopback.
         .target(
             name: "Lab",
             dependencies: [
-                "BundledResources", "WireCiphers", "CCAres",
+                "BundledResources", "WireCiphers", "CCAres", "LabFaults",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

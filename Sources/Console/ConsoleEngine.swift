@@ -1,6 +1,7 @@
 // The seam between the console and the engine: what the console asks for and what it hears
 // back. The executable adapts the real probe engine, resolver cache and lab to it.
 import Foundation
+import LabFaults
 import NameResolution
 import Probe
 
@@ -31,14 +32,14 @@ public enum ConsoleProbeEvent: Sendable {
     }
 }
 
-/// The lab's fault switch as the console shows it: how the lab's HTTPDNS service misbehaves.
-public enum LabFault: String, Sendable, CaseIterable {
-    case none, slow, error, malformed, down
+/// The lab's fault switch as the console shows it: the lab's own `HTTPDNSFault`, not a copy.
+public typealias LabFault = HTTPDNSFault
 
+extension HTTPDNSFault {
     /// The next setting in the cycle the key walks through.
-    public var next: LabFault {
-        let all = LabFault.allCases
-        return all[(all.firstIndex(of: self)! + 1) % all.count]
+    public var next: HTTPDNSFault {
+        let all = Self.allCases
+        return all[((all.firstIndex(of: self) ?? 0) + 1) % all.count]
     }
 }
 

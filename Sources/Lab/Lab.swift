@@ -14,15 +14,16 @@ public final class Lab: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let ledger: LabLedger
     private let httpdnsListeners: HTTPDNSListeners
-    private let listeners: [any Channel]
-    private let connections: LabConnections
+    private let listeners: [LabListener]
+    /// The LocalDNS stand-in's UDP and TCP channels (bound the usual NIO way: no fault takes them down).
+    private let dnsChannels: [any Channel]
     /// The state directory, when the lab made it (removed at shutdown).
     private let ownedDirectory: String?
     private let stopped = LabOnce()
 
     private init(
         endpoints: LabEndpoints, group: MultiThreadedEventLoopGroup, ledger: LabLedger,
-        httpdnsListeners: HTTPDNSListeners, listeners: [any Channel], connections: LabConnections,
+        httpdnsListeners: HTTPDNSListeners, listeners: [LabListener], dnsChannels: [any Channel],
         ownedDirectory: String?
     ) {
         self.endpoints = endpoints
@@ -30,21 +31,15 @@ public final class Lab: Sendable {
         self.ledger = ledger
         self.httpdnsListeners = httpdnsListeners
         self.listeners = listeners
-        self.connections = connections
+        self.dnsChannels = dnsChannels
         self.ownedDirectory = ownedDirectory
     }
-
-    /// The servers in port order: with `portBase` N the i-th listens on N+i.
-    static let serverOrder = [
-        "httpdns", "httpdns-tls", "control", "plain", "single", "sni", "wrong-name", "expired", "self-signed",
-        "untrusted", "slow", "redirect", "dual", "short-ttl", "poisoned", "hostile",
-    ]
 
     /// Starts a lab: makes its CAs and certificates, writes `ca.pem`, binds every server.
     ///
     /// - Parameter options: ports, initial fault, state directory, delays, logger.
     /// - Returns: the running lab.
-    /// - Throws: `LabError` when a port is taken or the state directory cannot be written.
+    /// - Throws: `LabError` when a port is taken (or cannot be held) or the state directory cannot be written.
     public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
         let zone = try LabZone.bundled()
         let (directory, owned) = try stateDirectory(options.stateDirectory)
@@ -73,16 +68,16 @@ public final class Lab: Sendable {
         }
         func issued(_ name: String) throws -> LabTLS { try single(ca.issue(dnsNames: [name])) }
         let now = Date()
-        let plainNames = Set(zone.records.filter { $0.origin == "plain" }.map(\.name))
+        let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
         let loopback4: [UInt8] = [127, 0, 0, 1]
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let connections = LabConnections()
         let httpdnsConnections = LabConnections()
         let httpdnsServers = [
-            LabServer(role: "httpdns", addresses: ["127.0.0.1"], tls: nil, respond: httpdns),
+            LabServer(role: .httpdns, addresses: ["127.0.0.1"], tls: nil, respond: httpdns),
             LabServer(
-                role: "httpdns-tls", addresses: ["127.0.0.1"],
+                role: .httpdnsTLS, addresses: ["127.0.0.1"],
                 tls: try single(
                     ca.issue(
                         dnsNames: ["httpdns.lab.test"], addresses: [loopback4, LabCertificateAuthority.ipv6Loopback])),
@@ -91,94 +86,95 @@ public final class Lab: Sendable {
         let httpdnsListeners = HTTPDNSListeners(
             servers: httpdnsServers, group: group, connections: httpdnsConnections, ledger: ledger)
         let control = controlResponder(ledger: ledger, listeners: httpdnsListeners)
-        func origin(_ name: String, _ behaviour: LabOriginBehaviour = .answer) -> LabResponder {
-            originResponder(name: name, behaviour: behaviour, ledger: ledger)
+        func origin(_ role: LabRole, _ behaviour: LabOriginBehaviour = .answer) -> LabResponder {
+            originResponder(name: role.rawValue, behaviour: behaviour, ledger: ledger)
         }
         let servers: [LabServer] = [
-            LabServer(role: "control", addresses: ["127.0.0.1"], tls: nil, respond: control),
+            LabServer(role: .control, addresses: ["127.0.0.1"], tls: nil, respond: control),
             LabServer(
-                role: "plain", addresses: ["127.0.0.1"], tls: nil, respond: origin("plain", .routeByHost(plainNames))),
+                role: .plain, addresses: ["127.0.0.1"], tls: nil, respond: origin(.plain, .routeByHost(plainNames))),
             LabServer(
-                role: "single", addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin("single")),
+                role: .single, addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin(.single)),
             LabServer(
-                role: "sni", addresses: ["127.0.0.1"],
+                role: .sni, addresses: ["127.0.0.1"],
                 tls: LabTLS(
                     byName: [
                         "sni-a.lab.test": try ca.issue(dnsNames: ["sni-a.lab.test"]).serverContext(),
                         "sni-b.lab.test": try ca.issue(dnsNames: ["sni-b.lab.test"]).serverContext(),
                     ],
                     fallback: try ca.issue(dnsNames: ["default.lab.test"]).serverContext()),
-                respond: origin("sni")),
+                respond: origin(.sni)),
             LabServer(
-                role: "wrong-name", addresses: ["127.0.0.1"], tls: try issued("other.lab.test"),
-                respond: origin("wrong-name")),
+                role: .wrongName, addresses: ["127.0.0.1"], tls: try issued("other.lab.test"),
+                respond: origin(.wrongName)),
             LabServer(
-                role: "expired", addresses: ["127.0.0.1"],
+                role: .expired, addresses: ["127.0.0.1"],
                 tls: try single(
                     ca.issue(dnsNames: ["expired.lab.test"], validity: (now - 60 * 86400)...(now - 30 * 86400))),
-                respond: origin("expired")),
+                respond: origin(.expired)),
             LabServer(
-                role: "self-signed", addresses: ["127.0.0.1"],
+                role: .selfSigned, addresses: ["127.0.0.1"],
                 tls: try single(LabCertificateAuthority.selfSigned(dnsNames: ["self-signed.lab.test"])),
-                respond: origin("self-signed")),
+                respond: origin(.selfSigned)),
             LabServer(
-                role: "untrusted", addresses: ["127.0.0.1"],
-                tls: try single(untrustedCA.issue(dnsNames: ["untrusted.lab.test"])), respond: origin("untrusted")),
+                role: .untrusted, addresses: ["127.0.0.1"],
+                tls: try single(untrustedCA.issue(dnsNames: ["untrusted.lab.test"])), respond: origin(.untrusted)),
             LabServer(
-                role: "slow", addresses: ["127.0.0.1"], tls: try issued("slow.lab.test"),
-                respond: origin("slow", .slow(options.slowOriginDelay))),
+                role: .slow, addresses: ["127.0.0.1"], tls: try issued("slow.lab.test"),
+                respond: origin(.slow, .slow(options.slowOriginDelay))),
             LabServer(
-                role: "redirect", addresses: ["127.0.0.1"], tls: try issued("redirect.lab.test"),
-                respond: origin("redirect", .redirect(to: "sni-b.lab.test"))),
+                role: .redirect, addresses: ["127.0.0.1"], tls: try issued("redirect.lab.test"),
+                respond: origin(.redirect, .redirect(to: "sni-b.lab.test"))),
             LabServer(
-                role: "dual", addresses: ["127.0.0.1", "::1"], tls: try issued("dual.lab.test"), respond: origin("dual")
+                role: .dual, addresses: ["127.0.0.1", "::1"], tls: try issued("dual.lab.test"), respond: origin(.dual)
             ),
             LabServer(
-                role: "short-ttl", addresses: ["127.0.0.1"], tls: try issued("short-ttl.lab.test"),
-                respond: origin("short-ttl")),
+                role: .shortTTL, addresses: ["127.0.0.1"], tls: try issued("short-ttl.lab.test"),
+                respond: origin(.shortTTL)),
             LabServer(
-                role: "poisoned", addresses: ["127.0.0.1"], tls: try issued("poisoned.lab.test"),
-                respond: origin("poisoned")),
+                role: .poisoned, addresses: ["127.0.0.1"], tls: try issued("poisoned.lab.test"),
+                respond: origin(.poisoned)),
             LabServer(
-                role: "hostile", addresses: ["127.0.0.1"], tls: try issued("hostile.lab.test"),
-                respond: hostileOriginResponder(name: "hostile", ledger: ledger)),
+                role: .hostile, addresses: ["127.0.0.1"], tls: try issued("hostile.lab.test"),
+                respond: hostileOriginResponder(name: LabRole.hostile.rawValue, ledger: ledger)),
         ]
 
-        var bound: [any Channel] = []
-        var ports: [String: Int] = [:]
+        // Each server's port is bound once here and held until shutdown.
+        var listeners: [LabListener] = []
+        var dnsChannels: [any Channel] = []
+        var ports: [LabRole: Int] = [:]
         do {
-            let httpdnsPorts = try await httpdnsListeners.start(
-                ports: [options.portBase.map { $0 } ?? 0, options.portBase.map { $0 + 1 } ?? 0],
-                down: options.fault == .down)
-            ports["httpdns"] = httpdnsPorts[0]
-            ports["httpdns-tls"] = httpdnsPorts[1]
+            ports = try await httpdnsListeners.start(portBase: options.portBase, down: options.fault == .down)
             // The second alicloud service IP: the same service on 127.0.0.2, same ports, same certificate.
-            for (index, server) in httpdnsServers.enumerated() {
-                let second = LabServer(
-                    role: server.role + "-service-ip", addresses: [HTTPDNSService.labServiceIPs[0]], tls: server.tls,
-                    respond: serviceIPResponder(HTTPDNSService.labServiceIPs[0], ledger: ledger, next: httpdns))
-                bound += try await second.bind(group: group, port: httpdnsPorts[index], connections: connections)
-                    .channels
+            for server in httpdnsServers {
+                let second = try LabListener(
+                    server: LabServer(
+                        role: server.role == .httpdns ? .httpdnsServiceIP : .httpdnsTLSServiceIP,
+                        addresses: [HTTPDNSService.labServiceIPs[0]], tls: server.tls,
+                        respond: serviceIPResponder(HTTPDNSService.labServiceIPs[0], ledger: ledger, next: httpdns)),
+                    port: ports[server.role, default: 0], group: group, connections: connections)
+                listeners.append(second)
+                try await second.open()
             }
             for server in servers {
-                let index = serverOrder.firstIndex(of: server.role)!
-                let (channels, port) = try await server.bind(
-                    group: group, port: options.portBase.map { $0 + index } ?? 0, connections: connections)
-                bound += channels
-                ports[server.role] = port
+                let listener = try LabListener(
+                    server: server, port: server.role.port(after: options.portBase), group: group,
+                    connections: connections)
+                listeners.append(listener)
+                ports[server.role] = listener.port
+                try await listener.open()
             }
             let localDNS = try await LabLocalDNSServers.start(
                 responder: LabDNSResponder(zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger), ca: ca,
                 group: group, connections: connections, ledger: ledger,
-                ports: (
-                    options.portBase.map { $0 + serverOrder.count } ?? 0,
-                    options.portBase.map { $0 + serverOrder.count + 1 } ?? 0
-                ))
-            bound += localDNS.channels
-            ports["hijacked"] = localDNS.hijackedPort
-            ports["dns"] = localDNS.dnsPort
+                ports: (LabRole.hijacked.port(after: options.portBase), LabRole.dns.port(after: options.portBase)))
+            listeners += localDNS.listeners
+            dnsChannels = localDNS.channels
+            ports[.hijacked] = localDNS.hijackedPort
+            ports[.dns] = localDNS.dnsPort
         } catch {
-            for channel in bound { try? await channel.close() }
+            for listener in listeners { await listener.release() }
+            for channel in dnsChannels { try? await channel.close() }
             await httpdnsListeners.close()
             try? await group.shutdownGracefully()
             if owned { try? FileManager.default.removeItem(atPath: directory) }
@@ -187,30 +183,32 @@ public final class Lab: Sendable {
 
         var hosts: [String: String] = [:]
         for record in zone.records {
-            guard let origin = record.origin, let port = ports[origin] else { continue }
-            hosts[record.name] = "\(origin == "plain" ? "http" : "https")://\(record.name):\(port)/"
+            guard let role = record.origin.flatMap(LabRole.init(rawValue:)), let port = ports[role] else { continue }
+            hosts[record.name] = "\(role == .plain ? "http" : "https")://\(record.name):\(port)/"
         }
         ledger.hosts = hosts
         let endpoints = LabEndpoints(
-            httpdns: "http://127.0.0.1:\(ports["httpdns"]!)", httpdnsTLS: "https://127.0.0.1:\(ports["httpdns-tls"]!)",
-            account: account, secret: secret, ca: caPath, control: "http://127.0.0.1:\(ports["control"]!)",
+            httpdns: "http://127.0.0.1:\(ports[.httpdns, default: 0])",
+            httpdnsTLS: "https://127.0.0.1:\(ports[.httpdnsTLS, default: 0])", account: account, secret: secret,
+            ca: caPath, control: "http://127.0.0.1:\(ports[.control, default: 0])",
             hosts: hosts, zone: zone.records, keys: keys,
-            serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports["httpdns"]!)" },
-            dns: "127.0.0.1:\(ports["dns"]!)")
+            serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports[.httpdns, default: 0])" },
+            dns: "127.0.0.1:\(ports[.dns, default: 0])")
         logger.info(
             "lab started",
             metadata: ["httpdns": "\(endpoints.httpdns)", "ca": "\(caPath)", "fault": "\(options.fault.rawValue)"])
         return Lab(
-            endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners, listeners: bound,
-            connections: connections, ownedDirectory: owned ? directory : nil)
+            endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners,
+            listeners: listeners, dnsChannels: dnsChannels, ownedDirectory: owned ? directory : nil)
     }
 
     /// The HTTPDNS fault in force.
     public var fault: HTTPDNSFault { ledger.fault }
 
-    /// Switches the HTTPDNS fault; `down` closes its listeners, leaving `down` re-binds the same ports.
+    /// Switches the HTTPDNS fault. `down` stops the HTTPDNS listeners listening (the kernel then
+    /// refuses connections) while their ports stay reserved; leaving `down` listens on them again.
     ///
-    /// - Throws: `LabError` when a port cannot be bound again.
+    /// - Throws: `LabError` when the lab is shut down or a listener cannot stop or start listening.
     public func setFault(_ fault: HTTPDNSFault) async throws {
         try await httpdnsListeners.apply(fault)
     }
@@ -231,9 +229,9 @@ public final class Lab: Sendable {
     /// Calling it again does nothing.
     public func shutdown() async throws {
         guard stopped.claim() else { return }
-        for channel in listeners { try? await channel.close() }
+        for listener in listeners { await listener.release() }
+        for channel in dnsChannels { try? await channel.close() }
         await httpdnsListeners.close()
-        await connections.closeAll()
         try await group.shutdownGracefully()
         if let ownedDirectory { try? FileManager.default.removeItem(atPath: ownedDirectory) }
     }
@@ -270,15 +268,14 @@ final class LabOnce: @unchecked Sendable {
     }
 }
 
-/// The HTTPDNS listeners (plain and TLS), which the `down` fault closes and re-binds.
+/// The HTTPDNS listeners (plain and TLS), which the `down` fault takes off their reserved ports
+/// and back on.
 actor HTTPDNSListeners {
     private let servers: [LabServer]
     private let group: any EventLoopGroup
     private let connections: LabConnections
     private let ledger: LabLedger
-    private var ports: [Int] = []
-    private var channels: [any Channel] = []
-    private var holds: [PortHold] = []
+    private var listeners: [LabListener] = []
     private var closed = false
 
     init(servers: [LabServer], group: any EventLoopGroup, connections: LabConnections, ledger: LabLedger) {
@@ -288,85 +285,37 @@ actor HTTPDNSListeners {
         self.ledger = ledger
     }
 
-    /// Binds every server (0 = a free port) and returns the ports; with `down`, closes them at once
-    /// so the ports are known but refuse connections.
-    func start(ports wanted: [Int], down: Bool) async throws -> [Int] {
-        for (server, port) in zip(servers, wanted) {
-            let (bound, chosen) = try await server.bind(group: group, port: port, connections: connections)
-            channels += bound
-            ports.append(chosen)
+    /// Reserves every server's port (at its place after `portBase`, or a free one) and, unless the
+    /// lab starts `down`, listens on it.
+    ///
+    /// - Returns: each server's port.
+    func start(portBase: Int?, down: Bool) async throws -> [LabRole: Int] {
+        var ports: [LabRole: Int] = [:]
+        for server in servers {
+            let listener = try LabListener(
+                server: server, port: server.role.port(after: portBase), group: group, connections: connections)
+            listeners.append(listener)
+            ports[server.role] = listener.port
+            if !down { try await listener.open() }
         }
-        if down { await closeListeners() }
         return ports
     }
 
     func apply(_ fault: HTTPDNSFault) async throws {
         guard !closed else { throw LabError("the lab is shut down") }
         if fault == .down {
-            ledger.fault = fault
-            await closeListeners()
+            ledger.fault = fault  // answers already on their way hang up
+            for listener in listeners { try await listener.refuse() }
         } else {
-            if channels.isEmpty {
-                // Bind while the holds still keep the ports from other programs, then let go.
-                for (server, port) in zip(servers, ports) {
-                    channels += try await server.bind(group: group, port: port, connections: connections).channels
-                }
-                for hold in holds { hold.release() }
-                holds = []
-            }
+            for listener in listeners { try await listener.open() }
             ledger.fault = fault
         }
     }
 
     func close() async {
         closed = true
-        await closeListeners()
-        for hold in holds { hold.release() }
-        holds = []
+        for listener in listeners { await listener.release() }
     }
-
-    /// Closes the listeners and their connections, and holds the ports (bound, not listening)
-    /// so connections are refused and no other lab on free ports takes them meanwhile.
-    private func closeListeners() async {
-        let open = channels
-        channels = []
-        for channel in open { try? await channel.close() }
-        await connections.closeAll()
-        if !closed, holds.isEmpty { holds = ports.compactMap(PortHold.init(port:)) }
-    }
-}
-
-/// A TCP port on 127.0.0.1 bound but not listening: the kernel refuses connections to it,
-/// and nobody else can take it while the HTTPDNS service is down.
-final class PortHold: Sendable {
-    private let descriptor: Int32
-
-    init?(port: Int) {
-        #if os(Linux)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { return nil }
-        var reuse: Int32 = 1
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            close(descriptor)
-            return nil
-        }
-        self.descriptor = descriptor
-    }
-
-    func release() { close(descriptor) }
 }
 
 /// The HTTPDNS service with the fault switch applied and every answer logged.

@@ -93,7 +93,10 @@ public struct LabDNSQueryRecord: Sendable, Codable, Equatable {
 /// Binds the LocalDNS stand-in and the two sites its hijack is about.
 enum LabLocalDNSServers {
     struct Started {
+        /// The DNS server's channels (UDP and TCP).
         var channels: [any Channel]
+        /// The two sites, on ports held until shutdown.
+        var listeners: [LabListener]
         /// The port of `hijacked.lab.test`'s real origin (127.0.0.1) and the hijacker (127.0.0.2).
         var hijackedPort: Int
         /// The DNS server's port on 127.0.0.1, UDP and TCP.
@@ -106,25 +109,34 @@ enum LabLocalDNSServers {
         connections: LabConnections, ledger: LabLedger, ports: (sites: Int, dns: Int)
     ) async throws -> Started {
         let real = LabServer(
-            role: "hijacked", addresses: ["127.0.0.1"],
+            role: .hijacked, addresses: ["127.0.0.1"],
             tls: LabTLS(byName: [:], fallback: try ca.issue(dnsNames: ["hijacked.lab.test"]).serverContext()),
-            respond: originResponder(name: "hijacked", behaviour: .answer, ledger: ledger))
+            respond: originResponder(name: LabRole.hijacked.rawValue, behaviour: .answer, ledger: ledger))
         let hijacker = LabServer(
-            role: "hijacker", addresses: [LabLocalDNS.hijackAddress],
+            role: .hijacker, addresses: [LabLocalDNS.hijackAddress],
             tls: LabTLS(
                 byName: [:], fallback: try ca.issue(dnsNames: [LabLocalDNS.hijackSiteName]).serverContext()),
-            respond: originResponder(name: "hijacker", behaviour: .answer, ledger: ledger))
-        var channels: [any Channel] = []
+            respond: originResponder(name: LabRole.hijacker.rawValue, behaviour: .answer, ledger: ledger))
+        var listeners: [LabListener] = []
         do {
-            let sites = try await pair(
-                ports.sites,
-                first: { port in
-                    try await real.bind(group: group, port: port, connections: connections)
-                },
-                second: { port in
-                    try await hijacker.bind(group: group, port: port, connections: connections)
-                })
-            channels += sites.channels
+            // The hijacker takes the real site's port on its own address; with a free port, a few
+            // tries in case that port is taken there.
+            var lastError: (any Error)?
+            for _ in 0..<(ports.sites == 0 ? 8 : 1) where listeners.isEmpty {
+                let first = try LabListener(server: real, port: ports.sites, group: group, connections: connections)
+                do {
+                    let second = try LabListener(
+                        server: hijacker, port: first.port, group: group, connections: connections)
+                    listeners = [first, second]
+                } catch {
+                    lastError = error
+                    await first.release()
+                }
+            }
+            guard listeners.count == 2 else {
+                throw lastError ?? LabError("the lab's hijacked sites found no free port")
+            }
+            for listener in listeners { try await listener.open() }
             let dns = try await pair(
                 ports.dns,
                 first: { port in
@@ -133,10 +145,10 @@ enum LabLocalDNSServers {
                 second: { port in
                     try await tcp(responder, group: group, port: port, connections: connections)
                 })
-            channels += dns.channels
-            return Started(channels: channels, hijackedPort: sites.port, dnsPort: dns.port)
+            return Started(
+                channels: dns.channels, listeners: listeners, hijackedPort: listeners[0].port, dnsPort: dns.port)
         } catch {
-            for channel in channels { try? await channel.close() }
+            for listener in listeners { await listener.release() }
             throw error
         }
     }

@@ -81,50 +81,16 @@ final class LabConnections: @unchecked Sendable {
 
 /// One lab server: where it listens, whether it speaks TLS, and who answers.
 struct LabServer: Sendable {
-    var role: String
+    var role: LabRole
     var addresses: [String]
     var tls: LabTLS?
     var respond: LabResponder
 
-    /// Binds every address on one port.
-    ///
-    /// - Parameters:
-    ///   - port: the port, 0 for a free one (the same free port is then used on every address).
-    /// - Returns: the listening channels and the port they share.
-    func bind(
-        group: any EventLoopGroup, port: Int, connections: LabConnections
-    ) async throws -> (channels: [any Channel], port: Int) {
-        // A free port on 127.0.0.1 may be taken on ::1; retry a few times before giving up.
-        var lastError: (any Error)?
-        for _ in 0..<(port == 0 ? 8 : 1) {
-            var channels: [any Channel] = []
-            do {
-                var chosen = port
-                for address in addresses {
-                    let channel = try await bootstrap(group: group, connections: connections)
-                        .bind(host: address, port: chosen).get()
-                    channels.append(channel)
-                    chosen = channel.localAddress?.port ?? chosen
-                }
-                return (channels, chosen)
-            } catch {
-                lastError = error
-                for channel in channels { try? await channel.close() }
-            }
-        }
-        if let io = lastError as? IOError, io.errnoCode == EADDRINUSE {
-            throw LabError(
-                "the lab's \(role) server cannot listen on port \(port): it is already in use (another lab, or another program)"
-            )
-        }
-        throw LabError("the lab's \(role) server could not listen on port \(port): \(lastError.map { "\($0)" } ?? "?")")
-    }
-
-    private func bootstrap(group: any EventLoopGroup, connections: LabConnections) -> ServerBootstrap {
+    /// How every listener of this server accepts: TLS by SNI (or plain), then HTTP/1.1 to the responder.
+    func bootstrap(group: any EventLoopGroup, connections: LabConnections) -> ServerBootstrap {
         let tls = tls
         let respond = respond
         return ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 connections.add(channel)

@@ -1,20 +1,36 @@
 // The lab's public vocabulary: options, endpoints, zone records and what the servers saw.
 // Other modules and the tests code against these types; keep names and JSON fields stable.
 import Foundation
+@_exported import LabFaults
 import Logging
 
-/// How the lab's HTTPDNS service misbehaves, switchable while it runs.
-public enum HTTPDNSFault: String, Sendable, Codable, CaseIterable {
-    /// Answers correctly.
-    case none
-    /// Answers after a delay longer than a client's default timeout.
-    case slow
-    /// Answers HTTP 500.
-    case error
-    /// Answers 200 with a truncated or garbled body in every format.
-    case malformed
-    /// Refuses connections: the listeners are closed until the fault is switched off.
-    case down
+/// The servers of a lab, in port order: with a port base N the i-th listens on N+i.
+/// A zone record's `origin` names one of them.
+enum LabRole: String, CaseIterable, Sendable {
+    case httpdns
+    case httpdnsTLS = "httpdns-tls"
+    case control, plain, single, sni
+    case wrongName = "wrong-name"
+    case expired
+    case selfSigned = "self-signed"
+    case untrusted, slow, redirect, dual
+    case shortTTL = "short-ttl"
+    case poisoned, hostile
+    /// `hijacked.lab.test`'s real site on 127.0.0.1 (the hijacker shares its port on 127.0.0.2).
+    case hijacked
+    /// The LocalDNS stand-in, UDP and TCP.
+    case dns
+    /// The second alicloud service IP (127.0.0.2), on the HTTPDNS ports rather than in the layout.
+    case httpdnsServiceIP = "httpdns-service-ip"
+    case httpdnsTLSServiceIP = "httpdns-tls-service-ip"
+    /// The hijacker's site on 127.0.0.2, on the hijacked site's port.
+    case hijacker
+
+    /// This server's port in the layout after `base`; 0 (a free port) without a base.
+    func port(after base: Int?) -> Int {
+        guard let base else { return 0 }
+        return base + (Self.allCases.firstIndex(of: self) ?? 0)
+    }
 }
 
 /// How to start a lab.

@@ -12,13 +12,24 @@ struct LabZone: Sendable {
     }
 
     /// The zone shipped with ipdirect.
+    ///
+    /// - Throws: `LabError` when the file does not decode or a name's origin is no lab server.
     static func bundled() throws -> LabZone {
+        let file: File
         do {
-            let file = try JSONDecoder().decode(File.self, from: Data(BundledResources.labZoneJSON.utf8))
-            return LabZone(records: file.names)
+            file = try JSONDecoder().decode(File.self, from: Data(BundledResources.labZoneJSON.utf8))
         } catch {
             throw LabError("the bundled lab zone (lab-zone.json) is not valid: \(error)")
         }
+        for record in file.names {
+            if let origin = record.origin, LabRole(rawValue: origin) == nil {
+                let roles = LabRole.allCases.map(\.rawValue).joined(separator: ", ")
+                throw LabError(
+                    "the bundled lab zone (lab-zone.json) sends \(record.name) to an origin the lab does not have: \(origin) (it has \(roles))"
+                )
+            }
+        }
+        return LabZone(records: file.names)
     }
 
     /// The record for a name, matched case-insensitively and without a trailing dot.

@@ -104,8 +104,8 @@ final class LiveConsoleEngine: ConsoleEngine {
 
     func setLabFault(_ fault: LabFault) async -> LabFault? {
         guard let lab else { return nil }
-        if let wanted = HTTPDNSFault(rawValue: fault.rawValue) { try? await lab.setFault(wanted) }
-        return LabFault(rawValue: lab.fault.rawValue)
+        try? await lab.setFault(fault)  // the console shows the fault in force, whatever happened
+        return lab.fault
     }
 
     func export(_ reports: [URLReport], basePath: String) async throws -> [String] {

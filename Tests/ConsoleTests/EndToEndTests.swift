@@ -43,6 +43,10 @@ final class TmuxPane {
         posix_spawn_file_actions_addopen(
             &actions, 1, capture ? output : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Nothing else of the test process: the tmux server outlives this call and would hold
+        // other tests' sockets (NIO does not mark them close-on-exec), keeping their ports taken
+        // and their connections open after their labs closed them.
+        _ = closeFrom?(&actions, 3)
         let path = Tmux.path ?? "/usr/bin/tmux"
         let argv = ([path, "-L", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -104,6 +108,14 @@ final class TmuxPane {
     }
 }
 
+/// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module
+/// does not export; nil where the C library lacks it.
+private let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt)? = {
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+    return unsafeBitCast(
+        symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt).self)
+}()
+
 enum Tmux {
     static let path: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"].first {
         FileManager.default.isExecutableFile(atPath: $0)
@@ -145,10 +157,16 @@ struct EndToEndTests {
         // Probe a lab name with several certificates chosen by SNI.
         try pane.type("sni-a.lab.test")
         try pane.send("Enter")
-        let matrix = pane.wait(for: "Verdict:")
-        let lines = matrix.split(separator: "\n").map(String.init)
-        let sni = lines.first { $0.contains("direct-sni ") }
-        let https = lines.first { $0.contains("direct-https ") }
+        func row(_ scenario: String, _ screen: String) -> String? {
+            screen.split(separator: "\n").map(String.init).first { $0.contains(scenario + " ") }
+        }
+        // Wait for the settled matrix, not the first frame that shows a verdict.
+        let matrix = pane.wait { screen in
+            screen.contains("Verdict:") && row("direct-sni", screen)?.contains("ok 200") == true
+                && row("direct-https", screen)?.contains("cert-name-mismatch") == true
+        }
+        let sni = row("direct-sni", matrix)
+        let https = row("direct-https", matrix)
         #expect(sni?.contains("ok 200") == true, "direct-sni should work:\n\(matrix)")
         #expect(https?.contains("cert-name-mismatch") == true, "direct-https should fail on the name:\n\(matrix)")
 
@@ -163,11 +181,14 @@ struct EndToEndTests {
             else { return nil }
             return Int(match.1)
         }
-        let before = ttl(pane.wait { ttl($0) != nil })
-        try #require(before != nil, "no cache row for sni-a.lab.test:\n\(pane.screen())")
-        Thread.sleep(forTimeInterval: 2.2)
-        let after = ttl(pane.screen())
-        #expect(after != nil && after! <= before! - 1 && after! >= before! - 3, "TTL \(before!) then \(after ?? -1)")
+        let before = try #require(
+            ttl(pane.wait { ttl($0) != nil }), "no cache row for sni-a.lab.test:\n\(pane.screen())")
+        let seen = Date()
+        let after = try #require(
+            ttl(pane.wait { (ttl($0) ?? before) < before }), "the TTL stayed at \(before):\n\(pane.screen())")
+        // It ticks with the clock: never faster than the seconds that passed (however slow the machine).
+        let elapsed = Int(Date().timeIntervalSince(seen).rounded(.up))
+        #expect(before - after <= elapsed + 1, "TTL \(before) then \(after) after \(elapsed) s")
 
         // The traces view: open the direct-sni request and see its phases.
         try pane.send("3")
@@ -175,8 +196,10 @@ struct EndToEndTests {
         try pane.type("/direct-sni")
         try pane.send("Enter")
         try pane.send("Enter")
-        let detail = pane.wait(for: "Phases")
-        for phase in ["DNS", "connect", "TLS", "first byte", "total", "Certificate chain", "Request headers"] {
+        // Wait for the whole frame: a capture can land while ncurses is still drawing it.
+        let phases = ["DNS", "connect", "TLS", "first byte", "total", "Certificate chain", "Request headers"]
+        let detail = pane.wait { screen in phases.allSatisfy { screen.contains($0) } }
+        for phase in phases {
             #expect(detail.contains(phase), "detail lacks \(phase):\n\(detail)")
         }
 
@@ -204,9 +227,9 @@ struct EndToEndTests {
 
         // Resizing redraws at once; too small says so.
         try pane.resize(width: 50, height: 12)
-        #expect(pane.wait(seconds: 5, until: { $0.contains("Terminal too small: 50x12") }).contains("too small"))
+        #expect(pane.wait { $0.contains("Terminal too small: 50x12") }.contains("too small"))
         try pane.resize(width: 80, height: 24)
-        let resized = pane.wait(seconds: 5) { $0.contains("3 Traces") && !$0.contains("too small") }
+        let resized = pane.wait { $0.contains("3 Traces") && $0.contains("SCENARIO") && !$0.contains("too small") }
         #expect(resized.contains("3 Traces") && resized.contains("SCENARIO"), "after resize:\n\(resized)")
 
         // Quit: the shell's terminal is back (no alternate screen, line mode, echo).
@@ -289,7 +312,7 @@ struct EndToEndTests {
     }
 
     @Test("without a terminal it points to ipdirect probe")
-    func noTerminal() throws {
+    func noTerminal() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tmux.binary)
         process.arguments = ["console"]
@@ -298,7 +321,10 @@ struct EndToEndTests {
         process.standardOutput = Pipe()
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        // Poll rather than waitUntilExit, which spins on Linux and holds one of the test threads.
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate() }
+        try #require(!process.isRunning, "ipdirect console kept running without a terminal")
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 2)
         #expect(message.contains("ipdirect probe"))

@@ -14,15 +14,14 @@ struct LabCATests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let ledger = LabLedger(fault: .none)
         let server = LabServer(
-            role: "test", addresses: ["127.0.0.1"], tls: LabTLS(byName: [:], fallback: try identity.serverContext()),
+            role: .single, addresses: ["127.0.0.1"], tls: LabTLS(byName: [:], fallback: try identity.serverContext()),
             respond: originResponder(name: "test", behaviour: .answer, ledger: ledger))
-        let connections = LabConnections()
-        let (channels, port) = try await server.bind(group: group, port: 0, connections: connections)
+        let listener = try LabListener(server: server, port: 0, group: group, connections: LabConnections())
+        try await listener.open()
         return (
-            port,
+            listener.port,
             {
-                for channel in channels { try? await channel.close() }
-                await connections.closeAll()
+                await listener.release()
                 try? await group.shutdownGracefully()
             }
         )

@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Lab lifecycle and faults")
 struct LabLifecycleTests {
-    private func query(_ lab: Lab, timeout: Double = 2) -> HTTPRequest {
+    private func query(_ lab: Lab, timeout: Double = 5) -> HTTPRequest {
         HTTPRequest(url: lab.endpoints.httpdns + "/\(lab.endpoints.account)/d?host=sni-a.lab.test", timeout: timeout)
     }
 
@@ -40,9 +40,10 @@ struct LabLifecycleTests {
         }
     }
 
-    @Test("down refuses connections and switching back re-binds the same port")
+    @Test("down refuses connections but keeps its ports, and switching back listens on them again")
     func downAndBack() async throws {
         try await withLab { lab in
+            #expect(try await fetch(query(lab)).status == 200)
             try await lab.setFault(.down)
             let refused = try #require(await failure(of: query(lab)) as? CurlError)
             #expect(refused.kind == .connect)
@@ -50,6 +51,15 @@ struct LabLifecycleTests {
                 await failure(of: HTTPRequest(url: lab.endpoints.httpdnsTLS + "/d?dn=x", caFile: lab.endpoints.ca))
                     as? CurlError)
             #expect(refusedTLS.kind == .connect)
+
+            // The ports are still the lab's: another lab asking for them is told so.
+            let port = try #require(URLComponents(string: lab.endpoints.httpdns)?.port)
+            let taken = await #expect(throws: LabError.self) {
+                try await Lab.start(LabOptions(portBase: port)).shutdown()
+            }
+            #expect(
+                taken?.description.contains("port \(port): it is already in use") == true,
+                "\(String(describing: taken))")
 
             try await lab.setFault(.none)
             #expect(try await fetch(query(lab)).status == 200)
@@ -149,9 +159,12 @@ struct LabLifecycleTests {
 
 /// A port base whose next 15 ports were free a moment ago: a lab bound on free ports tells us
 /// nothing about neighbours, so probe a random range by starting a lab there.
+///
+/// Fixed ports come from 20000-31999, below Linux's ephemeral range (32768 up), so labs on free
+/// ports and client sockets never race for them; this is the only suite that uses fixed ports.
 func freePortBase() async throws -> Int {
     for _ in 0..<20 {
-        let base = Int.random(in: 20_000..<32_000)  // below Linux's ephemeral range, so free-port labs never race us
+        let base = Int.random(in: 20_000..<32_000)
         if let lab = try? await Lab.start(LabOptions(portBase: base)) {
             try await lab.shutdown()
             return base

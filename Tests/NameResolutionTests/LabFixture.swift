@@ -16,7 +16,8 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
     /// DNS messages carry them as 4 or 16 bytes: a wire answer cannot hold 'not-an-ip'.
     var carriesText: Bool { self != .dohWire && self != .dohWirePost }
 
-    func configuration(_ lab: Lab, timeout: Double = 2) -> ResolverConfiguration {
+    /// - Parameter timeout: wide by default: only tests that wait for a timeout on purpose shorten it.
+    func configuration(_ lab: Lab, timeout: Double = 5) -> ResolverConfiguration {
         let e = lab.endpoints
         switch self {
         case .alicloud:

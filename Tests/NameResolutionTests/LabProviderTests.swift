@@ -127,7 +127,8 @@ struct LabProviderTests {
     @Test("an answer that is all junk is an error that names it, and nothing is cached")
     func allJunk() async throws {
         let provider = ScriptedJunk()
-        let cache = ResolverCache(configuration: ResolverConfiguration(fallbackToSystem: false), provider: provider)
+        let cache = ResolverCache(
+            configuration: ResolverConfiguration(timeout: 30, fallbackToSystem: false), provider: provider)
         let resolution = await cache.resolve("junk.example", family: .v4)
         #expect(resolution.httpdns.error == "HTTPDNS answered 'not-an-ip', which is not an IP address: answer refused")
         #expect(resolution.agreement == .httpdnsFailed || resolution.agreement == .bothFailed)

@@ -24,18 +24,19 @@ struct ExportTests {
         sharedDirectory.map { $0.appendingPathComponent("har-schema/validate.py").path }
     }
 
-    /// The HAR of every lab name, probed with a bearer token and a secret query value.
+    /// The HAR of every lab name, probed with a bearer token and a secret query value. Start the
+    /// lab with a slow origin far slower than the timeout: that leaves every other origin a wide margin.
     static func everyNameHAR(_ lab: Lab) async -> (har: Data, reports: [URLReport]) {
         let engine = lab.engine(
             ProbeOptions(
-                allIPs: true, headers: [HeaderField(name: "Authorization", value: "Bearer hunter2")], timeout: 1))
+                allIPs: true, headers: [HeaderField(name: "Authorization", value: "Bearer hunter2")], timeout: 3))
         let reports = await engine.probeAll(LabScenarioTests.everyName.map { lab.url($0, "/echo?token=hunter2&q=1") })
         return (ProbeExport.har(reports), reports)
     }
 
     @Test("the HAR of every lab name has an entry per hop, the extension fields, no secret")
     func harShape() async throws {
-        try await withLab(LabOptions(slowOriginDelay: 2)) { lab in
+        try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
             let (har, reports) = await Self.everyNameHAR(lab)
             let text = String(decoding: har, as: UTF8.self)
             #expect(!text.contains("hunter2"))
@@ -60,7 +61,7 @@ struct ExportTests {
         let validator = shared.appendingPathComponent("har-schema/validate.py").path
         try #require(
             FileManager.default.fileExists(atPath: validator), "shared/ exists but \(validator) does not")
-        try await withLab(LabOptions(slowOriginDelay: 2)) { lab in
+        try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
             let (har, _) = await Self.everyNameHAR(lab)
             let file = NSTemporaryDirectory() + "ipdirect-probe-\(UUID().uuidString).har"
             try har.write(to: URL(fileURLWithPath: file))

@@ -264,7 +264,7 @@ struct RealResolverTests {
         try await withLab { lab in
             let e = lab.endpoints
             let configuration = ResolverConfiguration(
-                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: 2,
+                provider: .alicloud, endpoint: e.httpdns, account: e.account, secret: e.secret, timeout: 5,
                 family: .v4)
             let cache = ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
             var options = ProbeOptions()
