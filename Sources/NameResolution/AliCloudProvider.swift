@@ -92,22 +92,13 @@ public struct AliCloudProvider: HTTPDNSProvider {
             }
             return results
         }
-        var start = 0
-        while start < hosts.count {
-            let chunk = Array(hosts[start..<min(start + Self.batchLimit, hosts.count)])
-            start += Self.batchLimit
+        return await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
             let names = chunk.map(queryEscaped).joined(separator: ",")
             let url = "\(endpoint)/\(queryEscaped(account))/resolve?host=\(names)&query=\(Self.query(families))"
-            do throws(ResolutionError) {
-                let (response, ms) = try await transport.get(url, display: endpoint)
-                try checkStatus(response)
-                let parsed = try Self.parseBatch(response.body, hosts: chunk, families: families, ms: ms)
-                for (host, result) in parsed { results[host] = result }
-            } catch {
-                for host in chunk { results[host] = .failure(error) }
-            }
+            let (response, ms) = try await transport.get(url, display: endpoint)
+            try checkStatus(response)
+            return try Self.parseBatch(response.body, hosts: chunk, families: families, ms: ms)
         }
-        return results
     }
 
     /// Parses `{"dns":[{"host","ips":[],"type":1|28,"ttl"}]}`.

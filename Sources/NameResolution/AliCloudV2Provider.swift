@@ -140,24 +140,15 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
     }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        try await request([host], families: families)[host]!.get()
+        try single(host, from: try await request([host], families: families))
     }
 
     public func resolveBatch(
         _ hosts: [String], families: Set<IPFamily>
     ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
-        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
-        var start = 0
-        while start < hosts.count {
-            let chunk = Array(hosts[start..<min(start + Self.batchLimit, hosts.count)])
-            start += Self.batchLimit
-            do throws(ResolutionError) {
-                for (host, result) in try await request(chunk, families: families) { results[host] = result }
-            } catch {
-                for host in chunk { results[host] = .failure(error) }
-            }
+        await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
+            try await request(chunk, families: families)
         }
-        return results
     }
 
     /// One request for up to 5 names, tried on each service IP in turn while the failure is

@@ -100,6 +100,36 @@ extension HTTPDNSProvider {
     }
 }
 
+extension HTTPDNSProvider {
+    /// A batch asked `limit` names a request (the services' batch APIs take 5): `request` answers one
+    /// chunk, and a chunk whose request fails fails each of its names with that error.
+    func resolveInChunks(
+        _ hosts: [String], limit: Int,
+        request: ([String]) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>]
+    ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
+        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
+        var start = 0
+        while start < hosts.count {
+            let chunk = Array(hosts[start..<min(start + limit, hosts.count)])
+            start += limit
+            do throws(ResolutionError) {
+                for (host, result) in try await request(chunk) { results[host] = result }
+            } catch {
+                for host in chunk { results[host] = .failure(error) }
+            }
+        }
+        return results
+    }
+
+    /// The one name of a one-name request; an answer that leaves it out is malformed, not a crash.
+    func single(
+        _ host: String, from results: [String: Result<ProviderAnswer, ResolutionError>]
+    ) throws(ResolutionError) -> ProviderAnswer {
+        guard let result = results[host] else { throw .malformed(detail: "the answer did not include \(host)") }
+        return try result.get()
+    }
+}
+
 /// Builds the provider a configuration asks for.
 public enum ProviderFactory {
     /// Alibaba Cloud's public HTTPDNS address, used when alicloud has no endpoint.
