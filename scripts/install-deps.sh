@@ -3,8 +3,9 @@
 # which. Debian/Ubuntu (apt-get); uses sudo when not root.
 set -euo pipefail
 
-# Extra packages for one target come as arguments (`make bench` adds nginx-light).
-wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libncurses-dev pkg-config tmux python3-jsonschema "$@")
+# Extra packages for one target come as arguments (`make bench` adds nginx-light). bind9-dnsutils
+# gives the tests `dig`, which the reproduce commands of a chosen DNS server use.
+wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libncurses-dev pkg-config tmux python3-jsonschema bind9-dnsutils "$@")
 missing=()
 for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

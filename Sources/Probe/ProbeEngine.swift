@@ -107,6 +107,8 @@ public final class ProbeEngine: Sendable {
         var source: IPSource?
         /// For system-dns: every address system DNS gave, pinned together as an app would see them.
         var pins: [String] = []
+        /// For system-dns: the DNS server asked instead of getaddrinfo, when one was chosen.
+        var dnsServer: DNSServer?
         /// Set when the attempt is not made: the outcome and why.
         var settled: Settlement?
     }
@@ -155,12 +157,17 @@ public final class ProbeEngine: Sendable {
         for scenario in Scenario.allCases where options.scenarios.contains(scenario) {
             switch scenario {
             case .systemDNS:
+                let server: DNSServer? = if case .dns(let server) = system.resolver { server } else { nil }
                 if let first = systemIPs.first {
-                    plans.append(Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs))
+                    plans.append(
+                        Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs, dnsServer: server))
                 } else {
                     let error = system.error ?? "no address for \(url.host)"
                     let reason = error.hasPrefix("system DNS") ? error : "system DNS: \(error)"
-                    plans.append(Plan(scenario: scenario, settled: Settlement(outcome: .dnsFailed, reason: reason)))
+                    plans.append(
+                        Plan(
+                            scenario: scenario, dnsServer: server,
+                            settled: Settlement(outcome: .dnsFailed, reason: reason)))
                 }
                 continue
             case .directHTTP where url.isHTTPS:
@@ -214,7 +221,9 @@ public final class ProbeEngine: Sendable {
             let reproduce =
                 plan.scenario == .systemDNS && settled.outcome == .dnsFailed
                 ? ReproduceCommand.command(
-                    for: reproduction(.systemDNS, url: url, ip: nil, method: options.method, body: options.body))
+                    for: reproduction(
+                        .systemDNS, url: url, ip: nil, method: options.method, body: options.body,
+                        dnsServer: plan.dnsServer))
                 : nil
             return Attempt(
                 id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
@@ -235,7 +244,9 @@ public final class ProbeEngine: Sendable {
         var requested: Set<String> = [method + " " + current.text]
         for index in 0...options.maxRedirects {
             exchanges.append(
-                reproduction(plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body))
+                reproduction(
+                    plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body,
+                    dnsServer: plan.dnsServer))
             let hop = await exchange(
                 plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body,
                 headers: headers, notes: notes)
@@ -332,12 +343,12 @@ public final class ProbeEngine: Sendable {
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
     private func reproduction(
         _ scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: String,
-        body: [UInt8]? = nil
+        body: [UInt8]? = nil, dnsServer: DNSServer? = nil
     ) -> ReproduceCommand.Exchange {
         ReproduceCommand.Exchange(
             scenario: scenario, url: url, ip: ip, pins: pins, method: method, headers: options.headers, body: body,
             bodyFile: body != nil && body == options.body ? options.bodyFile : nil, caFile: options.caFile,
-            timeout: options.timeout)
+            timeout: options.timeout, dnsServer: dnsServer)
     }
 
     /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).

@@ -1,6 +1,7 @@
 // The shell command that reproduces one exchange of an attempt with stock tools (curl, and
 // openssl s_client where curl cannot do what the attempt did), quoted for a POSIX shell.
 import Foundation
+import NameResolution
 
 /// Builds the command a person pastes into a shell to repeat what an attempt did.
 ///
@@ -27,11 +28,14 @@ public enum ReproduceCommand {
         public var caFile: String?
         /// Seconds before the attempt gives up.
         public var timeout: Double
+        /// For system-dns: the DNS server asked instead of getaddrinfo (`--dns-server`); the
+        /// command then asks it with `dig` first, as the attempt did.
+        public var dnsServer: DNSServer?
 
         public init(
             scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: String = "GET",
             headers: [HeaderField] = [], body: [UInt8]? = nil, bodyFile: String? = nil, caFile: String? = nil,
-            timeout: Double = 10
+            timeout: Double = 10, dnsServer: DNSServer? = nil
         ) {
             self.scenario = scenario
             self.url = url
@@ -43,6 +47,7 @@ public enum ReproduceCommand {
             self.bodyFile = bodyFile
             self.caFile = caFile
             self.timeout = timeout
+            self.dnsServer = dnsServer
         }
     }
 
@@ -53,13 +58,18 @@ public enum ReproduceCommand {
     /// - Returns: shell text, possibly several lines; comment lines name the variables it reads.
     public static func command(for exchange: Exchange) -> String {
         var variables: [(name: String, meaning: String)] = []
-        let text: String
+        var lines: [String] = []
+        if exchange.scenario == .systemDNS, let server = exchange.dnsServer, !exchange.url.hostIsIPLiteral {
+            lines.append(dig(exchange.url.host, at: server, timeout: exchange.timeout))
+            // Nothing answered: the lookup is the whole attempt; curl alone would ask getaddrinfo.
+            if exchange.ip == nil { return lines[0] }
+        }
         switch exchange.scenario {
-        case .directHTTPS where exchange.url.isHTTPS: text = openSSLPair(exchange, variables: &variables)
-        default: text = curl(exchange, variables: &variables)
+        case .directHTTPS where exchange.url.isHTTPS: lines.append(openSSLPair(exchange, variables: &variables))
+        default: lines.append(curl(exchange, variables: &variables))
         }
         let comments = variables.map { "# \($0.name): \($0.meaning) (set it first; never written here)" }
-        return (comments + [text]).joined(separator: "\n")
+        return (comments + lines).joined(separator: "\n")
     }
 
     /// The commands of several exchanges (the hops of one attempt), in order.
@@ -116,6 +126,21 @@ public enum ReproduceCommand {
         words.append(urlWord(target, variables: &variables))
         let line = words.joined(separator: " ")
         return input.map { "\($0) | \(line)" } ?? line
+    }
+
+    // MARK: dig
+
+    /// The lookup the system column made at a chosen server: A and AAAA, addresses only. The
+    /// `grep` keeps the address lines, so the line fails, as the attempt did, when the server gave
+    /// no address (NXDOMAIN, no answer, a timeout that dig reports on stdout).
+    private static func dig(_ name: String, at server: DNSServer, timeout: Double) -> String {
+        var words = ["dig", "@" + server.address]
+        if server.port != 53 { words += ["-p", String(server.port)] }
+        words += [
+            "+short", "+tries=1", "+time=\(max(1, Int(timeout.rounded(.up))))", quoted(name), "A", quoted(name), "AAAA",
+            "|", "grep", "-E", quoted("^([0-9]+[.]){3}[0-9]+$|^[0-9a-fA-F:]*:[0-9a-fA-F:.]*$"),
+        ]
+        return words.joined(separator: " ")
     }
 
     // MARK: openssl

@@ -26,6 +26,14 @@ struct ReproduceCommandTests {
         #expect(system.contains("--resolve 'sni-a.lab.test:8443:10.0.0.1,[::1]'"))
         let unresolved = ReproduceCommand.command(for: .init(scenario: .systemDNS, url: url, ip: nil))
         #expect(!unresolved.contains("--resolve"))
+        let server = DNSServer(address: "127.0.0.1", port: 5353)
+        let dug = ReproduceCommand.command(
+            for: .init(scenario: .systemDNS, url: url, ip: "10.0.0.1", timeout: 2, dnsServer: server))
+        #expect(
+            dug.hasPrefix("dig @127.0.0.1 -p 5353 +short +tries=1 +time=2 sni-a.lab.test A sni-a.lab.test AAAA | grep"))
+        #expect(dug.hasSuffix("--resolve sni-a.lab.test:8443:10.0.0.1 'https://sni-a.lab.test:8443/a?b=1'"))
+        let failed = ReproduceCommand.command(for: .init(scenario: .systemDNS, url: url, ip: nil, dnsServer: server))
+        #expect(failed.hasPrefix("dig @127.0.0.1 -p 5353") && !failed.contains("curl"))
 
         let https = ReproduceCommand.command(
             for: .init(scenario: .directHTTPS, url: url, ip: "127.0.0.1", method: "POST", body: Array("a=1".utf8)))
@@ -101,6 +109,36 @@ struct ReproduceCommandTests {
                 }
             }
             #expect(checked >= 20)
+        }
+    }
+
+    @Test("system-dns at a chosen DNS server: dig asks that server, then curl pins what it answered")
+    func digAtTheDNSServer() async throws {
+        try await withLab { lab in
+            let names = ["single.lab.test", "hijacked.lab.test", "nxdomain.lab.test", "unreachable.lab.test"]
+            let reports = try await LocalDNSProbeTests.engine(lab).probeAll(names.map { lab.url($0) })
+            let server = try DNSServer.parse(lab.endpoints.dns)
+            for report in reports {
+                let attempt = try #require(report.attempts(.systemDNS).first)
+                let command = try #require(attempt.reproduce)
+                let label = "\(report.url) \(attempt.outcome.rawValue)\n\(command)"
+                #expect(command.hasPrefix("dig @\(server.address) -p \(server.port) +short"), "\(label)")
+                let result = try Shell.run(command)
+                if attempt.outcome == .dnsFailed {
+                    // Nothing answered: the lookup alone is the attempt, and it fails as it did.
+                    #expect(!command.contains("curl"), "\(label)")
+                    #expect(result.status != 0, "\(label)\n\(result.output)")
+                } else {
+                    // dig prints the address the attempt connected to; curl ends as the attempt did.
+                    let printed = result.output.split(whereSeparator: \.isNewline).map(String.init)
+                    #expect(printed.contains(attempt.ip ?? "-"), "\(label)\n\(result.output)")
+                    #expect((result.status == 0) == attempt.outcome.reachedServer, "\(label)\n\(result.errors)")
+                }
+            }
+            #expect(
+                reports.map { $0.attempts(.systemDNS).first?.outcome } == [
+                    .ok, .certNameMismatch, .dnsFailed, .connectFailed,
+                ])
         }
     }
 
