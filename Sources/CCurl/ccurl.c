@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,11 @@ ccurl_tls_check *ccurl_tls_check_new(const char *expected_name) {
     ccurl_tls_check *check = calloc(1, sizeof(ccurl_tls_check));
     if (check && expected_name) {
         check->expected_name = strdup(expected_name);
+        // Fail closed: a check without its name would let any certificate's name pass.
+        if (!check->expected_name) {
+            free(check);
+            return NULL;
+        }
     }
     return check;
 }
@@ -135,9 +141,19 @@ static CURLcode ccurl_ssl_ctx_function(CURL *easy, void *ssl_ctx, void *userptr)
     ccurl_tls_check *check = userptr;
     if (check->expected_name) {
         X509_VERIFY_PARAM *param = SSL_CTX_get0_param(ctx);
-        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-        if (X509_VERIFY_PARAM_set1_host(param, check->expected_name, 0) != 1) {
-            return CURLE_SSL_CERTPROBLEM;
+        const char *name = check->expected_name;
+        unsigned char address[16];
+        if (inet_pton(AF_INET, name, address) == 1 || inet_pton(AF_INET6, name, address) == 1) {
+            // An IP literal is matched against the certificate's IP addresses: the host
+            // check compares DNS names only and would call a certificate for the IP a mismatch.
+            if (X509_VERIFY_PARAM_set1_ip_asc(param, name) != 1) return CURLE_SSL_CERTPROBLEM;
+        } else {
+            // One trailing dot names the same host (example.com. is example.com); certificates
+            // never carry it, so it is left out of the comparison.
+            size_t length = strlen(name);
+            if (length > 1 && name[length - 1] == '.') length--;
+            X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+            if (X509_VERIFY_PARAM_set1_host(param, name, length) != 1) return CURLE_SSL_CERTPROBLEM;
         }
     }
     SSL_CTX_set_cert_verify_callback(ctx, ccurl_verify_certificate, check);

@@ -95,6 +95,8 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         } else {
             httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
             httpdnsLine.append(Span("  ttl \(httpdns.ttl)s from \(httpdns.source.rawValue)", .dim))
+            // The egress the service judged this client by: the usual reason two networks get different answers.
+            if let clientIP = httpdns.clientIP { httpdnsLine.append(Span("  saw you as \(clientIP)", .dim)) }
         }
         httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
         let agreementStyle: CellStyle =

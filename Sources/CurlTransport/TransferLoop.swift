@@ -248,11 +248,11 @@ private final class Transfer {
             }
             let scheme = spec.url.utf8.prefix(6).map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
             if scheme.elementsEqual("https:".utf8) {
-                check = ccurl_tls_check_new(spec.checkName)
-                if let check {
-                    let code = ccurl_easy_install_tls_check(easy.raw, check)
-                    if code != CURLE_OK && spec.checkName != nil { return code }
-                }
+                // No check object (out of memory) means no name check: fail the transfer, never run it unchecked.
+                guard let made = ccurl_tls_check_new(spec.checkName) else { return CURLE_OUT_OF_MEMORY }
+                check = made
+                let code = ccurl_easy_install_tls_check(easy.raw, made)
+                if code != CURLE_OK && spec.checkName != nil { return code }
             }
         } catch {
             return CURLcode(UInt32(error.code))

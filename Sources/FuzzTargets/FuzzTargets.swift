@@ -71,8 +71,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     private static func exercise(_ text: String) {
         _ = Redaction.url(text)
         guard let url = try? ProbeURL.parse(text) else { return }
-        _ = url.replacingHost(with: "127.0.0.1")
-        _ = url.replacingHost(with: "::1")
+        _ = try? url.replacingHost(with: "127.0.0.1")
+        _ = try? url.replacingHost(with: "::1")
         _ = url.resolvePin(to: "127.0.0.1")
         _ = url.hostHeader
         _ = url.pathAndQuery

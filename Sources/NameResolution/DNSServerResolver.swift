@@ -272,7 +272,7 @@ public struct DNSServerResolver: Sendable {
         switch status {
         case ARES_ETIMEOUT, ARES_ECANCELLED:
             return
-                "no answer for \(host) within \(ResolutionError.format(timeout)) s: check the address and port, that it serves DNS, and any firewall between (replies with a wrong id or for another question are ignored, as dig does)"
+                "no answer for \(host) within \(ResolutionError.format(timeout)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
         case ARES_ECONNREFUSED:
             return
                 "refused the query for \(host) (nothing listens on port \(server.port) there): check the address and port"

@@ -52,6 +52,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
     public static let ttlBounds: ClosedRange<Int> = 1...86_400
+    /// The longest wait for an answer that `timeout` (`--timeout`, the file's `timeout`) accepts, in seconds.
+    public static let maxTimeout: Double = 120
     /// Bodies larger than this are refused as malformed: an HTTPDNS answer is a few hundred bytes.
     public static let maxBodyBytes = 64 * 1024
 
@@ -272,6 +274,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         layer: ConfigurationLayer, warnings: [String]
     ) {
         let table: TOMLTable
+        // TOMLKit aborts the process on some malformed files; those are refused here first.
+        if let problem = TOMLPreflight.problem(in: text) { throw .unreadable(path, problem) }
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
@@ -352,8 +356,12 @@ public struct ConfigurationLayer: Sendable, Equatable {
             layer.sdns = values
         }
         if let raw = table["timeout"] {
-            guard let t = raw.double ?? raw.int.map(Double.init), t > 0 else {
-                throw .wrongType(path, "timeout", "a positive number of seconds")
+            // inf, nan and 1e300 are TOML numbers too; converting them to milliseconds would trap.
+            guard let t = raw.double ?? raw.int.map(Double.init), t > 0, t <= ResolverConfiguration.maxTimeout else {
+                throw .wrongType(
+                    path, "timeout",
+                    "a number of seconds above 0 and at most \(ResolutionError.format(ResolverConfiguration.maxTimeout))"
+                )
             }
             layer.timeout = t
         }

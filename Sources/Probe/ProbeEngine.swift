@@ -357,7 +357,15 @@ public final class ProbeEngine: Sendable {
         body: [UInt8]?, headers extra: [HeaderField], notes: [String]
     ) async -> Hop {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
-        let requestURL = ipInURL ? url.replacingHost(with: ip) : url.text
+        let requestURL: String
+        do {
+            requestURL = ipInURL ? try url.replacingHost(with: ip) : url.text
+        } catch {
+            // Not made at all: the host name in its place would have gone through system DNS.
+            return Hop(
+                url: url.text, originalURL: url.text, method: method, resolver: resolver, outcome: .connectFailed,
+                error: "\(error.reason); the attempt was not made")
+        }
         var headers = extra.filter { $0.name.lowercased() != "host" }
         if ipInURL { headers.insert(HeaderField(name: "Host", value: url.hostHeader), at: 0) }
         let resolvePins: [String]

@@ -58,10 +58,16 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         // DNS, SNI and certificates carry the ASCII form of an internationalised name. libcurl
         // 7.88's CURLU_PUNYCODE converts through the locale's charset (idn2_lookup_ul), which
         // fails in the C locale a tool usually runs in, so the conversion is done here.
-        guard var host = IDNA.ascii(typed) else {
-            throw ProbeURLError(url: input, reason: "the host name '\(typed)' cannot be converted to ASCII")
+        var host: String
+        switch IDNA.convert(typed) {
+        case .success(let ascii): host = ascii
+        case .failure(let problem): throw ProbeURLError(url: input, reason: problem.description)
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        // One trailing dot names the same host (DNS's absolute form): the probe uses the name
+        // without it, so the HTTPDNS query, cache key, SNI, certificate check and Host agree.
+        if host.hasSuffix("."), !host.hasSuffix("..") { host.removeLast() }
+        guard !host.isEmpty else { throw ProbeURLError(url: input, reason: "the URL has no host") }
         try? url.set(.host, authorityForm(host))
         try? url.set(.fragment, nil)
         let defaultPort = scheme == "https" ? 443 : 80
@@ -106,9 +112,24 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter ip: an IPv4 or IPv6 literal.
     /// - Returns: the rewritten URL as text.
-    public func replacingHost(with ip: String) -> String {
-        guard let url = try? CurlURL(text), (try? url.set(.host, Self.authorityForm(ip))) != nil else { return text }
-        return url.text ?? text
+    /// - Throws: `ProbeURLError` when the address cannot be put in the URL. Never the URL
+    ///   unchanged instead: a "direct" request to the host name would silently use system DNS.
+    public func replacingHost(with ip: String) throws(ProbeURLError) -> String {
+        guard IPLiteral.isLiteral(ip) else {
+            throw ProbeURLError(url: text, reason: "'\(ip)' is not an IP address, so it cannot replace the host")
+        }
+        do {
+            let url = try CurlURL(text)
+            try url.set(.host, Self.authorityForm(ip))
+            guard let rewritten = url.text else {
+                throw ProbeURLError(url: text, reason: "libcurl could not render the URL with \(ip) as its host")
+            }
+            return rewritten
+        } catch let error as ProbeURLError {
+            throw error
+        } catch {
+            throw ProbeURLError(url: text, reason: "cannot put \(ip) in the URL as its host (\(error))")
+        }
     }
 
     /// Resolves a `Location` value (absolute or relative) against this URL.
@@ -161,22 +182,44 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
 /// and Punycode-encoded (RFC 3492) with the `xn--` prefix. This is IDNA's core; the full
 /// UTS 46 mapping table is not applied.
 public enum IDNA {
+    /// Why a host name has no ASCII form, as the end of a sentence about the URL.
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// DNS allows at most this many octets in one label.
+    static let maxLabelOctets = 63
+
     /// The ASCII form of a host name; nil when a label cannot be encoded.
     public static func ascii(_ host: String) -> String? {
-        guard host.unicodeScalars.contains(where: { !$0.isASCII }) else { return host }
+        try? convert(host).get()
+    }
+
+    /// The ASCII form of a host name, or why there is none.
+    public static func convert(_ host: String) -> Result<String, Problem> {
+        guard host.unicodeScalars.contains(where: { !$0.isASCII }) else { return .success(host) }
         let labels = host.precomposedStringWithCanonicalMapping.lowercased()
             .split(separator: ".", omittingEmptySubsequences: false)
         var out: [String] = []
         for label in labels {
             if label.unicodeScalars.allSatisfy(\.isASCII) {
                 out.append(String(label))
-            } else {
-                guard let encoded = punycode(String(label)) else { return nil }
-                out.append("xn--" + encoded)
+                continue
             }
+            // Every code point takes at least one octet after "xn--", and encoding is quadratic
+            // in the label's length: a label that cannot fit is refused before the work.
+            guard "xn--".utf8.count + label.unicodeScalars.count <= maxLabelOctets,
+                let encoded = punycode(String(label)), "xn--".utf8.count + encoded.utf8.count <= maxLabelOctets
+            else {
+                return .failure(
+                    Problem(
+                        description:
+                            "the host name label '\(label.prefix(20))…' is longer than \(maxLabelOctets) octets in its ASCII (punycode) form, more than DNS allows; check the name"
+                    ))
+            }
+            out.append("xn--" + encoded)
         }
-        let result = out.joined(separator: ".")
-        return out.allSatisfy { $0.count <= 63 } ? result : nil
+        return .success(out.joined(separator: "."))
     }
 
     /// RFC 3492 encoding of one label.

@@ -122,7 +122,7 @@ public enum ReproduceCommand {
                 words += ["--data-binary", "@-"]
             }
         }
-        let target = ipInURL ? url.replacingHost(with: exchange.ip ?? url.host) : url.text
+        let target = ipInURL ? ((try? url.replacingHost(with: exchange.ip ?? url.host)) ?? url.text) : url.text
         words.append(urlWord(target, variables: &variables))
         let line = words.joined(separator: " ")
         return input.map { "\($0) | \(line)" } ?? line

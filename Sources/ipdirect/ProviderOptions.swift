@@ -82,8 +82,10 @@ struct ProviderOptions: ParsableArguments {
             throw ValidationError(
                 "unknown preset '\(preset)'; known: \(ProviderPreset.all.map(\.name).joined(separator: ", "))")
         }
-        if let timeout, !(timeout > 0 && timeout <= 120) {
-            throw ValidationError("--timeout must be a number of seconds between 0 and 120")
+        if let timeout, !(timeout > 0 && timeout <= ResolverConfiguration.maxTimeout) {
+            throw ValidationError(
+                "--timeout must be a number of seconds above 0 and at most \(ResolutionError.format(ResolverConfiguration.maxTimeout))"
+            )
         }
         if preset != nil, endpoint != nil {
             throw ValidationError("give --preset or --endpoint, not both")

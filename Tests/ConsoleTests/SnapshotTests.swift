@@ -24,6 +24,19 @@ struct SnapshotTests {
         check(state, "probe")
     }
 
+    @Test("probe view names the client address the HTTPDNS service judged this client by")
+    func probeViewClientIP() {
+        var state = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
+        ConsoleFixtures.send(&state, keys: "sni-a.lab.test")
+        _ = reduce(into: &state, action: .key(.enter))
+        var resolution = ConsoleFixtures.resolution
+        resolution.httpdns.clientIP = "198.51.100.23"
+        _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(resolution)))
+        let buffer = render(state)
+        Snapshot.check(buffer, named: "probe-client-ip-120x24")
+        #expect(buffer.text.contains("ttl 60s from httpdns  saw you as 198.51.100.23"))
+    }
+
     @Test("probe view before anything was probed, typing", arguments: sizes)
     func probeViewEmpty(size: TerminalSize) {
         var state = ConsoleFixtures.emptyState(size: size)

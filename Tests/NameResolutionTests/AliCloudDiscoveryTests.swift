@@ -75,6 +75,12 @@ struct AliCloudDiscoveryTests {
             let answer = try await ProviderFactory.make(config).resolve("sni-a.lab.test", families: [.v4])
             #expect(answer.server == "127.0.0.2")
             #expect(lab.httpdnsQueries().contains { $0.format == "alicloud-ss" })
+
+            // A service_name that is an address (the SDKs' 203.107.1.1 is one) is matched against
+            // the certificate's IP addresses; the lab's names 127.0.0.1 among them.
+            config.serviceName = "127.0.0.1"
+            let byAddress = try await ProviderFactory.make(config).resolve("sni-a.lab.test", families: [.v4])
+            #expect(byAddress.ipv4 == ["127.0.0.1"])
         }
     }
 

@@ -117,6 +117,9 @@ struct ConfigurationTests {
         let bundled = ConfigurationLayer.defaults
         #expect(bundled.provider != nil && bundled.timeout != nil && bundled.family != nil)
         #expect(bundled.fallbackToSystem != nil && bundled.reuseExpired != nil && bundled.persistCache != nil)
+        #expect(bundled.dohMethod == .get)
+        // dns_server's default is "not set" (getaddrinfo), still written down with its comment.
+        #expect(BundledResources.defaultConfigTOML.contains("\ndns_server = \"\"\n"))
         // Nothing configured anywhere: what the file says is what is in force.
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -143,6 +146,50 @@ struct ConfigurationTests {
         } catch {
             #expect(error.description.contains("line 1"))
         }
+    }
+
+    /// Loads `bytes` as the configuration file and returns the error's sentence (nil when it loaded).
+    private func loadError(_ bytes: [UInt8]) throws -> String? {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/config.toml"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try ConfigurationLoader.load(environment: ["HOME": dir.path], file: path)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test("a file that aborts the TOML library is refused with a sentence instead (the fuzzer's finding)")
+    func tomlLibraryAbortShapes() throws {
+        // The input `make fuzz` found: a table header opened by a control character and a NUL.
+        let finding = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/configuration/crash-d34d9b4ef7319dcb0c167fa19802043ca66d0415")
+        let found = try #require(FileManager.default.contents(atPath: finding.path))
+        let said = try #require(try loadError(Array(found)))
+        #expect(said.contains("line 1, byte 2 is the control character \\x01"))
+        // The same assertion in toml++ reached without any control character.
+        for header in ["[=x]\n", "[\n", "[#\n", "[[ .a]]\n", "provider = \"system\"\n  [ ,\n"] {
+            let sentence = try #require(try loadError(Array(header.utf8)), "accepted: \(header)")
+            #expect(sentence.contains("table header"), "\(sentence)")
+        }
+        // A NUL would otherwise cut the file short in silence (the library takes a C string).
+        let cut = try #require(try loadError(Array("provider = \"system\"\u{0}\nprovider = \"bogus\"\n".utf8)))
+        #expect(cut.contains("NUL"))
+        // Ordinary tables and arrays still load.
+        #expect(try loadError(Array("prefetch = [\n  \"a.example\",\n]\n[sdns]\n".utf8)) == nil)
+        #expect(try loadError(Array("\u{FEFF}provider = \"system\"\r\n\tprefetch = [ \"a\" ]\n".utf8)) == nil)
+    }
+
+    @Test("a timeout of inf, nan, 1e300 or below zero in the file is refused with the range")
+    func timeoutOutOfRange() throws {
+        for value in ["inf", "+inf", "nan", "1e300", "-1", "0", "121"] {
+            let said = try #require(try loadError(Array("timeout = \(value)\n".utf8)), "accepted timeout = \(value)")
+            #expect(said.contains("'timeout' must be a number of seconds above 0 and at most 120"))
+        }
+        #expect(try loadError(Array("timeout = 120\n".utf8)) == nil)
     }
 }
 

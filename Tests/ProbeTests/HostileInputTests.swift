@@ -71,6 +71,33 @@ struct HostileInputTests {
         }
     }
 
+    @Test("an IP-literal host is checked against the certificate's IP addresses, not called a mismatch")
+    func ipLiteralHost() async throws {
+        try await withLab { lab in
+            // The HTTPDNS service's certificate names 127.0.0.1 and ::1 as IP addresses.
+            let url = lab.endpoints.httpdnsTLS + "/"
+            let engine = lab.engine(ProbeOptions(scenarios: [.systemDNS]), system: ["127.0.0.1": ["127.0.0.1"]])
+            let attempt = try #require(await engine.probeAll([url]).first?.attempts(.systemDNS).first)
+            #expect(attempt.checkedName == "127.0.0.1")
+            #expect(attempt.outcome.reachedServer, "\(attempt.outcome): \(attempt.error ?? "")")
+            #expect(attempt.certificate?.verifyResult == 0, "\(String(describing: attempt.certificate))")
+        }
+    }
+
+    @Test("a trailing dot is the same name: resolved, pinned, sent as SNI and checked without it")
+    func trailingDotHost() async throws {
+        try await withLab { lab in
+            let url = lab.url("sni-a.lab.test", "/echo").replacingOccurrences(
+                of: "sni-a.lab.test", with: "sni-a.lab.test.")
+            #expect(url.contains("sni-a.lab.test.:"))
+            let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([url])
+            let attempt = try #require(reports.first?.attempts(.directSNI).first)
+            #expect(attempt.outcome == .ok, "\(attempt.outcome): \(attempt.error ?? "")")
+            #expect(attempt.sni == "sni-a.lab.test" && attempt.checkedName == "sni-a.lab.test")
+            #expect(lab.requests(to: "sni").last?.host.hasPrefix("sni-a.lab.test:") == true)
+        }
+    }
+
     @Test("a password in the URL is redacted in JSON, JSON Lines, HAR and the table")
     func passwordInURL() async throws {
         try await withLab { lab in

@@ -10,7 +10,7 @@ struct ProbeURLTests {
         let url = try ProbeURL.parse(
             "https://api.example.com:8443/api.example.com/x?next=https://api.example.com/y#top")
         #expect(
-            url.replacingHost(with: "10.0.0.7")
+            try url.replacingHost(with: "10.0.0.7")
                 == "https://10.0.0.7:8443/api.example.com/x?next=https://api.example.com/y")
         #expect(url.hostHeader == "api.example.com:8443")
         #expect(url.resolvePin(to: "10.0.0.7") == "api.example.com:8443:10.0.0.7")
@@ -19,7 +19,7 @@ struct ProbeURLTests {
     @Test("an IPv6 address goes in brackets, in the URL and in the pin")
     func ipv6Bracketed() throws {
         let url = try ProbeURL.parse("http://dual.lab.test/p?q=1")
-        #expect(url.replacingHost(with: "::1") == "http://[::1]/p?q=1")
+        #expect(try url.replacingHost(with: "::1") == "http://[::1]/p?q=1")
         #expect(url.resolvePin(to: "::1") == "dual.lab.test:80:[::1]")
         #expect(url.hostHeader == "dual.lab.test")
     }
@@ -44,9 +44,43 @@ struct ProbeURLTests {
         let url = try ProbeURL.parse("https://bücher.example/")
         #expect(url.host == "xn--bcher-kva.example")
         #expect(url.text == "https://xn--bcher-kva.example/")
-        #expect(url.replacingHost(with: "127.0.0.1") == "https://127.0.0.1/")
+        #expect(try url.replacingHost(with: "127.0.0.1") == "https://127.0.0.1/")
         #expect(try ProbeURL.parse("http://MÜNCHEN.de:8080/ü").hostHeader == "xn--mnchen-3ya.de:8080")
         #expect(try ProbeURL.parse("https://例え.テスト/").host == "xn--r8jz45g.xn--zckzah")
+    }
+
+    @Test("one trailing dot is the same name: host, Host, pin and URL all go without it")
+    func trailingDot() throws {
+        let url = try ProbeURL.parse("https://Sni-A.lab.test.:8443/x")
+        #expect(url.host == "sni-a.lab.test")
+        #expect(url.text == "https://Sni-A.lab.test:8443/x")
+        #expect(url.hostHeader == "sni-a.lab.test:8443")
+        #expect(url.resolvePin(to: "127.0.0.1") == "sni-a.lab.test:8443:127.0.0.1")
+        #expect(throws: ProbeURLError.self) { try ProbeURL.parse("https://./") }
+    }
+
+    @Test("a label too long for DNS once encoded is refused before the work, in words")
+    func longPunycodeLabel() throws {
+        let long = String(repeating: "ü", count: 5_000)
+        do {
+            _ = try ProbeURL.parse("https://\(long).example/")
+            Issue.record("a 5,000-character label was accepted")
+        } catch {
+            #expect(error.reason.contains("longer than 63 octets"), "\(error)")
+        }
+        // 59 code points can still fit; their encoding is measured, not guessed.
+        #expect(throws: ProbeURLError.self) {
+            try ProbeURL.parse("https://\(String(repeating: "ü", count: 59)).example/")
+        }
+        #expect(try ProbeURL.parse("https://\(String(repeating: "a", count: 50))ü.example/").host.hasPrefix("xn--"))
+    }
+
+    @Test("putting something that is not an address in the URL throws instead of keeping the name")
+    func rewriteRefusesNonAddresses() throws {
+        let url = try ProbeURL.parse("https://a.test/")
+        for bad in ["a.test", "1.2.3.4\u{0}x", "", "::1]/evil"] {
+            #expect(throws: ProbeURLError.self, "\(bad)") { try url.replacingHost(with: bad) }
+        }
     }
 
     @Test("unusable URLs are refused with a reason", arguments: ["ftp://x.test/", "https://", "http://[::1/", ""])

@@ -51,7 +51,8 @@ typedef struct ccurl_der {
 /// ccurl_tls_check_new; valid until ccurl_tls_check_free.
 typedef struct ccurl_tls_check {
     /// The name the certificate must match (the original host), or NULL to leave the
-    /// name check to libcurl.
+    /// name check to libcurl. An IP literal is matched against the certificate's IP
+    /// addresses; one trailing dot on a name is ignored.
     char *expected_name;
     /// Whether the hook ran (a TLS handshake reached the certificate stage).
     int ran;
@@ -68,6 +69,7 @@ typedef struct ccurl_tls_check {
     char sni[256];
 } ccurl_tls_check;
 
+/// NULL when memory runs out (the caller must then fail the transfer, not run it unchecked).
 ccurl_tls_check *ccurl_tls_check_new(const char *expected_name);
 void ccurl_tls_check_free(ccurl_tls_check *check);
 /// Installs the hook on an easy handle (CURLOPT_SSL_CTX_FUNCTION/DATA). Returns
