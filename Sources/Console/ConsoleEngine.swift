@@ -87,4 +87,14 @@ public protocol ConsoleEngine: Sendable {
     /// - Returns: the paths written.
     /// - Throws: an error whose description a person reads when a file cannot be written.
     func export(_ reports: [URLReport], basePath: String) async throws -> [String]
+    /// Asks every configured provider (`[[providers]]`, the lab's four with `--lab`) and the
+    /// system column for `host` at once; no providers gives a comparison with no rows.
+    func compareProviders(_ host: String) async -> ProviderComparison
+}
+
+extension ConsoleEngine {
+    /// An engine with no providers to compare.
+    public func compareProviders(_ host: String) async -> ProviderComparison {
+        ProviderComparison(host: host, system: SystemAnswer(error: "not asked"), providers: [])
+    }
 }

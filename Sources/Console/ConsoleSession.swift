@@ -16,6 +16,9 @@ public struct ConsoleOptions: Sendable {
     public var maxTraceDetails: Int
     /// A host to probe as soon as the console is up.
     public var initialTarget: String?
+    /// The keys in force (`[keys]` applied) and the colours (`theme`).
+    public var keyMap = KeyMap.standard
+    public var theme = ConsoleTheme.dark
 
     /// How many traces are kept unless told otherwise (`--max-traces`): the one default.
     public static let defaultMaxTraces = 10_000
@@ -24,8 +27,10 @@ public struct ConsoleOptions: Sendable {
 
     public init(
         useColor: Bool = true, maxTraces: Int = defaultMaxTraces, maxTraceDetails: Int = defaultMaxTraceDetails,
-        initialTarget: String? = nil
+        initialTarget: String? = nil, keyMap: KeyMap = .standard, theme: ConsoleTheme = .dark
     ) {
+        self.keyMap = keyMap
+        self.theme = theme
         self.useColor = useColor
         self.maxTraces = maxTraces
         self.maxTraceDetails = maxTraceDetails
@@ -164,6 +169,8 @@ final class ConsoleLoop {
         state = ConsoleState(
             size: screen.size, now: Date(), engine: engine.description, glyphs: glyphs, maxTraces: options.maxTraces,
             maxTraceDetails: options.maxTraceDetails)
+        state.keyMap = options.keyMap
+        state.theme = options.theme
     }
 
     /// Runs until quit; returns the signal that asked it to stop, if one did.
@@ -255,6 +262,8 @@ final class ConsoleLoop {
                     queue.post(.exportFailed("\(error)"))
                 }
             }
+        case .compareProviders(let host):
+            Task { queue.post(.providersCompared(await engine.compareProviders(host))) }
         case .copyToClipboard(let text):
             // On this thread: the screen belongs to it, and the sequence must follow a frame.
             screen.draw(render(state, size: state.size))

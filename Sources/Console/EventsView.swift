@@ -76,7 +76,8 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
 
 func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     let twoColumns = buffer.width >= 100
-    let lines = helpLines(lab: state.engine.lab, width: (twoColumns ? buffer.width / 2 : buffer.width) - 1)
+    let lines = helpLines(
+        state.keyMap, lab: state.engine.lab, width: (twoColumns ? buffer.width / 2 : buffer.width) - 1)
     let height = rows.count
     // Wide terminals get two columns, split where a section starts.
     var columns = [lines]
@@ -99,17 +100,18 @@ func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout Ce
 
 /// The help text, generated from the key map: every binding, grouped by where it applies.
 /// A summary too long for `width` columns goes on under itself rather than being cut.
-func helpLines(lab: Bool, width: Int) -> [StyledLine] {
+func helpLines(_ keyMap: KeyMap, lab: Bool, width: Int) -> [StyledLine] {
     var lines: [StyledLine] = []
     let keyWidth = 16
     // Two columns of sections when the terminal is wide enough.
     for scope in KeyScope.allCases {
-        let bindings = KeyMap.bindings.filter { $0.scope == scope && (lab || !$0.labOnly) }
+        let bindings = keyMap.bindings.filter { $0.scope == scope && (lab || !$0.labOnly) }
         guard !bindings.isEmpty else { continue }
         lines.append([Span(" " + scope.rawValue, .fg(.cyan, bold: true))])
         for binding in bindings {
             let keys = binding.keys.map(\.label).joined(separator: ", ")
-            let summary = wrap(binding.summary, width: max(10, width - 3 - keyWidth))
+            // The action's name is what `[keys]` in the configuration file remaps.
+            let summary = wrap(binding.summary + "  [\(binding.command.name)]", width: max(10, width - 3 - keyWidth))
             lines.append([Span("   " + keys.padded(keyWidth), .bold), Span(summary[0])])
             for more in summary.dropFirst() { lines.append([Span(String(repeating: " ", count: 3 + keyWidth) + more)]) }
         }

@@ -1,5 +1,6 @@
 // The one table of key bindings: the reducer dispatches through it and the help view is
-// generated from it, so the two can never disagree.
+// generated from it, so the two can never disagree. `[keys]` in the configuration remaps it.
+import NameResolution
 
 /// A key as the console understands it, whatever the terminal sent.
 public enum Key: Hashable, Sendable {
@@ -52,6 +53,8 @@ public enum Command: Hashable, Sendable {
     case nextLabFault, clearLabFault
     /// Show the command that reproduces the selection, and copy it (`ReproducePanel`).
     case reproduce
+    /// Ask every configured provider for the selected host (`CompareView`).
+    case compareProviders
     // While typing on the input line, a filter or a confirmation.
     case submit, cancel, historyPrevious, historyNext, deleteBackward
     case confirmYes, confirmNo
@@ -67,6 +70,7 @@ public enum KeyScope: String, Sendable, CaseIterable {
     case cache = "Cache view"
     case traces = "Traces view"
     case events = "Events view"
+    case compare = "Compare view"
     case global = "Everywhere"
 }
 
@@ -80,9 +84,14 @@ public struct KeyBinding: Sendable {
     public var labOnly = false
 }
 
-/// The key map of the console.
-public enum KeyMap {
-    public static let bindings: [KeyBinding] = [
+/// The key map of the console: the bindings in force, the defaults with `[keys]` applied.
+public struct KeyMap: Sendable {
+    public private(set) var bindings: [KeyBinding]
+
+    /// The keys as shipped.
+    public static let standard = KeyMap(bindings: defaultBindings)
+
+    public static let defaultBindings: [KeyBinding] = [
         KeyBinding(keys: [.enter], command: .submit, scope: .typing, summary: "probe the host, or apply the filter"),
         KeyBinding(keys: [.escape], command: .cancel, scope: .typing, summary: "stop typing (the filter is cleared)"),
         KeyBinding(keys: [.up], command: .historyPrevious, scope: .typing, summary: "previous host from the history"),
@@ -142,6 +151,11 @@ public enum KeyMap {
         KeyBinding(keys: [.character("3")], command: .showView(.traces), scope: .global, summary: "Traces view"),
         KeyBinding(keys: [.character("4")], command: .showView(.events), scope: .global, summary: "Events view"),
         KeyBinding(keys: [.character("?"), .character("5")], command: .help, scope: .global, summary: "this help"),
+        KeyBinding(
+            keys: [.character("r")], command: .compareProviders, scope: .compare, summary: "ask every provider again"),
+        KeyBinding(
+            keys: [.character("v")], command: .compareProviders, scope: .global,
+            summary: "compare every provider's answer for the selected host"),
         KeyBinding(keys: [.tab], command: .nextView, scope: .global, summary: "next view"),
         KeyBinding(keys: [.backTab], command: .previousView, scope: .global, summary: "previous view"),
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .global, summary: "move up"),
@@ -163,7 +177,7 @@ public enum KeyMap {
     ]
 
     /// The command a key means in the given scopes, most specific scope first.
-    public static func command(for key: Key, in scopes: [KeyScope], lab: Bool) -> Command? {
+    public func command(for key: Key, in scopes: [KeyScope], lab: Bool) -> Command? {
         for scope in scopes {
             for binding in bindings where binding.scope == scope && binding.keys.contains(key) {
                 if binding.labOnly && !lab { continue }
@@ -171,5 +185,163 @@ public enum KeyMap {
             }
         }
         return nil
+    }
+}
+
+// MARK: - Remapping (`[keys]`)
+
+extension Command {
+    /// The name `[keys]` and the help view use for the command.
+    public var name: String {
+        switch self {
+        case .showView(let view): "view-\(view.title.lowercased())"
+        case .nextView: "next-view"
+        case .previousView: "previous-view"
+        case .up: "up"
+        case .down: "down"
+        case .top: "top"
+        case .bottom: "bottom"
+        case .pageUp: "page-up"
+        case .pageDown: "page-down"
+        case .open: "open"
+        case .back: "back"
+        case .filter: "filter"
+        case .typeHost: "type-host"
+        case .reprobe: "reprobe"
+        case .refreshEntry: "refresh"
+        case .export: "export"
+        case .quit: "quit"
+        case .help: "help"
+        case .sortNext: "sort"
+        case .sortReverse: "sort-reverse"
+        case .flushEntry: "flush"
+        case .flushAll: "flush-all"
+        case .cycleFamily: "family"
+        case .toggleReuseExpired: "reuse-expired"
+        case .nextLabFault: "next-lab-fault"
+        case .clearLabFault: "clear-lab-fault"
+        case .reproduce: "reproduce"
+        case .compareProviders: "compare-providers"
+        case .submit: "submit"
+        case .cancel: "cancel"
+        case .historyPrevious: "history-previous"
+        case .historyNext: "history-next"
+        case .deleteBackward: "delete-backward"
+        case .confirmYes: "confirm-yes"
+        case .confirmNo: "confirm-no"
+        }
+    }
+}
+
+extension Key {
+    /// The key a `[keys]` entry names: one character ("x"), a name as help shows it ("Enter",
+    /// "PgDn", "Shift-Tab"; any case), or "Ctrl-" and a letter.
+    public static func named(_ text: String) -> Key? {
+        if text.count == 1, let c = text.first {
+            return c.isNewline || c.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+                ? nil : .character(c)
+        }
+        let lower = text.lowercased()
+        if lower.hasPrefix("ctrl-") || lower.hasPrefix("ctrl+") || lower.hasPrefix("c-") {
+            let rest = lower.drop { $0 != "-" && $0 != "+" }.dropFirst()
+            guard rest.count == 1, let letter = rest.first, letter.isASCII, letter.isLetter else { return nil }
+            return .control(letter)
+        }
+        let names: [String: Key] = [
+            "space": .character(" "), "up": .up, "down": .down, "left": .left, "right": .right, "pgup": .pageUp,
+            "pageup": .pageUp, "pgdn": .pageDown, "pagedown": .pageDown, "home": .home, "end": .end,
+            "enter": .enter, "return": .enter, "esc": .escape, "escape": .escape, "backspace": .backspace,
+            "tab": .tab, "shift-tab": .backTab, "backtab": .backTab, "del": .delete, "delete": .delete,
+        ]
+        return names[lower]
+    }
+}
+
+/// A `[keys]` entry the console cannot use, in words.
+public struct KeyMapError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+}
+
+extension KeyScope {
+    /// Whether bindings of the two scopes can answer the same key press: the same scope, or a
+    /// view's scope under `global` (the view's binding would hide the global one there).
+    func overlaps(_ other: KeyScope) -> Bool {
+        if self == other { return true }
+        let modal: Set<KeyScope> = [.typing, .confirm, .reproducePanel]
+        if modal.contains(self) || modal.contains(other) { return false }
+        if self == .global || other == .global { return true }
+        return Set([self, other]) == [.traces, .traceDetail]
+    }
+}
+
+extension KeyMap {
+    /// The standard keys with `[keys]` applied: each entry replaces the keys of that action in
+    /// every scope it applies to.
+    ///
+    /// - Throws: `KeyMapError` for an unknown action or key, a letter for an action used while
+    ///   typing, or two actions left on one key where both could answer it.
+    public static func remapped(_ remaps: [KeyRemap], path: String = "[keys]") throws(KeyMapError) -> KeyMap {
+        var map = KeyMap.standard
+        let actions = map.actionNames
+        for remap in remaps {
+            guard actions.contains(remap.action) else {
+                throw KeyMapError(
+                    description:
+                        "\(path): '\(remap.action)' is not an action; the actions are \(actions.sorted().joined(separator: ", ")) (the help view, ?, lists each beside its keys)"
+                )
+            }
+            guard !remap.keys.isEmpty else {
+                throw KeyMapError(description: "\(path) \(remap.action): give at least one key, e.g. \"x\"")
+            }
+            var keys: [Key] = []
+            for name in remap.keys {
+                guard let key = Key.named(name) else {
+                    throw KeyMapError(
+                        description:
+                            "\(path) \(remap.action): '\(name)' is not a key; write a character (\"x\"), a name (Enter, Esc, Tab, Space, Up, PgDn, Home, ...) or Ctrl-X"
+                    )
+                }
+                if !keys.contains(key) { keys.append(key) }
+            }
+            for index in map.bindings.indices where map.bindings[index].command.name == remap.action {
+                if map.bindings[index].scope == .typing,
+                    let typed = keys.first(where: { if case .character = $0 { true } else { false } })
+                {
+                    throw KeyMapError(
+                        description:
+                            "\(path) \(remap.action): '\(typed.label)' would be typed as text on the input line; choose a key such as Enter, Tab or Ctrl-X"
+                    )
+                }
+                map.bindings[index].keys = keys
+            }
+        }
+        if let clash = map.firstClash {
+            throw KeyMapError(description: "\(path): \(clash)")
+        }
+        return map
+    }
+
+    /// Every action a binding carries, by name.
+    public var actionNames: Set<String> { Set(bindings.map(\.command.name)) }
+
+    /// The first key that two actions claim where both could answer it, as a sentence; nil when none.
+    public var firstClash: String? {
+        for (i, a) in bindings.enumerated() {
+            for b in bindings[(i + 1)...] where a.command != b.command && a.scope.overlaps(b.scope) {
+                guard let key = a.keys.first(where: b.keys.contains) else { continue }
+                let place =
+                    a.scope == b.scope
+                    ? "in the \(a.scope.rawValue.lowercased())"
+                    : "in the \((a.scope == .global ? b : a).scope.rawValue.lowercased())"
+                return
+                    "'\(key.label)' would mean both '\(a.command.name)' and '\(b.command.name)' \(place); give one of them another key"
+            }
+        }
+        return nil
+    }
+
+    /// The first key bound to a command, as the hints show it.
+    public func label(for command: Command) -> String {
+        bindings.first { $0.command == command }?.keys.first?.label ?? "?"
     }
 }

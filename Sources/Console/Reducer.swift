@@ -24,6 +24,8 @@ public enum ConsoleAction: Sendable {
     case terminate
     /// The screen copied text to the clipboard (true), or the terminal does not allow it.
     case clipboardCopied(Bool)
+    /// Every provider's answer for the host the compare view asked about.
+    case providersCompared(ProviderComparison)
 }
 
 /// Work for the outside world, done by the runner against the engine.
@@ -38,6 +40,8 @@ public enum ConsoleEffect: Sendable, Equatable {
     case export([URLReport], basePath: String)
     /// Put text on the terminal's clipboard (OSC 52) when the terminal allows it.
     case copyToClipboard(String)
+    /// Ask every configured provider for a host (the compare view).
+    case compareProviders(host: String)
     case quit
 }
 
@@ -97,6 +101,9 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
             ? "Copied to the clipboard (OSC 52)"
             : "This terminal takes no clipboard writes (OSC 52): select the command with the mouse"
         return []
+    case .providersCompared(let comparison):
+        applyComparison(comparison, state: &state)
+        return []
     }
 }
 
@@ -105,7 +112,7 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
 private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect] {
     switch state.mode {
     case .probeInput, .filter:
-        if let command = KeyMap.command(for: key, in: [.typing], lab: state.engine.lab) {
+        if let command = state.keyMap.command(for: key, in: [.typing], lab: state.engine.lab) {
             return typingCommand(command, state: &state)
         }
         if case .control("c") = key { return perform(.quit, state: &state) }
@@ -119,7 +126,7 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         }
         return []
     case .confirmFlushAll:
-        guard let command = KeyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else { return [] }
+        guard let command = state.keyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else { return [] }
         state.mode = state.modeBeforePrompt
         if command == .confirmYes {
             state.message = "Flushed every name from the cache"
@@ -129,7 +136,7 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         return []
     case .command:
         if state.reproducePanel != nil {
-            let command = KeyMap.command(for: key, in: [.reproducePanel], lab: state.engine.lab)
+            let command = state.keyMap.command(for: key, in: [.reproducePanel], lab: state.engine.lab)
             switch command {
             case .back: state.reproducePanel = nil
             case .up:
@@ -147,10 +154,11 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         case .cache: scopes.append(.cache)
         case .traces: scopes.append(.traces)
         case .events: scopes.append(.events)
+        case .compare: scopes.append(.compare)
         case .help: break
         }
         scopes.append(.global)
-        guard let command = KeyMap.command(for: key, in: scopes, lab: state.engine.lab) else { return [] }
+        guard let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab) else { return [] }
         return perform(command, state: &state)
     }
 }
@@ -236,9 +244,9 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
     case .help:
         switchView(to: .help, state: &state)
     case .nextView, .previousView:
-        let all = ConsoleView.allCases
+        let all = ConsoleView.tabs
         let step = command == .nextView ? 1 : all.count - 1
-        switchView(to: all[(state.view.rawValue - 1 + step) % all.count], state: &state)
+        switchView(to: all[((all.firstIndex(of: state.view) ?? 0) + step) % all.count], state: &state)
         return state.view == .cache ? [.loadCache] : []
     case .up: move(by: -1, state: &state)
     case .down: move(by: 1, state: &state)
@@ -261,7 +269,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
             switchView(to: .probe, state: &state)
         }
     case .filter:
-        guard state.view != .help else { return [] }
+        guard state.view != .help && state.view != .compare else { return [] }
         state.modeBeforePrompt = .command
         state.mode = .filter
         if state.view == .traces { state.detailSequence = nil }
@@ -321,6 +329,8 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         return [.export(exportReports(records, state: state), basePath: base)]
     case .reproduce:
         return openReproducePanel(&state)
+    case .compareProviders:
+        return openCompare(&state)
     case .quit:
         state.quitting = true
         return [.quit]
@@ -366,6 +376,8 @@ private func move(by delta: Int, state: inout ConsoleState) {
         step(&state.eventCursor, count: state.listedEvents.count, visible: visible - (state.labFault == nil ? 0 : 2))
     case .help:
         state.helpScroll = max(0, state.helpScroll &+ delta)
+    case .compare:
+        state.compare.scroll = max(0, state.compare.scroll &+ delta)
     }
 }
 
@@ -481,7 +493,7 @@ private func applyFilter(_ state: inout ConsoleState) {
         state.eventCursor = ListCursor()
     case .probe:
         state.probeCursor = ListCursor()
-    case .help:
+    case .help, .compare:
         break
     }
 }

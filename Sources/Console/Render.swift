@@ -53,10 +53,12 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
         }
     case .events: drawEventsView(state, rows: body, into: &buffer)
     case .help: drawHelpView(state, rows: body, into: &buffer)
+    case .compare: drawCompareView(state, rows: body, into: &buffer)
     }
     if let panel = state.reproducePanel { drawReproducePanel(state, panel: panel, rows: body, into: &buffer) }
     drawHintLine(state, y: size.height - 2, into: &buffer)
     drawStatusBar(state, y: size.height - 1, into: &buffer)
+    buffer.apply(state.theme)
     return buffer
 }
 
@@ -79,10 +81,14 @@ private func drawTooSmall(_ size: TerminalSize, into buffer: inout CellBuffer) {
 private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
     // Below 70 columns the name gives way so the five tabs fit.
     var x = buffer.width < 70 ? -1 : buffer.put(" ipdirect ", x: 0, y: 0, style: .fg(.cyan, bold: true))
-    for view in ConsoleView.allCases {
+    for view in ConsoleView.tabs {
         let label = " \(view.rawValue) \(view.title) "
         let active = view == state.view
         x = buffer.put(label, x: x + 1, y: 0, style: active ? CellStyle(bold: true, reverse: true) : .plain)
+    }
+    if !ConsoleView.tabs.contains(state.view) {
+        // A view opened by a letter key is shown beside the tabs while it is open.
+        x = buffer.put(" \(state.view.title) ", x: x + 1, y: 0, style: CellStyle(bold: true, reverse: true))
     }
     if let fault = state.labFault {
         let tag = fault == .none ? "lab" : "lab fault: \(fault.rawValue)"
@@ -134,6 +140,7 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
                 ? [(.filter, "filter")]
                 : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")]
         case .help: hints = [(.down, "scroll"), (.back, "back")]
+        case .compare: hints = [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back")]
         }
         hints += [(.nextView, "next view"), (.help, "help"), (.quit, "quit")]
     }
@@ -153,7 +160,7 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
     var line: StyledLine = [Span(" ")]
     var used = 1
     for hint in hints {
-        let key = KeyMap.label(for: hint.0)
+        let key = state.keyMap.label(for: hint.0)
         let width = key.count + 1 + hint.1.count + 2
         if used + width > buffer.width - rightWidth - 2 { break }
         line.append(Span(key, .bold))
@@ -189,13 +196,6 @@ private func drawStatusBar(_ state: ConsoleState, y: Int, into buffer: inout Cel
         buffer.put(
             state.glyphs.clip(state.message, buffer.width - x - 1), x: x, y: y,
             style: CellStyle(bold: true, reverse: true))
-    }
-}
-
-extension KeyMap {
-    /// The first key bound to a command, as the hints show it.
-    static func label(for command: Command) -> String {
-        bindings.first { $0.command == command }?.keys.first?.label ?? "?"
     }
 }
 

@@ -4,9 +4,14 @@ import Foundation
 import NameResolution
 import Probe
 
-/// The views, in the order of their number keys.
+/// The views, in the order of their number keys; those after `help` open on the selected
+/// host by a letter key and are not tabs.
 public enum ConsoleView: Int, Sendable, CaseIterable {
     case probe = 1, cache, traces, events, help
+    case compare
+
+    /// The views the tab bar lists and Tab cycles through, each with its number key.
+    public static let tabs: [ConsoleView] = allCases.filter { $0.rawValue <= ConsoleView.help.rawValue }
 
     public var title: String {
         switch self {
@@ -15,6 +20,7 @@ public enum ConsoleView: Int, Sendable, CaseIterable {
         case .traces: "Traces"
         case .events: "Events"
         case .help: "Help"
+        case .compare: "Compare"
         }
     }
 }
@@ -205,6 +211,10 @@ public struct ConsoleState: Sendable {
     /// Times are shown in this zone (tests fix it).
     public var timeZone: TimeZone
     public var glyphs: Glyphs
+    /// The keys in force: the standard ones with the configuration's `[keys]` applied.
+    public var keyMap = KeyMap.standard
+    /// The colours the frame is drawn in (`theme`).
+    public var theme = ConsoleTheme.dark
     public var engine: EngineDescription
     /// The service address that gave the latest HTTPDNS answer (an alicloud service IP under
     /// discovery), for the status bar.
@@ -255,6 +265,8 @@ public struct ConsoleState: Sendable {
     public var eventCursor = ListCursor()
 
     public var helpScroll = 0
+    /// The compare view (`v`): every provider's answer for one host.
+    public var compare = CompareState()
     /// The reproduce panel, over the current view while open (`c`).
     public var reproducePanel: ReproducePanel?
     /// Filters by view (`/`).

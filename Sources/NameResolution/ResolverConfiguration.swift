@@ -48,6 +48,10 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var dnsServer: DNSServer? = nil
     /// How `doh` (RFC 8484) sends its queries (`--doh-method`).
     public var dohMethod: DoHMethod = .get
+    /// Providers to compare (`[[providers]]`, `resolve --all-providers`, the console's compare view).
+    public var providers: [ProviderSetting] = []
+    /// The console's theme and keys, carried for the console; the resolver ignores them.
+    public var console = ConsoleSettings()
 
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
@@ -132,6 +136,14 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("cache_path", cachePath ?? "(not persisted)"),
             ("dns_server", dnsServer.map { "\($0)" } ?? "(none: getaddrinfo)"),
             ("doh_method", dohMethod.rawValue),
+            ("providers", providers.isEmpty ? "(none)" : providers.map(\.redactedSummary).joined(separator: "; ")),
+            ("theme", (console.theme ?? .auto).rawValue),
+            (
+                "keys",
+                console.keys.isEmpty
+                    ? "(defaults)"
+                    : console.keys.map { "\($0.action)=\($0.keys.joined(separator: "+"))" }.joined(separator: ", ")
+            ),
         ]
     }
 }
@@ -217,6 +229,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var serviceName: String?
     public var dnsServer: DNSServer?
     public var dohMethod: DoHMethod?
+    public var providers: [ProviderSetting]?
+    public var console = ConsoleSettings()
 
     public init(
         provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
@@ -288,7 +302,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name", "dns_server", "doh_method",
+            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -377,6 +391,10 @@ public struct ConfigurationLayer: Sendable, Equatable {
             }
             layer.prefetch = names
         }
+        let providers = try ProviderSetting.list(table["providers"], path: path)
+        layer.providers = providers.0
+        warnings += providers.1
+        layer.console = try ConsoleSettings.parse(table, path: path)
         return (layer, warnings)
     }
 
@@ -407,6 +425,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         merged.serviceName = serviceName ?? base.serviceName
         merged.dnsServer = dnsServer ?? base.dnsServer
         merged.dohMethod = dohMethod ?? base.dohMethod
+        merged.providers = providers ?? base.providers
+        merged.console = console.over(base.console)
         return merged
     }
 
@@ -436,6 +456,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         configuration.serviceName = merged.serviceName ?? AliCloudRegion.certificateName
         configuration.dnsServer = merged.dnsServer
         configuration.dohMethod = merged.dohMethod ?? .get
+        configuration.providers = merged.providers ?? []
+        configuration.console = merged.console
         return configuration
     }
 }

@@ -42,6 +42,15 @@ struct ConsoleCommand: AsyncParsableCommand {
     func run() async throws {
         guard ConsoleSession.hasTerminal else { throw UsageError("\(ConsoleStartError.notATerminal)") }
         let session = try await provider.start()
+        let keyMap: KeyMap
+        do {
+            keyMap = try KeyMap.remapped(session.configuration.console.keys)
+        } catch {
+            await session.close()
+            throw UsageError(error.description)
+        }
+        let theme = ConsoleTheme.resolve(
+            session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
         var options = ProbeOptions(timeout: requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds)
         options.caFile = session.lab?.endpoints.ca
         let cache = session.cache
@@ -53,7 +62,7 @@ struct ConsoleCommand: AsyncParsableCommand {
                 engine: engine,
                 options: ConsoleOptions(
                     useColor: !noColor && !ConsoleOptions.environmentForbidsColor, maxTraces: maxTraces,
-                    maxTraceDetails: maxTraceDetails))
+                    maxTraceDetails: maxTraceDetails, keyMap: keyMap, theme: theme))
         } catch {
             await session.close()
             throw error
@@ -72,12 +81,15 @@ final class LiveConsoleEngine: ConsoleEngine {
     private let prober: ProbeEngine
     private let lab: Lab?
     private let session: ResolverSession
+    /// The providers the compare view asks, built once from `[[providers]]` (or the lab's).
+    private let compared: [ComparedProvider]
 
     init(session: ResolverSession, probe: ProbeEngine) {
         self.session = session
         cache = session.cache
         prober = probe
         lab = session.lab
+        compared = ComparedProvider.build(session.configuration.providers, base: session.configuration)
         let configuration = session.configuration
         description = EngineDescription(
             provider: session.cache.provider.name, endpoint: configuration.effectiveEndpoint ?? "system DNS",
@@ -96,6 +108,13 @@ final class LiveConsoleEngine: ConsoleEngine {
     }
 
     func cacheEntries() async -> [CacheEntrySnapshot] { cache.entries() }
+
+    func compareProviders(_ host: String) async -> ProviderComparison {
+        let configuration = cache.configuration
+        return await ProviderComparison.run(
+            host, providers: compared, system: SystemResolver(dnsServer: configuration.dnsServer),
+            families: configuration.family.concrete(), timeout: configuration.timeout)
+    }
     func resolverEvents() -> AsyncStream<ResolverEvent> { cache.events() }
     func flush(_ host: String?) async { cache.flush(host) }
     func refresh(_ host: String) async { await cache.refresh(host) }

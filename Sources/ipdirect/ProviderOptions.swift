@@ -167,6 +167,8 @@ struct ProviderOptions: ParsableArguments {
             // The lab's DNS server stands in for the carrier's LocalDNS, so the system column
             // compares with HTTPDNS at once; --dns-server on the command line still wins.
             if dnsServer == nil { configuration.dnsServer = try? DNSServer.parse(e.dns) }
+            // One provider of each kind the lab serves, for --all-providers and the compare view.
+            configuration.providers = CompareProviders.labProviders(e)
             // The lab's names would only pollute the user's own cache file.
             let directory = NSTemporaryDirectory() + "ipdirect-lab-" + UUID().uuidString
             temporary = directory

@@ -33,6 +33,12 @@ struct ResolveCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Also rank every address by TCP connect time to PORT, as the SDKs do.")
     var rank: Int?
 
+    @Flag(
+        help:
+            "Ask every provider of the configuration's [[providers]] (with --lab, the lab's four) and compare their answers."
+    )
+    var allProviders = false
+
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
 
@@ -40,6 +46,9 @@ struct ResolveCommand: AsyncParsableCommand {
         if hosts.isEmpty { throw ValidationError("give at least one host name") }
         if let rank, !(1...65_535).contains(rank) { throw ValidationError("--rank takes a port, 1 to 65535") }
         if rank != nil && cached { throw ValidationError("--rank measures a fresh answer; leave out --cached") }
+        if allProviders && (cached || rank != nil) {
+            throw ValidationError("--all-providers asks every provider afresh; leave out --cached and --rank")
+        }
         for host in hosts where host.isEmpty || host.contains("/") || host.contains(" ") {
             throw ValidationError("'\(host)' is not a host name (give names, not URLs)")
         }
@@ -53,6 +62,25 @@ struct ResolveCommand: AsyncParsableCommand {
             throw UsageError(error.message)
         }
         let wanted = family
+        if allProviders {
+            guard !session.configuration.providers.isEmpty else {
+                await session.close()
+                throw UsageError(
+                    "no providers to compare: add [[providers]] tables to the configuration file (ipdirect config init writes an example), or use --lab"
+                )
+            }
+            let answered: Bool
+            do {
+                answered = try await CompareProviders.run(
+                    hosts: hosts, family: wanted, format: format, session: session)
+            } catch {
+                await session.close()
+                throw error
+            }
+            await session.close()
+            if !answered { throw ExitCode(1) }
+            return
+        }
         if cached {
             let reads = CachedRead.read(hosts, family: wanted, cache: session.cache)
             await session.close()

@@ -183,7 +183,7 @@ struct ReducerTests {
             s.helpScroll = page * 18
             text += render(s, size: TerminalSize(width: 200, height: 60)).text
         }
-        for binding in KeyMap.bindings {
+        for binding in KeyMap.standard.bindings {
             #expect(text.contains(binding.summary), "help misses: \(binding.summary)")
         }
     }

@@ -1,0 +1,199 @@
+// The compare view (`v`): every configured provider asked for the selected host at once, beside
+// the system column; answer, TTL, time, client IP seen and error, with agreements in letters.
+import Foundation
+import NameResolution
+import Probe
+
+/// What the compare view shows: the host asked about and, once in, the providers' answers.
+public struct CompareState: Sendable, Equatable {
+    public var host: String?
+    public var result: ProviderComparison?
+    public var running = false
+    public var scroll = 0
+
+    public init(host: String? = nil, result: ProviderComparison? = nil, running: Bool = false) {
+        self.host = host
+        self.result = result
+        self.running = running
+    }
+}
+
+/// The host the selection points at in the current view: the compare view's own, the
+/// selected cache entry's, the selected trace's, or the selected probe's.
+func selectedHost(_ state: ConsoleState) -> String? {
+    switch state.view {
+    case .compare:
+        return state.compare.host
+    case .cache:
+        return state.selectedCacheEntry?.host
+    case .traces:
+        let record =
+            state.detailSequence.flatMap { state.trace(sequence: $0) } ?? state.traceAt(row: state.traceCursor.selected)
+        guard let record else { return nil }
+        return state.runContexts[record.runID]?.host ?? URLComponents(string: record.attempt.url)?.host
+    default:
+        let runs = state.listedRuns
+        guard state.probeCursor.selected < runs.count else { return nil }
+        let run = runs[state.probeCursor.selected]
+        return run.resolution?.host ?? run.report?.host ?? (try? ProbeURL.parse(run.target))?.host
+    }
+}
+
+/// Opens the compare view on the selected host and asks the engine to compare.
+func openCompare(_ state: inout ConsoleState) -> [ConsoleEffect] {
+    guard let host = selectedHost(state) else {
+        state.message = "Nothing to compare: probe a host first (p), or select one in the cache (2)"
+        return []
+    }
+    state.compare = CompareState(
+        host: host, result: state.compare.host == host ? state.compare.result : nil, running: true)
+    state.view = .compare
+    if state.mode == .probeInput { state.mode = .command }
+    state.message = "Asking every provider for \(host)\u{2026}"
+    return [.compareProviders(host: host)]
+}
+
+/// Takes a finished comparison, if it is for the host the view shows.
+func applyComparison(_ comparison: ProviderComparison, state: inout ConsoleState) {
+    guard comparison.host == state.compare.host || state.compare.host == nil else { return }
+    state.compare.host = comparison.host
+    state.compare.result = comparison
+    state.compare.running = false
+    state.message =
+        comparison.providers.isEmpty
+        ? "No providers to compare: add [[providers]] to the configuration file, or start with --lab"
+        : "\(comparison.host): \(comparison.summary)"
+}
+
+/// The columns at a width: (name, kind or nil, answer, ttl, time, cip, agree).
+private func compareColumns(
+    _ width: Int
+) -> (name: Int, kind: Int, answer: Int, ttl: Int, time: Int, cip: Int, agree: Int) {
+    let kind = width >= 110 ? 16 : 0
+    let name = width >= 110 ? 20 : 16
+    let fixed = 1 + name + (kind > 0 ? kind + 1 : 0) + 1 + 1 + 5 + 1 + 7 + 1 + 15 + 1 + 11
+    return (name, kind, max(8, width - fixed), 5, 7, 15, 11)
+}
+
+/// The lines of the compare view, before scrolling.
+func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
+    let g = state.glyphs
+    var lines: [StyledLine] = []
+    guard let host = state.compare.host else {
+        return [[Span(" Press v on a probed host (1), a cache entry (2) or a trace (3) to compare providers.", .dim)]]
+    }
+    var title: StyledLine = [Span(" Providers for ", .bold), Span(host, .fg(.cyan, bold: true))]
+    if state.compare.running { title.append(Span("  asking\(g.ellipsis)", .fg(.yellow))) }
+    lines.append(title)
+    guard let result = state.compare.result else { return lines }
+    if result.providers.isEmpty {
+        lines.append([])
+        for text in [
+            "No providers to compare. Name them in the configuration file ([[providers]] tables, each with",
+            "kind, endpoint, account, cipher and the names of the environment variables holding its secrets),",
+            "or start the console with --lab for the lab's four.",
+        ] {
+            lines.append([Span(" " + text, .dim)])
+        }
+        return lines
+    }
+    for (index, text) in wrap(result.summary, width: width - 3).enumerated() {
+        lines.append([Span(index == 0 ? " = " : "   ", .dim), Span(text, .bold)])
+    }
+    lines.append([Span(String(repeating: String(g.horizontal), count: width), .dim)])
+
+    let c = compareColumns(width)
+    var header: StyledLine = [Span(" "), Span("PROVIDER".padded(c.name + 1), .bold)]
+    if c.kind > 0 { header.append(Span("KIND".padded(c.kind + 1), .bold)) }
+    header += [
+        Span("ANSWER".padded(c.answer + 1), .bold), Span("TTL".leftPadded(c.ttl) + " ", .bold),
+        Span("TIME".leftPadded(c.time) + " ", .bold), Span("CIP".padded(c.cip + 1), .bold),
+        Span("AGREE".padded(c.agree), .bold),
+    ]
+    lines.append(header)
+
+    func agreeSpans(_ group: String?, _ vsSystem: Agreement?) -> [Span] {
+        guard let group else { return [Span("-".padded(c.agree), .dim)] }
+        let words = vsSystem.map { " " + agreeWord($0) } ?? ""
+        let style: CellStyle
+        switch vsSystem {
+        case .same?, nil: style = .fg(.green, bold: true)
+        case .overlap?: style = .fg(.yellow, bold: true)
+        default: style = .fg(.red, bold: true)
+        }
+        return [Span(g.clip(group + words, c.agree).padded(c.agree), style)]
+    }
+    for row in result.providers {
+        var line: StyledLine = [Span(" "), Span(g.clip(row.name, c.name).padded(c.name + 1), .bold)]
+        if c.kind > 0 { line.append(Span(row.kind.rawValue.padded(c.kind + 1), .dim)) }
+        if row.error != nil {
+            line.append(Span(g.clip("failed (below)", c.answer).padded(c.answer + 1), .fg(.red)))
+        } else {
+            line.append(Span(g.clip(row.addresses.joined(separator: ", "), c.answer).padded(c.answer + 1)))
+        }
+        line += [
+            Span((row.ttl.map { "\($0)s" } ?? "-").leftPadded(c.ttl) + " ", .dim),
+            Span(formatMilliseconds(row.ms).leftPadded(c.time) + " ", .dim),
+            Span(g.clip(row.clientIP ?? "-", c.cip).padded(c.cip + 1)),
+        ]
+        line += agreeSpans(row.group, row.error == nil ? row.vsSystem : nil)
+        lines.append(line)
+    }
+    let system = result.system
+    var systemLine: StyledLine = [Span(" "), Span(g.clip(system.resolver.label, c.name).padded(c.name + 1), .bold)]
+    if c.kind > 0 { systemLine.append(Span("system column".padded(c.kind + 1), .dim)) }
+    if system.error != nil {
+        systemLine.append(Span(g.clip("failed (below)", c.answer).padded(c.answer + 1), .fg(.red)))
+    } else {
+        systemLine.append(
+            Span(g.clip((system.ipv4 + system.ipv6).joined(separator: ", "), c.answer).padded(c.answer + 1)))
+    }
+    systemLine += [
+        Span("-".leftPadded(c.ttl) + " ", .dim), Span(formatMilliseconds(system.ms).leftPadded(c.time) + " ", .dim),
+        Span("-".padded(c.cip + 1), .dim),
+    ]
+    systemLine += agreeSpans(result.systemGroup, nil)
+    lines.append(systemLine)
+
+    let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0) } }
+    let systemFailure = system.error.map { [(system.resolver.label, "", $0)] } ?? []
+    if !(failures + systemFailure).isEmpty {
+        lines.append([])
+        lines.append([Span(" Errors", .bold)])
+        for (name, endpoint, error) in failures + systemFailure {
+            let prefix = endpoint.isEmpty ? "\(name): " : "\(name) (\(endpoint)): "
+            for (index, text) in wrap(prefix + error, width: width - 4).enumerated() {
+                lines.append([Span(index == 0 ? "  \(g.selected) " : "    ", .fg(.red)), Span(text)])
+            }
+        }
+    }
+    lines.append([])
+    lines.append([
+        Span(
+            " Same letter, same addresses. AGREE says how each answer compares with the system column.",
+            .dim)
+    ])
+    return lines
+}
+
+/// How an answer compares with the system column, in a word or two.
+private func agreeWord(_ agreement: Agreement) -> String {
+    switch agreement {
+    case .same: "same"
+    case .overlap: "overlap"
+    case .disjoint: "differs"
+    case .systemFailed: "sys failed"
+    case .httpdnsFailed, .bothFailed: "failed"
+    }
+}
+
+/// Draws the compare view from its scroll position.
+func drawCompareView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+    let lines = compareLines(state, width: buffer.width)
+    let scroll = max(0, min(state.compare.scroll, lines.count - rows.count))
+    var y = rows.lowerBound
+    for line in lines.dropFirst(scroll).prefix(rows.count) {
+        buffer.draw(line, x: 0, y: y, width: buffer.width)
+        y += 1
+    }
+}

@@ -1,0 +1,183 @@
+// The `[[providers]]` tables of the configuration file: several HTTPDNS services to compare,
+// each a full provider setting whose secrets live in environment variables the table names.
+import Foundation
+import TOMLKit
+
+/// One provider named for comparison (`[[providers]]`). Secrets are never in the file: the
+/// table names the environment variables that hold them (`secret_env`, `key_env`, `token_env`).
+public struct ProviderSetting: Sendable, Equatable {
+    /// The label rows show; the kind when the table gives none.
+    public var name: String
+    public var kind: ProviderKind
+    public var endpoint: String?
+    public var account: String?
+    public var cipher: HTTPDNSCipher?
+    /// The names of the environment variables holding the signing secret, the encryption key
+    /// and Tencent's token.
+    public var secretVariable: String?
+    public var keyVariable: String?
+    public var tokenVariable: String?
+    public var caFile: String?
+    public var dohMethod: DoHMethod?
+    /// Set only for the lab's providers, whose secrets live in memory, never in a file or the environment.
+    var inMemorySecrets: (secret: String?, key: String?, token: String?)?
+
+    public init(
+        name: String? = nil, kind: ProviderKind, endpoint: String? = nil, account: String? = nil,
+        cipher: HTTPDNSCipher? = nil, secretVariable: String? = nil, keyVariable: String? = nil,
+        tokenVariable: String? = nil, caFile: String? = nil, dohMethod: DoHMethod? = nil
+    ) {
+        self.name = name ?? kind.rawValue
+        self.kind = kind
+        self.endpoint = endpoint
+        self.account = account
+        self.cipher = cipher
+        self.secretVariable = secretVariable
+        self.keyVariable = keyVariable
+        self.tokenVariable = tokenVariable
+        self.caFile = caFile
+        self.dohMethod = dohMethod
+    }
+
+    public static func == (lhs: ProviderSetting, rhs: ProviderSetting) -> Bool {
+        lhs.name == rhs.name && lhs.kind == rhs.kind && lhs.endpoint == rhs.endpoint && lhs.account == rhs.account
+            && lhs.cipher == rhs.cipher && lhs.secretVariable == rhs.secretVariable
+            && lhs.keyVariable == rhs.keyVariable && lhs.tokenVariable == rhs.tokenVariable
+            && lhs.caFile == rhs.caFile && lhs.dohMethod == rhs.dohMethod
+            && (lhs.inMemorySecrets == nil) == (rhs.inMemorySecrets == nil)
+    }
+
+    /// A provider whose secrets are handed over in memory (the lab's own), never read from a file.
+    public static func inMemory(
+        name: String, kind: ProviderKind, endpoint: String, account: String?, cipher: HTTPDNSCipher = .none,
+        secret: String?, key: String?, token: String? = nil, caFile: String?
+    ) -> ProviderSetting {
+        var setting = ProviderSetting(
+            name: name, kind: kind, endpoint: endpoint, account: account, cipher: cipher, caFile: caFile)
+        setting.inMemorySecrets = (secret, key, token)
+        return setting
+    }
+
+    /// The full configuration of this provider: `base` (timeouts, family, DNS server) with this
+    /// table's provider settings, and its secrets read from the variables it names.
+    ///
+    /// - Throws: `ConfigurationError` when a named variable is not set (a sentence saying which).
+    public func configuration(
+        over base: ResolverConfiguration, environment: [String: String]
+    ) throws(ConfigurationError) -> ResolverConfiguration {
+        var configuration = base
+        configuration.provider = kind
+        configuration.endpoint = endpoint
+        configuration.account = account
+        configuration.cipher = cipher ?? .none
+        configuration.caFile = caFile ?? base.caFile
+        configuration.dohMethod = dohMethod ?? base.dohMethod
+        configuration.startIPs = []
+        if let memory = inMemorySecrets {
+            (configuration.secret, configuration.key, configuration.token) = memory
+            return configuration
+        }
+        func read(_ variable: String?, _ what: String) throws(ConfigurationError) -> String? {
+            guard let variable else { return nil }
+            guard let value = environment[variable], !value.isEmpty else {
+                throw .io(
+                    "provider '\(name)' takes its \(what) from \(variable), which is not set: export \(variable) or remove the setting"
+                )
+            }
+            return value
+        }
+        configuration.secret = try read(secretVariable, "signing secret")
+        configuration.key = try read(keyVariable, "encryption key")
+        configuration.token = try read(tokenVariable, "token")
+        return configuration
+    }
+
+    /// What `config show` prints for this provider: variable names, never their values.
+    public var redactedSummary: String {
+        var parts = ["\(name): \(kind.rawValue)"]
+        if let endpoint { parts.append("endpoint \(endpoint)") }
+        if let account { parts.append("account \(account)") }
+        if let cipher { parts.append("cipher \(cipher.rawValue)") }
+        if let secretVariable { parts.append("secret from $\(secretVariable)") }
+        if let keyVariable { parts.append("key from $\(keyVariable)") }
+        if let tokenVariable { parts.append("token from $\(tokenVariable)") }
+        if let caFile { parts.append("ca_file \(caFile)") }
+        return parts.joined(separator: ", ")
+    }
+
+    /// Reads the `providers` array of tables.
+    ///
+    /// - Returns: the settings, and warnings for unknown keys.
+    /// - Throws: `ConfigurationError` naming the table and key that cannot be used, and for a
+    ///   secret written in the table itself.
+    static func list(
+        _ raw: (any TOMLValueConvertible)?, path: String
+    ) throws(ConfigurationError) -> (
+        [ProviderSetting]?, [String]
+    ) {
+        guard let raw else { return (nil, []) }
+        guard let array = raw.array else {
+            throw .wrongType(path, "providers", "an array of tables ([[providers]] with kind = \"...\")")
+        }
+        let known: Set<String> = [
+            "name", "kind", "endpoint", "account", "cipher", "secret_env", "key_env", "token_env", "ca_file",
+            "doh_method",
+        ]
+        var settings: [ProviderSetting] = []
+        var warnings: [String] = []
+        for (index, item) in array.enumerated() {
+            let place = "providers[\(index + 1)]"
+            guard let table = item.table else { throw .wrongType(path, place, "a table ([[providers]])") }
+            for secret in ["secret", "key", "token"] where table[secret] != nil {
+                throw .io(
+                    "\(path): \(place) holds a \(secret) itself; put it in an environment variable and name it with \(secret)_env = \"VARIABLE\""
+                )
+            }
+            for key in table.keys where !known.contains(key) {
+                warnings.append("\(path): unknown setting '\(key)' in \(place) ignored")
+            }
+            func string(_ key: String) throws(ConfigurationError) -> String? {
+                guard let value = table[key] else { return nil }
+                guard let text = value.string else { throw .wrongType(path, "\(place).\(key)", "a string") }
+                return text.isEmpty ? nil : text
+            }
+            guard let kindName = try string("kind") else {
+                throw .wrongType(
+                    path, "\(place).kind", "one of \(ProviderKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard let kind = ProviderKind(rawValue: kindName) else {
+                throw .invalid("\(path): \(place).kind", kindName, expected: ProviderKind.allCases.map(\.rawValue))
+            }
+            var setting = ProviderSetting(
+                name: try string("name"), kind: kind, endpoint: try string("endpoint"), account: try string("account"),
+                secretVariable: try string("secret_env"), keyVariable: try string("key_env"),
+                tokenVariable: try string("token_env"), caFile: try string("ca_file"))
+            if let name = try string("cipher") {
+                guard let cipher = HTTPDNSCipher(rawValue: name) else {
+                    throw .invalid(
+                        "\(path): \(place).cipher", name, expected: HTTPDNSCipher.allCases.map(\.rawValue))
+                }
+                setting.cipher = cipher
+            }
+            if let name = try string("doh_method") {
+                guard let method = DoHMethod(rawValue: name) else {
+                    throw .invalid(
+                        "\(path): \(place).doh_method", name, expected: DoHMethod.allCases.map(\.rawValue))
+                }
+                setting.dohMethod = method
+            }
+            if settings.contains(where: { $0.name == setting.name }) {
+                throw .io("\(path): two providers are named '\(setting.name)'; give each a different name = \"...\"")
+            }
+            settings.append(setting)
+        }
+        return (settings, warnings)
+    }
+}
+
+extension ProviderSetting: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The summary `config show` prints: never a secret, even the lab's in-memory ones.
+    public var description: String { "ProviderSetting(\(redactedSummary))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [(label: "summary", value: redactedSummary as Any)]) }
+}

@@ -1,0 +1,81 @@
+// `resolve --all-providers`: every provider of `[[providers]]` (with --lab, the lab's four) asked
+// for each name at once, beside the system column, as a table or JSON, with agreements marked.
+import Foundation
+import Lab
+import NameResolution
+import TerminalText
+
+enum CompareProviders {
+    /// The lab's providers, one of each kind it serves, its secrets handed over in memory.
+    static func labProviders(_ e: LabEndpoints) -> [ProviderSetting] {
+        [
+            .inMemory(
+                name: "lab-alicloud", kind: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret,
+                key: nil, caFile: e.ca),
+            .inMemory(
+                name: "lab-alicloud-legacy", kind: .alicloudLegacy, endpoint: e.httpdnsTLS, account: e.account,
+                secret: e.secret, key: nil, caFile: e.ca),
+            .inMemory(
+                name: "lab-tencent", kind: .tencent, endpoint: e.httpdns, account: e.keys.tencentID, cipher: .des,
+                secret: nil, key: e.keys.tencentDESKey, caFile: e.ca),
+            .inMemory(
+                name: "lab-doh", kind: .doh, endpoint: e.httpdnsTLS + "/dns-query", account: nil, secret: nil,
+                key: nil, caFile: e.ca),
+        ]
+    }
+
+    /// Compares the providers for each host and prints the result.
+    ///
+    /// - Returns: whether every host got an answer from at least one provider.
+    static func run(
+        hosts: [String], family: AddressFamily?, format: TableOrJSON, session: ResolverSession
+    ) async throws -> Bool {
+        let configuration = session.configuration
+        let providers = ComparedProvider.build(configuration.providers, base: configuration)
+        let families = (family ?? configuration.family).concrete()
+        let system = SystemResolver(dnsServer: configuration.dnsServer)
+        var results: [ProviderComparison] = []
+        for host in hosts {
+            results.append(
+                await ProviderComparison.run(
+                    host, providers: providers, system: system, families: families, timeout: configuration.timeout))
+        }
+        if format == .json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+        } else {
+            print(results.map { tableLines($0).joined(separator: "\n") }.joined(separator: "\n\n"))
+        }
+        return results.allSatisfy { $0.providers.contains { $0.error == nil } }
+    }
+
+    /// The table of one comparison: a row per provider and one for the system column, then the
+    /// summary and each failure's reason. Agreement is in letters and words, never colour alone.
+    static func tableLines(_ comparison: ProviderComparison) -> [String] {
+        let header = ["PROVIDER", "KIND", "ANSWER", "TTL", "MS", "CIP", "AGREE", "VS SYSTEM"]
+        var rows: [[String]] = []
+        var notes: [String] = []
+        for row in comparison.providers {
+            rows.append(
+                [
+                    row.name, row.kind.rawValue, row.error == nil ? ResolutionTable.addresses(row.addresses) : "failed",
+                    row.ttl.map { "\($0)s" } ?? "-", ResolutionTable.milliseconds(row.ms), row.clientIP ?? "-",
+                    row.group ?? "-", row.vsSystem.rawValue,
+                ].map(TerminalText.escaped))
+            if let error = row.error { notes.append("\(row.name) (\(row.endpoint)): \(error)") }
+        }
+        let system = comparison.system
+        rows.append(
+            [
+                "system", system.resolver.label,
+                system.error == nil ? ResolutionTable.addresses(system.ipv4 + system.ipv6) : "failed",
+                "-", ResolutionTable.milliseconds(system.ms), "-", comparison.systemGroup ?? "-", "-",
+            ].map(TerminalText.escaped))
+        if let error = system.error { notes.append("system: \(error)") }
+        var lines = ["\(TerminalText.escaped(comparison.host)): \(TerminalText.escaped(comparison.summary))"]
+        lines += TextTable.lines(header: header, rows: rows, rightAligned: [3, 4], indent: "  ")
+        lines += notes.map { "  " + TerminalText.escaped($0) }
+        return lines
+    }
+}
