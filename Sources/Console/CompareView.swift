@@ -140,8 +140,15 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
         lines.append(line)
     }
     let system = result.system
-    var systemLine: StyledLine = [Span(" "), Span(g.clip(system.resolver.label, c.name).padded(c.name + 1), .bold)]
-    if c.kind > 0 { systemLine.append(Span("system column".padded(c.kind + 1), .dim)) }
+    // The system column's row: who answered it, and at a width that allows, where it is.
+    let systemName: String
+    let systemWhere: String
+    switch system.resolver {
+    case .getaddrinfo: (systemName, systemWhere) = ("system DNS", "getaddrinfo")
+    case .dns(let server): (systemName, systemWhere) = ("DNS server", "\(server)")
+    }
+    var systemLine: StyledLine = [Span(" "), Span(systemName.padded(c.name + 1), .bold)]
+    if c.kind > 0 { systemLine.append(Span(g.clip(systemWhere, c.kind).padded(c.kind + 1), .dim)) }
     if system.error != nil {
         systemLine.append(Span(g.clip("failed (below)", c.answer).padded(c.answer + 1), .fg(.red)))
     } else {
@@ -168,11 +175,8 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
         }
     }
     lines.append([])
-    lines.append([
-        Span(
-            " Same letter, same addresses. AGREE says how each answer compares with the system column.",
-            .dim)
-    ])
+    let legend = "Same letter, same addresses. AGREE also says how each answer compares with the system column."
+    for text in wrap(legend, width: width - 2) { lines.append([Span(" " + text, .dim)]) }
     return lines
 }
 

@@ -9,6 +9,7 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("console", ConsoleBenchmark.run),
     ("lab", LabBenchmark.run),
     ("watch", WatchBenchmark.run),
+    ("compare", CompareBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

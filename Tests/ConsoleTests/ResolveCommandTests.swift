@@ -1,14 +1,19 @@
 // `ipdirect resolve` from outside: it asks afresh and shows what the cache held; `--cached`
 // is the SDK's non-blocking read (a miss on a cold cache exits 1).
 import Foundation
+import Lab
+import NameResolution
 import Testing
 
 @Suite struct ResolveCommandTests {
     /// Runs the real binary; returns the exit status and stdout.
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    private func run(
+        _ arguments: [String], environment: [String: String]? = nil
+    ) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tmux.binary)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = Pipe()
@@ -31,5 +36,64 @@ import Testing
         #expect(cached.status == 1)
         #expect(cached.output.contains("cache read, no request"))
         #expect(cached.output.contains("miss"))
+    }
+
+    @Test("resolve --lab --all-providers: the lab's four providers and its DNS server, agreement marked, in JSON")
+    func allProvidersLab() throws {
+        let result = try run([
+            "resolve", "--lab", "--all-providers", "--type", "v4", "--format", "json", "hijacked.lab.test",
+        ])
+        #expect(result.status == 0, "\(result.output)")
+        let decoded = try JSONDecoder().decode([ProviderComparison].self, from: Data(result.output.utf8))
+        let comparison = try #require(decoded.first)
+        #expect(comparison.providers.map(\.kind) == [.alicloud, .alicloudLegacy, .tencent, .doh])
+        #expect(comparison.providers.allSatisfy { $0.error == nil && $0.group == "A" && $0.vsSystem == .disjoint })
+        // The lab's DNS server hijacks the name: its answer gets a letter of its own.
+        #expect(comparison.systemGroup == "B")
+        #expect(comparison.system.ipv4 == ["127.0.0.2"])
+    }
+
+    @Test("[[providers]] from the file, secrets from the variables it names; one unset variable is that row's error")
+    func allProvidersFromFile() async throws {
+        try await withLab { lab in
+            let e = lab.endpoints
+            let directory = NSTemporaryDirectory() + "ipdirect-compare-" + UUID().uuidString
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let config = directory + "/config.toml"
+            try """
+            provider = "system"
+            persist_cache = false
+            timeout = 10
+            [[providers]]
+            name = "signed"
+            kind = "alicloud"
+            endpoint = "\(e.httpdnsTLS)"
+            account = "\(e.account)"
+            ca_file = "\(e.ca)"
+            secret_env = "COMPARE_TEST_SECRET"
+
+            [[providers]]
+            name = "unset"
+            kind = "alicloud-legacy"
+            endpoint = "\(e.httpdns)"
+            account = "\(e.account)"
+            secret_env = "COMPARE_TEST_MISSING"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            var environment = ProcessInfo.processInfo.environment
+            environment["COMPARE_TEST_SECRET"] = e.secret
+            environment["COMPARE_TEST_MISSING"] = nil
+            environment["XDG_CACHE_HOME"] = directory
+            let result = try run(
+                ["resolve", "--config", config, "--all-providers", "--type", "v4", "sni-a.lab.test"],
+                environment: environment)
+            #expect(result.status == 0, "\(result.output)")
+            let signed = try #require(result.output.split(separator: "\n").first { $0.contains("signed") })
+            #expect(signed.contains("127.0.0.1"))
+            #expect(signed.contains("60s"))
+            #expect(result.output.contains("unset"))
+            #expect(result.output.contains("COMPARE_TEST_MISSING, which is not set"))
+            #expect(!result.output.contains(e.secret))
+        }
     }
 }

@@ -12,8 +12,12 @@ enum Snapshot {
 
     /// Checks `buffer` against the snapshot `name`, or records it when recording.
     static func check(_ buffer: CellBuffer, named name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        checkText(buffer.text + "\n", named: name, sourceLocation: sourceLocation)
+    }
+
+    /// Checks `actual` against the snapshot `name`, or records it when recording.
+    static func checkText(_ actual: String, named name: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let file = directory.appendingPathComponent(name + ".txt")
-        let actual = buffer.text + "\n"
         if recording {
             try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try? actual.write(to: file, atomically: true, encoding: .utf8)
