@@ -87,6 +87,21 @@ public protocol ConsoleEngine: Sendable {
     /// - Returns: the paths written.
     /// - Throws: an error whose description a person reads when a file cannot be written.
     func export(_ reports: [URLReport], basePath: String) async throws -> [String]
+    /// Times a TCP connect to every address of a host and ranks them as the SDKs do (`IPRanking`).
+    ///
+    /// - Parameters:
+    ///   - resolution: both answers for the host.
+    ///   - port: the URL's port.
+    ///   - attempts: the last probe's attempts, to say which scenario used which address.
+    /// - Returns: the ranking.
+    func rankIPs(_ resolution: HostResolution, port: Int, attempts: [Attempt]) async -> IPRanking
+    /// Probes one technique against one address of the target's host, whatever the resolvers say.
+    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ConsoleProbeEvent>
+    /// Writes watch rounds as JSON Lines, one round a line (what `probe --watch` prints).
+    ///
+    /// - Returns: the path written.
+    /// - Throws: an error whose description a person reads when the file cannot be written.
+    func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String
     /// Asks every configured provider (`[[providers]]`, the lab's four with `--lab`) and the
     /// system column for `host` at once; no providers gives a comparison with no rows.
     func compareProviders(_ host: String) async -> ProviderComparison

@@ -264,6 +264,26 @@ final class ConsoleLoop {
             }
         case .compareProviders(let host):
             Task { queue.post(.providersCompared(await engine.compareProviders(host))) }
+        case .rankIPs(let request, let resolution, let port, let attempts):
+            Task {
+                queue.post(
+                    .ipsRanked(request: request, await engine.rankIPs(resolution, port: port, attempts: attempts)))
+            }
+        case .probeIP(let runID, let target, let scenario, let ip):
+            probes[runID] = Task {
+                for await event in engine.probe(target, scenario: scenario, ip: ip) {
+                    queue.post(.probeEvent(runID: runID, event))
+                }
+                queue.post(.probeEnded(runID: runID))
+            }
+        case .exportWatch(let rounds, let path):
+            Task {
+                do {
+                    queue.post(.watchExported(try await engine.exportWatch(rounds, path: path)))
+                } catch {
+                    queue.post(.exportFailed("\(error)"))
+                }
+            }
         case .copyToClipboard(let text):
             // On this thread: the screen belongs to it, and the sequence must follow a frame.
             screen.draw(render(state, size: state.size))

@@ -55,6 +55,10 @@ public enum Command: Hashable, Sendable {
     case reproduce
     /// Ask every configured provider for the selected host (`CompareView`).
     case compareProviders
+    /// The IP view of the selected host (`IPView.swift`), and its own commands.
+    case showIPs, rerank, probeIP, nextTechnique
+    /// Watch the selected host (`WatchView.swift`), and its own commands.
+    case watch, lengthenWatchInterval, shortenWatchInterval
     // While typing on the input line, a filter or a confirmation.
     case submit, cancel, historyPrevious, historyNext, deleteBackward
     case confirmYes, confirmNo
@@ -67,6 +71,8 @@ public enum KeyScope: String, Sendable, CaseIterable {
     case reproducePanel = "Reproduce panel"
     case traceDetail = "Trace detail"
     case probe = "Probe view"
+    case ipView = "IP view (i)"
+    case watchView = "Watch view (w)"
     case cache = "Cache view"
     case traces = "Traces view"
     case events = "Events view"
@@ -108,6 +114,29 @@ public struct KeyMap: Sendable {
             summary: "close the panel"),
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .reproducePanel, summary: "scroll up"),
         KeyBinding(keys: [.down, .character("j")], command: .down, scope: .reproducePanel, summary: "scroll down"),
+        KeyBinding(keys: [.escape, .character("i")], command: .back, scope: .ipView, summary: "close the IP view"),
+        KeyBinding(
+            keys: [.character("r")], command: .rerank, scope: .ipView,
+            summary: "time the connects again"),
+        KeyBinding(
+            keys: [.enter], command: .probeIP, scope: .ipView,
+            summary: "probe the selected IP"),
+        KeyBinding(
+            keys: [.character("t"), .right], command: .nextTechnique, scope: .ipView,
+            summary: "next technique for Enter"),
+        KeyBinding(keys: [.escape], command: .back, scope: .watchView, summary: "stop watching"),
+        KeyBinding(
+            keys: [.character("w")], command: .watch, scope: .watchView,
+            summary: "hide; the watch goes on"),
+        KeyBinding(
+            keys: [.character("+"), .character("=")], command: .lengthenWatchInterval, scope: .watchView,
+            summary: "1 s more between rounds"),
+        KeyBinding(
+            keys: [.character("-")], command: .shortenWatchInterval, scope: .watchView,
+            summary: "1 s less between rounds"),
+        KeyBinding(
+            keys: [.character("e")], command: .export, scope: .watchView,
+            summary: "export the rounds (JSON Lines)"),
         KeyBinding(
             keys: [.escape, .backspace], command: .back, scope: .traceDetail, summary: "back to the traces list"),
         KeyBinding(
@@ -122,6 +151,12 @@ public struct KeyMap: Sendable {
         KeyBinding(
             keys: [.character("c")], command: .reproduce, scope: .probe,
             summary: "copy the commands that reproduce the selected probe"),
+        KeyBinding(
+            keys: [.character("i")], command: .showIPs, scope: .probe,
+            summary: "its IPs, ranked as the SDKs do"),
+        KeyBinding(
+            keys: [.character("w")], command: .watch, scope: .probe,
+            summary: "watch it: a probe every few s"),
         KeyBinding(keys: [.character("s")], command: .sortNext, scope: .cache, summary: "sort by the next column"),
         KeyBinding(keys: [.character("S")], command: .sortReverse, scope: .cache, summary: "reverse the sort order"),
         KeyBinding(keys: [.character("d")], command: .flushEntry, scope: .cache, summary: "flush the selected name"),
@@ -222,6 +257,13 @@ extension Command {
         case .clearLabFault: "clear-lab-fault"
         case .reproduce: "reproduce"
         case .compareProviders: "compare-providers"
+        case .showIPs: "ips"
+        case .rerank: "rerank"
+        case .probeIP: "probe-ip"
+        case .nextTechnique: "next-technique"
+        case .watch: "watch"
+        case .lengthenWatchInterval: "watch-slower"
+        case .shortenWatchInterval: "watch-faster"
         case .submit: "submit"
         case .cancel: "cancel"
         case .historyPrevious: "history-previous"

@@ -26,6 +26,10 @@ public enum ConsoleAction: Sendable {
     case clipboardCopied(Bool)
     /// Every provider's answer for the host the compare view asked about.
     case providersCompared(ProviderComparison)
+    /// The engine measured the IP view's addresses (`request` says which asking it answers).
+    case ipsRanked(request: Int, IPRanking)
+    /// The watch's rounds were written to this file.
+    case watchExported(String)
 }
 
 /// Work for the outside world, done by the runner against the engine.
@@ -42,6 +46,12 @@ public enum ConsoleEffect: Sendable, Equatable {
     case copyToClipboard(String)
     /// Ask every configured provider for a host (the compare view).
     case compareProviders(host: String)
+    /// Time a TCP connect to every address of a resolution, for the IP view.
+    case rankIPs(request: Int, HostResolution, port: Int, attempts: [Attempt])
+    /// Probe one technique against one address (the IP view's Enter).
+    case probeIP(runID: Int, target: String, scenario: Scenario, ip: String)
+    /// Write the watch's rounds as JSON Lines.
+    case exportWatch([WatchRound], path: String)
     case quit
 }
 
@@ -59,10 +69,14 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
     case .tick(let now):
         state.now = now
         // The cache view shows hit counts and refreshes as they happen.
-        return state.view == .cache ? [.loadCache] : []
+        return (state.view == .cache ? [.loadCache] : []) + watchTick(&state)
     case .probeEvent(let runID, let event):
-        return applyProbeEvent(event, runID: runID, state: &state)
+        let effects = applyProbeEvent(event, runID: runID, state: &state)
+        observeIPViewProbe(event, runID: runID, state: &state)
+        observeWatchProbe(event, runID: runID, state: &state)
+        return effects
     case .probeEnded(let runID):
+        watchProbeEnded(runID: runID, state: &state)
         if let index = state.runs.firstIndex(where: { $0.id == runID }), !state.runs[index].finished {
             state.runs[index].finished = true
             if state.runs[index].report == nil && state.runs[index].failure == nil {
@@ -103,6 +117,12 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
         return []
     case .providersCompared(let comparison):
         applyComparison(comparison, state: &state)
+        return []
+    case .ipsRanked(let request, let ranking):
+        applyRanking(ranking, request: request, state: &state)
+        return []
+    case .watchExported(let path):
+        state.message = "Exported \(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)"
         return []
     }
 }
@@ -148,6 +168,11 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
             return []
         }
         var scopes: [KeyScope] = []
+        if state.view == .probe && state.ipView != nil {
+            scopes.append(.ipView)
+        } else if state.view == .probe && state.watch?.shown == true {
+            scopes.append(.watchView)
+        }
         if state.view == .traces && state.detailSequence != nil { scopes.append(.traceDetail) }
         switch state.view {
         case .probe: scopes.append(.probe)
@@ -159,6 +184,12 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         }
         scopes.append(.global)
         guard let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab) else { return [] }
+        if state.view == .probe || command == .typeHost {
+            // The IP and watch views sit over the probe view and take its keys first.
+            if let effects = ipViewCommand(command, state: &state) ?? watchCommand(command, state: &state) {
+                return effects
+            }
+        }
         return perform(command, state: &state)
     }
 }
@@ -331,6 +362,10 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         return openReproducePanel(&state)
     case .compareProviders:
         return openCompare(&state)
+    case .showIPs:
+        return openIPView(&state)
+    case .watch:
+        return openWatch(&state)
     case .quit:
         state.quitting = true
         return [.quit]

@@ -43,7 +43,14 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
     drawTabBar(state, into: &buffer)
     let body = 1..<(size.height - 2)
     switch state.view {
-    case .probe: drawProbeView(state, rows: body, into: &buffer)
+    case .probe:
+        if let view = state.ipView {
+            drawIPView(state, view: view, rows: body, into: &buffer)
+        } else if let watch = state.watch, watch.shown {
+            drawWatchView(state, watch: watch, rows: body, into: &buffer)
+        } else {
+            drawProbeView(state, rows: body, into: &buffer)
+        }
     case .cache: drawCacheView(state, rows: body, into: &buffer)
     case .traces:
         if let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
@@ -118,12 +125,22 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
     var hints: [(Command, String)]
     if state.reproducePanel != nil {
         hints = [(.back, "close"), (.down, "scroll")]
+    } else if state.view == .probe && state.mode == .command && state.ipView != nil {
+        hints = [(.probeIP, "probe IP"), (.nextTechnique, "technique"), (.rerank, "re-rank"), (.back, "close")]
+    } else if state.view == .probe && state.mode == .command && state.watch?.shown == true {
+        hints = [
+            (.lengthenWatchInterval, "slower"), (.shortenWatchInterval, "faster"), (.export, "export"),
+            (.watch, "hide"), (.back, "stop"),
+        ]
     } else if state.mode == .probeInput {
         hints = [(.submit, "probe"), (.historyPrevious, "history"), (.cancel, "stop typing")]
     } else {
         switch state.view {
         case .probe:
-            hints = [(.typeHost, "type host"), (.reprobe, "re-probe"), (.reproduce, "reproduce"), (.down, "older")]
+            hints = [
+                (.typeHost, "type host"), (.reprobe, "re-probe"), (.showIPs, "IPs"), (.watch, "watch"),
+                (.reproduce, "reproduce"), (.down, "older"),
+            ]
         case .cache:
             hints = [
                 (.sortNext, "sort"), (.flushEntry, "flush"), (.flushAll, "flush all"), (.refreshEntry, "refresh"),

@@ -269,6 +269,10 @@ public struct ConsoleState: Sendable {
     public var compare = CompareState()
     /// The reproduce panel, over the current view while open (`c`).
     public var reproducePanel: ReproducePanel?
+    /// The IP view (`i`), over the probe view while open.
+    public var ipView: IPViewState?
+    /// The watch (`w`): rounds go on while it exists; its view is over the probe view when shown.
+    public var watch: WatchState?
     /// Filters by view (`/`).
     public var filters: [ConsoleView: String] = [:]
     public var message = ""

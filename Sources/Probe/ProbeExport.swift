@@ -254,6 +254,9 @@ public enum ProbeExport {
             }
             out += "  verdict: \(TerminalText.escaped(report.verdict.summary))\n"
             for note in report.verdict.notes.dropFirst() { out += "  note: \(TerminalText.escaped(note))\n" }
+            if let ranking = report.ranking {
+                out += ranking.tableLines().map { "  " + $0 + "\n" }.joined()
+            }
             out += "\n"
         }
         return out

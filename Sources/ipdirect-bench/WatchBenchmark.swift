@@ -1,5 +1,6 @@
 // The watch history's cost: a 24-hour watch at 5 s (17,280 rounds) recorded into the bounded
-// history, its resident memory growth, and a full walk of it (what a watch view reads a frame).
+// history, its resident memory growth, a full walk of it, and the console's watch view drawn over it.
+import Console
 import Foundation
 import Probe
 
@@ -41,6 +42,37 @@ enum WatchBenchmark {
             String(
                 format: "resident memory growth for the history: %.1f MB (%.0f bytes a kept round)",
                 Double(after - before) / 1_048_576, Double(after - before) / Double(history.rounds.count)))
+        watchView(rounds: 10_000)
+    }
+
+    /// The console's watch view over `rounds` rounds of history, against the floor of filling the frame.
+    static func watchView(rounds: Int) {
+        let start = ConsoleBenchmark.start
+        var watch = WatchState(target: "watch.bench.test", now: start)
+        let outcomes: [Outcome] = [.ok, .ok, .ok, .connectFailed, .timeout, .httpStatus]
+        for index in 0..<rounds {
+            let flap = outcomes[(index / 97) % outcomes.count]
+            let cells = Scenario.allCases.map { scenario in
+                WatchCell(
+                    scenario: scenario, outcome: scenario == .directSNI ? flap : .ok,
+                    ms: Double((index * 37) % 400) / 3, status: 200)
+            }
+            watch.history.record(
+                WatchRound(
+                    round: index + 1, at: start.addingTimeInterval(Double(index) * 5),
+                    url: "https://watch.bench.test/", cells: cells, recommended: flap == .ok ? .directSNI : nil))
+        }
+        for size in ConsoleBenchmark.sizes {
+            var state = ConsoleState(
+                size: size, now: start.addingTimeInterval(Double(rounds) * 5), engine: ConsoleBenchmark.engine,
+                timeZone: TimeZone(identifier: "UTC")!)
+            state.watch = watch
+            state.mode = .command
+            let ours = ConsoleBenchmark.timeFrames { render(state) }
+            precondition(render(state).text.contains("Watching watch.bench.test"))
+            ConsoleBenchmark.report(
+                "watch view, \(rounds) rounds (\(watch.history.changed.count) changes kept)", size, ours: ours)
+        }
     }
 
     /// Resident set size from /proc/self/statm (Linux); 0 elsewhere.

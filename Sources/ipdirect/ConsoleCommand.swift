@@ -77,10 +77,10 @@ struct ConsoleCommand: AsyncParsableCommand {
 /// `ResolverCache`, faults through the in-process `Lab`.
 final class LiveConsoleEngine: ConsoleEngine {
     let description: EngineDescription
-    private let cache: ResolverCache
-    private let prober: ProbeEngine
+    let cache: ResolverCache
+    let prober: ProbeEngine
     private let lab: Lab?
-    private let session: ResolverSession
+    let session: ResolverSession
     /// The providers the compare view asks, built once from `[[providers]]` (or the lab's).
     private let compared: [ComparedProvider]
 
@@ -139,6 +139,50 @@ final class LiveConsoleEngine: ConsoleEngine {
             }
         }
         return files.map(\.0)
+    }
+}
+
+extension LiveConsoleEngine {
+    func rankIPs(_ resolution: HostResolution, port: Int, attempts: [Attempt]) async -> IPRanking {
+        await IPRanking.rank(resolution, port: port, attempts: attempts)
+    }
+
+    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ConsoleProbeEvent> {
+        let text = session.labTarget(target)
+        let host = (try? ProbeURL.parse(text))?.host
+        let cache = self.cache
+        // The target's host answers with the chosen address only; other hosts (a redirect's)
+        // resolve as usual.
+        let pinned: HostResolver = { name in
+            guard name == host else { return await cache.resolve(name) }
+            let v4 = IPLiteral.isIPv4(ip) ? [ip] : []
+            let v6 = v4.isEmpty ? [ip] : []
+            return HostResolution(
+                host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),
+                httpdns: HTTPDNSAnswer(provider: "chosen in the IP view", ipv4: v4, ipv6: v6))
+        }
+        var options = prober.options
+        options.scenarios = [scenario]
+        options.allIPs = false
+        let events = ProbeEngine(resolve: pinned, options: options).probe(text)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in events { continuation.yield(ConsoleProbeEvent(event)) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String {
+        var data = Data()
+        for round in rounds { data.append(round.jsonLine()) }
+        do {
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw ExportError(path: path, reason: error.localizedDescription)
+        }
+        return path
     }
 }
 

@@ -17,6 +17,8 @@ enum ProbeBatch {
         /// Add to `--jsonl` rather than start it afresh (it is the `--resume` file).
         var appendJSONL: Bool
         var redact: Bool
+        /// Rank each host's addresses (`--rank`) before the report is written.
+        var rank = false
     }
 
     /// How a batch ended.
@@ -106,7 +108,11 @@ enum ProbeBatch {
                 }
             },
             onReport: { item in
-                guard let report = item.report else { return }
+                guard var report = item.report else { return }
+                if outputs.rank, let port = (try? ProbeURL.parse(report.url))?.port {
+                    // The same ranking as `resolve --rank`, with which scenario used which address.
+                    report.ranking = await IPRanking.rank(report.resolution, port: port, attempts: report.attempts)
+                }
                 let works = !report.verdict.works.isEmpty
                 if stdoutIsTerminal {
                     progress.clearedWhile { stdoutWriter.write(report) }

@@ -67,6 +67,11 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "With --watch: stop after M rounds (default: run until interrupted).")
     var count: Int?
 
+    @Flag(
+        name: .long,
+        help: "Also rank every address of each host by TCP connect time to the URL's port, as the SDKs do (`ranking`).")
+    var rank = false
+
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
     var noRedact = false
 
@@ -153,6 +158,9 @@ struct ProbeCommand: AsyncParsableCommand {
         if let count, count < 1 { throw usage("--count must be at least 1") }
         if count != nil && watch == nil { throw usage("--count goes with --watch N") }
         if watch != nil && parsed.count != 1 { throw usage("--watch watches one URL; give exactly one") }
+        if rank && watch != nil {
+            throw usage("--rank goes with a probe, not --watch; rank once with probe --rank URL")
+        }
         guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
         options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
         options.concurrency = concurrency
@@ -229,7 +237,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 outputs: ProbeBatch.Outputs(
                     format: format, har: har, jsonl: jsonl,
                     appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!),
-                    redact: options.redact),
+                    redact: options.redact, rank: rank),
                 order: order, progress: ProgressLine.stderrIsTerminal && !quiet, complain: complain)
         } catch {
             await session.close()

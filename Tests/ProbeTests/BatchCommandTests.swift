@@ -181,4 +181,28 @@ struct BatchCommandTests {
             }
         }
     }
+
+    @Test("--rank adds each host's addresses ranked by TCP connect time, in JSON and in the table")
+    func rank() async throws {
+        try await withLab { lab in
+            let url = lab.url("dual.lab.test")
+            let json = try ProbeRun(lab, ["--rank", "--format", "jsonl", "--timeout", "10", url])
+            let line = try #require(await json.nextLine(), "no output at all")
+            #expect(try await json.exitStatus() == 0)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let ranking = try #require(object["ranking"] as? [String: Any], "no ranking in \(line)")
+            let ips = try #require(ranking["ips"] as? [[String: Any]])
+            #expect(Set(ips.compactMap { $0["ip"] as? String }) == ["127.0.0.1", "::1"])
+            #expect(ips.allSatisfy { $0["connectMs"] is Double }, "\(ips)")
+            #expect((ranking["sdkOrder"] as? [String])?.count == 2)
+            // Which scenario used which address, from the probe just made.
+            #expect(ips.contains { ($0["usedBy"] as? [String])?.contains("direct-sni") == true }, "\(ips)")
+
+            let table = try ProbeRun(lab, ["--rank", "--timeout", "10", url])
+            let text = String(decoding: await table.rest(), as: UTF8.self)
+            #expect(try await table.exitStatus() == 0)
+            #expect(text.contains("IPs of dual.lab.test, TCP connect to port"), "\(text)")
+            #expect(text.contains("CONNECT MS") && text.contains("::1"), "\(text)")
+        }
+    }
 }
