@@ -216,6 +216,42 @@ struct IPWatchViewTests {
         #expect(strip?.contains("#") == true && strip?.contains("x") == true)
     }
 
+    /// The IP view with a ranking and one probe from it, as in its snapshot.
+    static func rankedState(size: TerminalSize, theme: ConsoleTheme) -> ConsoleState {
+        var state = Self.dualState(size: size)
+        state.theme = theme
+        _ = reduce(into: &state, action: .key(.character("i")))
+        _ = reduce(into: &state, action: .ipsRanked(request: 1, Self.dualRanking))
+        _ = reduce(into: &state, action: .key(.enter))
+        var attempt = ConsoleFixtures.attempts[2]
+        attempt.url = "https://dual.lab.test:18443/"
+        _ = reduce(into: &state, action: .probeEvent(runID: 3, .attemptFinished(attempt)))
+        return state
+    }
+
+    @Test("light and dark: the same words, each theme's colours", arguments: sizes)
+    func themes(size: TerminalSize) {
+        let suffix = "\(size.width)x\(size.height)"
+        for (name, make) in [
+            ("ip-view", { (theme: ConsoleTheme) in Self.rankedState(size: size, theme: theme) }),
+            (
+                "watch",
+                { (theme: ConsoleTheme) in
+                    var state = Self.watchedState(size: size, rounds: 30)
+                    state.theme = theme
+                    return state
+                }
+            ),
+        ] {
+            let dark = render(make(.dark))
+            let light = render(make(.light))
+            #expect(dark.text == light.text, "\(name): a theme changes colours, never words")
+            Snapshot.check(light, named: "\(name)-\(suffix)")
+            Snapshot.checkText(dark.styleText + "\n", named: "\(name)-dark-styles-\(suffix)")
+            Snapshot.checkText(light.styleText + "\n", named: "\(name)-light-styles-\(suffix)")
+        }
+    }
+
     @Test("the help lists the IP and watch views' keys")
     func help() {
         var state = ConsoleFixtures.populatedState(size: TerminalSize(width: 120, height: 40))
