@@ -172,4 +172,15 @@ struct CompareViewTests {
         #expect(frame.text == render(dark).text)
         #expect(!frame.cells.contains { $0.style.foreground == .yellow || $0.style.foreground == .cyan })
     }
+
+    @Test("the reproduce panel in the light theme: the same command, colours that read on white", arguments: sizes)
+    func reproduceLight(size: TerminalSize) throws {
+        var state = try ReproducePanelTests.state(size: size)
+        _ = reduce(into: &state, action: .key(.character("c")))
+        _ = reduce(into: &state, action: .clipboardCopied(true))
+        let dark = render(state)
+        state.theme = .light
+        check(state, "reproduce-probe-light", styles: true)
+        #expect(render(state).text == dark.text)
+    }
 }
