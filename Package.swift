@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // ipdirect: a terminal console for troubleshooting HTTPDNS and IP-direct connections.
 // The folder layout tells the architecture; see README.md for the map.
 import PackageDescription
@@ -22,6 +22,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The agent's exporters: Prometheus metrics, OpenTelemetry traces over OTLP/HTTP protobuf
+        // only (the OTLPHTTP trait keeps gRPC out of the build).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -121,18 +128,39 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // The headless probe agent: a target list on an interval, Prometheus /metrics, OTLP traces,
+        // JSON Lines with rotation; the probe engine and watch summaries are the console's.
+        .target(
+            name: "Agent",
+            dependencies: [
+                "Probe", "NameResolution", "Signals", "TerminalText",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console", "TerminalText", "Signals",
+                "Lab", "NameResolution", "Probe", "Console", "TerminalText", "Signals", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
         // Benchmarks: a target of their own, run on demand (`make bench`), never in tests.
         .executableTarget(
             name: "ipdirect-bench",
-            dependencies: ["Lab", "NameResolution", "Probe", "Console"],
+            dependencies: [
+                "Lab", "NameResolution", "Probe", "Console", "Agent", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
 
         // Fuzzing: the parsers of outside bytes behind one entry each (replayed by FuzzTests), and
@@ -146,6 +174,12 @@ let package = Package(
         .testTarget(
             name: "NameResolutionTests",
             dependencies: ["NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "AgentTests",
+            dependencies: [
+                "Agent", "Probe", "Lab", "NameResolution", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),

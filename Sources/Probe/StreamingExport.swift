@@ -109,9 +109,7 @@ public final class ReportWriter: Sendable {
             case .table:
                 put(Data(ProbeExport.table([report]).utf8), &state)
             case .jsonLines:
-                var line = (try? ProbeJSON.encoder(pretty: false).encode(shown)) ?? Data()
-                line.append(0x0A)
-                put(line, &state)
+                put(Self.jsonLine(shown), &state)
             case .jsonArray:
                 let element = (try? ProbeJSON.encoder(pretty: true).encode(shown)) ?? Data("null".utf8)
                 // Indented as an element of the array, as one pretty-printed array would be.
@@ -134,6 +132,15 @@ public final class ReportWriter: Sendable {
             }
             state.written += 1
         }
+    }
+
+    /// One report as a JSON Lines record (with its newline), as `probe --format jsonl` writes it.
+    ///
+    /// - Parameter report: the report, already redacted when it should be.
+    public static func jsonLine(_ report: URLReport) -> Data {
+        var line = (try? ProbeJSON.encoder(pretty: false).encode(report)) ?? Data()
+        line.append(0x0A)
+        return line
     }
 
     /// Completes the document (closes the JSON array); later writes are ignored. Idempotent.

@@ -83,8 +83,7 @@ public struct WatchRound: Sendable, Codable, Equatable, Hashable {
     public static func summary(of report: URLReport, round: Int, at: Date) -> WatchRound {
         var cells: [WatchCell] = []
         for scenario in Scenario.allCases {
-            let attempts = report.attempts.filter { $0.scenario == scenario }
-            guard let chosen = attempts.first(where: { $0.outcome.reachedServer }) ?? attempts.first else { continue }
+            guard let chosen = report.decidingAttempt(scenario) else { continue }
             cells.append(
                 WatchCell(
                     scenario: scenario, outcome: chosen.outcome,
@@ -126,7 +125,7 @@ public struct WatchHistory: Sendable {
     }
 
     /// What differs between two rounds, as sentences.
-    static func changes(from old: WatchRound, to new: WatchRound) -> [String] {
+    public static func changes(from old: WatchRound, to new: WatchRound) -> [String] {
         var said: [String] = []
         for scenario in Scenario.allCases {
             let before = old.cell(scenario)?.outcome
@@ -187,6 +186,15 @@ public final class Watch: Sendable {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+}
+
+extension URLReport {
+    /// The attempt that speaks for a scenario: the one that reached the server when it was
+    /// tried against several IPs, otherwise the first; nil when the scenario was not tried.
+    public func decidingAttempt(_ scenario: Scenario) -> Attempt? {
+        let attempts = attempts.filter { $0.scenario == scenario }
+        return attempts.first(where: { $0.outcome.reachedServer }) ?? attempts.first
     }
 }
 

@@ -10,10 +10,15 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("lab", LabBenchmark.run),
     ("watch", WatchBenchmark.run),
     ("compare", CompareBenchmark.run),
+    ("agent", AgentBenchmark.run),
 ]
 
+/// Run only when named (`ipdirect-bench agent`): they take minutes, not seconds.
+let longRunning: Set<String> = ["agent"]
+
 let wanted = Set(CommandLine.arguments.dropFirst())
-for benchmark in benchmarks where wanted.isEmpty || wanted.contains(benchmark.name) {
+for benchmark in benchmarks
+where wanted.isEmpty ? !longRunning.contains(benchmark.name) : wanted.contains(benchmark.name) {
     print("== \(benchmark.name)")
     try await benchmark.run()
 }

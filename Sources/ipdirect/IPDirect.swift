@@ -11,7 +11,7 @@ struct IPDirect: AsyncParsableCommand {
         abstract: "Troubleshoot HTTPDNS and IP-direct connections.",
         subcommands: [
             ConsoleCommand.self, ProbeCommand.self, ResolveCommand.self, LabCommand.self, CacheCommand.self,
-            ConfigCommand.self,
+            ConfigCommand.self, AgentCommand.self,
         ],
         defaultSubcommand: ConsoleCommand.self)
 

@@ -1,0 +1,188 @@
+// The agent's target list: the `probe --input` format (one URL a line, '#' comments), re-read
+// when the file changes or on SIGHUP; a file that is gone or unusable keeps the last good list.
+import Foundation
+import NameResolution
+import Probe
+
+/// One URL the agent probes, with the label that names it in metrics and spans.
+public struct AgentTarget: Sendable, Hashable {
+    /// The URL as written in the list (or as the lab rewrote it).
+    public var url: String
+    /// `host` or `host:port`: the `target` label. The path never becomes a label, so a list's
+    /// metric series stay bounded by its hosts, not by its URLs.
+    public var label: String
+
+    /// - Parameter url: the URL; it must parse as a probe URL.
+    /// - Throws: `ProbeURLError` when it does not.
+    public init(_ url: String) throws(ProbeURLError) {
+        let parsed = try ProbeURL.parse(url)
+        self.url = url
+        label = parsed.hasExplicitPort ? "\(parsed.host):\(parsed.port)" : parsed.host
+    }
+}
+
+/// What reading a target list found.
+public enum TargetListError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file cannot be read (deleted, unreadable).
+    case unreadable(path: String, reason: String)
+    /// Lines that are not URLs; `line` counts from 1.
+    case badLines(path: String, lines: [(line: Int, reason: String)])
+    /// The file holds no URL at all (often a file caught half-written).
+    case empty(path: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            return "cannot read the targets file \(path): \(reason)"
+        case .badLines(let path, let lines):
+            let shown = lines.prefix(3).map { "line \($0.line): \($0.reason)" }.joined(separator: "; ")
+            let more = lines.count > 3 ? " (and \(lines.count - 3) more)" : ""
+            return "the targets file \(path) has lines that are not URLs: \(shown)\(more); fix them and save again"
+        case .empty(let path):
+            return "the targets file \(path) has no URL in it"
+        }
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.description == rhs.description }
+}
+
+/// Parses the `--input` format: one URL a line; `#` starts a comment; blank lines are skipped.
+public enum TargetList {
+    /// The non-empty entries of a list, with their line numbers (from 1).
+    public static func entries(_ text: String) -> [(line: Int, text: String)] {
+        var found: [(Int, String)] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let entry = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let trimmed = entry.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !trimmed.isEmpty { found.append((index + 1, trimmed)) }
+        }
+        return found
+    }
+
+    /// Reads and checks a whole list: every line must be a URL, and there must be one.
+    ///
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - rewrite: applied to each URL before it is checked (the lab's port for a lab name).
+    /// - Returns: the targets, in file order, each URL once.
+    /// - Throws: `TargetListError`.
+    public static func read(
+        _ path: String, rewrite: (String) -> String = { $0 }
+    ) throws(TargetListError)
+        -> [AgentTarget]
+    {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let reason =
+                FileManager.default.fileExists(atPath: path) ? "it is not readable UTF-8 text" : "it does not exist"
+            throw .unreadable(path: path, reason: reason)
+        }
+        var targets: [AgentTarget] = []
+        var seen = Set<String>()
+        var bad: [(line: Int, reason: String)] = []
+        for (line, entry) in entries(text) {
+            do {
+                let target = try AgentTarget(rewrite(entry))
+                if seen.insert(target.url).inserted { targets.append(target) }
+            } catch {
+                bad.append((line, error.reason))
+            }
+        }
+        guard bad.isEmpty else { throw .badLines(path: path, lines: bad) }
+        guard !targets.isEmpty else { throw .empty(path: path) }
+        return targets
+    }
+}
+
+/// A targets file watched for change: its identity (device, inode, size, modification time)
+/// is compared on each `check()`, and SIGHUP forces a reload.
+public final class TargetsFile: Sendable {
+    /// What a reload did, for the log.
+    public enum Reload: Sendable, Equatable {
+        /// The file has not changed since the last look.
+        case unchanged
+        /// A new list is in force.
+        case loaded(count: Int)
+        /// The file is unusable; the last good list (of `count` targets) stays in force.
+        case keptLast(count: Int, because: TargetListError)
+    }
+
+    private struct Identity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+    }
+
+    private struct State {
+        var identity: Identity?
+        var targets: [AgentTarget] = []
+        /// The last complaint, so a file that stays broken is not reported every second.
+        var lastProblem: TargetListError?
+    }
+
+    public let path: String
+    private let rewrite: @Sendable (String) -> String
+    private let state = Locked(State())
+
+    /// Reads the file once; it must be usable at start.
+    ///
+    /// - Parameters:
+    ///   - path: the list.
+    ///   - rewrite: applied to each URL (the lab's port for a lab name).
+    /// - Throws: `TargetListError` when the first read fails.
+    public init(path: String, rewrite: @escaping @Sendable (String) -> String = { $0 }) throws(TargetListError) {
+        self.path = path
+        self.rewrite = rewrite
+        let identity = Self.identity(of: path)
+        let targets = try TargetList.read(path, rewrite: rewrite)
+        state.withLock {
+            $0.identity = identity
+            $0.targets = targets
+        }
+    }
+
+    /// The list in force.
+    public var targets: [AgentTarget] { state.withLock { $0.targets } }
+
+    /// Re-reads the file when it changed (or always, with `force`).
+    ///
+    /// - Parameter force: read even when the file looks the same (SIGHUP).
+    /// - Returns: what happened; a problem already reported and not changed since is `.unchanged`.
+    public func check(force: Bool = false) -> Reload {
+        let identity = Self.identity(of: path)
+        let changed = state.withLock { $0.identity != identity }
+        guard force || changed else { return .unchanged }
+        do {
+            let targets = try TargetList.read(path, rewrite: rewrite)
+            state.withLock {
+                $0.identity = identity
+                $0.targets = targets
+                $0.lastProblem = nil
+            }
+            return .loaded(count: targets.count)
+        } catch {
+            return state.withLock { state -> Reload in
+                state.identity = identity
+                let repeated = state.lastProblem == error && !force
+                state.lastProblem = error
+                return repeated ? .unchanged : .keptLast(count: state.targets.count, because: error)
+            }
+        }
+    }
+
+    private static func identity(of path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+            let modified = info.st_mtimespec
+        #else
+            let modified = info.st_mtim
+        #endif
+        return Identity(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec))
+    }
+}

@@ -1,0 +1,276 @@
+// The agent's loop: a round of probes over the target list every interval (with jitter, so a
+// fleet does not beat in phase), a bound on URLs in flight, each report handed to the exporters.
+import Foundation
+import Logging
+import NameResolution
+import Probe
+
+/// When rounds start and how many URLs run at once.
+public struct AgentSchedule: Sendable {
+    /// Seconds from the start of one round to the start of the next.
+    public var interval: Double
+    /// The fraction of the interval each wait may be longer or shorter by, at random (0.1 is
+    /// ±10 %); the first round also waits a random part of it.
+    public var jitter: Double
+    /// URLs under way at once (their requests share the engine's own concurrency limit).
+    public var concurrency: Int
+
+    public init(interval: Double, jitter: Double = 0.1, concurrency: Int = 16) {
+        self.interval = interval
+        self.jitter = jitter
+        self.concurrency = concurrency
+    }
+
+    /// The wait before the round after one that started `interval` ago.
+    func nextWait() -> Double {
+        guard jitter > 0 else { return interval }
+        return interval * (1 + Double.random(in: -jitter...jitter))
+    }
+
+    /// The wait before the first round.
+    func firstWait() -> Double {
+        jitter > 0 ? Double.random(in: 0...(interval * jitter)) : 0
+    }
+}
+
+/// Where the agent's targets come from.
+public enum AgentTargetSource: Sendable {
+    /// A list given once (command line, configuration).
+    case fixed([AgentTarget])
+    /// A file re-read on change and on SIGHUP.
+    case file(TargetsFile)
+}
+
+/// Where each report goes.
+public struct AgentSinks: Sendable {
+    public var metrics: AgentMetrics?
+    public var tracing: AgentTracing?
+    public var jsonl: RotatingJSONL?
+
+    public init(metrics: AgentMetrics? = nil, tracing: AgentTracing? = nil, jsonl: RotatingJSONL? = nil) {
+        self.metrics = metrics
+        self.tracing = tracing
+        self.jsonl = jsonl
+    }
+}
+
+/// Probes a target list round after round until stopped.
+public final class ProbeAgent: Sendable {
+    private enum Wake: Sendable {
+        case due, roundDone, check, reload, stop
+    }
+
+    private struct State {
+        var wake: AsyncStream<Wake>.Continuation?
+        var stopped = false
+        var rounds = 0
+        /// The last round of each URL, to say what changed.
+        var last: [String: WatchRound] = [:]
+    }
+
+    public let engine: ProbeEngine
+    public let source: AgentTargetSource
+    public let schedule: AgentSchedule
+    public let sinks: AgentSinks
+    private let logger: Logger
+    private let state = Locked(State())
+
+    /// - Parameters:
+    ///   - engine: probes each URL (the engine `probe` and the console use).
+    ///   - source: the target list.
+    ///   - schedule: interval, jitter and concurrency.
+    ///   - sinks: metrics, traces, JSON Lines.
+    ///   - logger: one line per event.
+    public init(
+        engine: ProbeEngine, source: AgentTargetSource, schedule: AgentSchedule, sinks: AgentSinks, logger: Logger
+    ) {
+        self.engine = engine
+        self.source = source
+        self.schedule = schedule
+        self.sinks = sinks
+        self.logger = logger
+    }
+
+    /// The list in force.
+    public var targets: [AgentTarget] {
+        switch source {
+        case .fixed(let targets): targets
+        case .file(let file): file.targets
+        }
+    }
+
+    /// Rounds completed so far.
+    public var roundsCompleted: Int { state.withLock { $0.rounds } }
+
+    /// Ends `run()`: no more URLs start, and it returns without waiting for those under way.
+    public func stop() {
+        let wake = state.withLock { state -> AsyncStream<Wake>.Continuation? in
+            state.stopped = true
+            return state.wake
+        }
+        wake?.yield(.stop)
+    }
+
+    /// Re-reads the targets file now (SIGHUP).
+    public func reload() {
+        _ = state.withLock { $0.wake }?.yield(.reload)
+    }
+
+    /// Counts what the resolver cache does into the metrics, until the stream ends.
+    public func countResolverEvents(_ events: AsyncStream<ResolverEvent>) -> Task<Void, Never> {
+        let metrics = sinks.metrics
+        return Task {
+            for await event in events { metrics?.record(event) }
+        }
+    }
+
+    /// Runs rounds until `stop()`.
+    public func run() async {
+        let (wakes, wake) = AsyncStream.makeStream(of: Wake.self)
+        let stoppedEarly = state.withLock { state -> Bool in
+            state.wake = wake
+            return state.stopped
+        }
+        if stoppedEarly { return }
+        logger.info(
+            "agent started: \(targets.count) targets every \(schedule.interval) s (±\(Int(schedule.jitter * 100)) %), at most \(schedule.concurrency) at once",
+            metadata: ["event": "agent-started"])
+        var poll: Task<Void, Never>?
+        if case .file = source {
+            poll = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    wake.yield(.check)
+                }
+            }
+        }
+        var timer = Self.timer(after: schedule.firstWait(), wake)
+        var running: (stop: BatchStop, started: Date, number: Int)?
+        var overdue = false
+        var number = 0
+
+        loop: for await event in wakes {
+            switch event {
+            case .due:
+                if let running {
+                    if !overdue {
+                        logger.warning(
+                            "round \(running.number) is still running after \(schedule.interval) s; the next starts when it ends (raise --interval or --concurrency)",
+                            metadata: ["event": "round-overrun"])
+                    }
+                    overdue = true
+                } else {
+                    number += 1
+                    running = startRound(number, wake)
+                    timer = Self.timer(after: schedule.nextWait(), wake)
+                }
+            case .roundDone:
+                running = nil
+                if overdue {
+                    overdue = false
+                    number += 1
+                    running = startRound(number, wake)
+                    timer.cancel()
+                    timer = Self.timer(after: schedule.nextWait(), wake)
+                }
+            case .check:
+                applyReload(force: false)
+            case .reload:
+                applyReload(force: true)
+            case .stop:
+                running?.stop.pull()
+                break loop
+            }
+        }
+        timer.cancel()
+        poll?.cancel()
+        wake.finish()
+        state.withLock { $0.wake = nil }
+        logger.info("agent stopping after \(roundsCompleted) rounds", metadata: ["event": "agent-stopping"])
+    }
+
+    private static func timer(after seconds: Double, _ wake: AsyncStream<Wake>.Continuation) -> Task<Void, Never> {
+        Task {
+            if seconds > 0 {
+                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            }
+            wake.yield(.due)
+        }
+    }
+
+    private func applyReload(force: Bool) {
+        guard case .file(let file) = source else {
+            if force { logger.info("SIGHUP: the targets come from the command line; nothing to reload") }
+            return
+        }
+        switch file.check(force: force) {
+        case .unchanged:
+            break
+        case .loaded(let count):
+            logger.info(
+                "targets reloaded from \(file.path): \(count) targets", metadata: ["event": "targets-reloaded"])
+            sinks.metrics?.keep(only: file.targets)
+            let urls = Set(file.targets.map(\.url))
+            state.withLock { $0.last = $0.last.filter { urls.contains($0.key) } }
+        case .keptLast(let count, let problem):
+            logger.warning(
+                "\(problem); keeping the last good list of \(count) targets",
+                metadata: ["event": "targets-kept"])
+        }
+    }
+
+    /// Starts one round in the background; it wakes the loop when done.
+    private func startRound(_ number: Int, _ wake: AsyncStream<Wake>.Continuation) -> (BatchStop, Date, Int) {
+        let stop = BatchStop()
+        let started = Date()
+        let targets = targets
+        Task {
+            let tally = Locked((ok: 0, done: 0))
+            await engine.probeAll(targets.map(\.url), inFlight: schedule.concurrency, stop: stop) { item in
+                guard let report = item.report, !stop.isPulled else { return }
+                self.handle(report, target: targets[item.index], round: number, roundStart: started)
+                tally.withLock {
+                    $0.done += 1
+                    if !report.verdict.works.isEmpty { $0.ok += 1 }
+                }
+            }
+            guard !stop.isPulled else { return }
+            let seconds = Date().timeIntervalSince(started)
+            let (ok, done) = tally.withLock { ($0.ok, $0.done) }
+            state.withLock { $0.rounds += 1 }
+            sinks.metrics?.roundFinished(seconds: seconds, targets: targets.count)
+            logger.info(
+                "round \(number): \(done) targets probed, \(ok) with a working direct technique, in \(String(format: "%.1f", seconds)) s",
+                metadata: ["event": "round-finished"])
+            wake.yield(.roundDone)
+        }
+        return (stop, started, number)
+    }
+
+    private func handle(_ report: URLReport, target: AgentTarget, round: Int, roundStart: Date) {
+        let hopStarts = report.attempts.compactMap { $0.hops.first?.startedAt }
+        let resolution = max(report.resolution.httpdns.ms, report.resolution.system.ms, 0) / 1000
+        let started = max(roundStart, (hopStarts.min() ?? roundStart).addingTimeInterval(-resolution))
+        sinks.metrics?.record(report, target: target)
+        sinks.tracing?.record(report, target: target, started: started)
+        sinks.jsonl?.write(report)
+
+        let summary = WatchRound.summary(of: report, round: round, at: started)
+        let before = state.withLock { state -> WatchRound? in
+            defer { state.last[target.url] = summary }
+            return state.last[target.url]
+        }
+        if let before {
+            let changes = WatchHistory.changes(from: before, to: summary)
+            if !changes.isEmpty {
+                logger.notice(
+                    "\(report.url) changed: \(changes.joined(separator: "; "))",
+                    metadata: ["event": "target-changed", "target": "\(target.label)"])
+            }
+        } else if report.verdict.works.isEmpty {
+            logger.notice(
+                "\(report.url): no direct technique works: \(report.verdict.summary)",
+                metadata: ["event": "target-failing", "target": "\(target.label)"])
+        }
+    }
+}

@@ -1,0 +1,240 @@
+// `ipdirect agent`: headless, probes a target list on an interval until SIGTERM/SIGINT, serving
+// Prometheus /metrics, exporting OTLP traces and JSON Lines; SIGHUP re-reads the targets file.
+import Agent
+import ArgumentParser
+import Foundation
+import Logging
+import NameResolution
+import Probe
+import Signals
+
+extension AgentLogFormat: ExpressibleByArgument {}
+
+struct AgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent", abstract: "Probe a target list on an interval; serve metrics, export traces.",
+        discussion: """
+            Runs until SIGTERM or SIGINT, which end it within a second (exporters flushed, exit 0). \
+            Targets: URLs as arguments, or --input FILE in the probe --input format (one URL a line, \
+            '#' comments), re-read when it changes and on SIGHUP; a file that is deleted or has a bad \
+            line keeps the last good list, and the log says so.
+            --metrics-listen HOST:PORT serves /metrics for Prometheus; --otlp-endpoint URL sends each \
+            probe as a trace over OTLP/HTTP protobuf; --jsonl FILE writes the records probe --format \
+            jsonl writes, rotated past --rotate SIZE. Every metric and span carries the --label pairs.
+            The log (standard error) has one line per event; --log-format json for a log shipper.
+            """)
+
+    @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
+    var urls: [String] = []
+
+    @Option(name: .long, help: "Read targets from FILE, one URL a line; re-read on change and on SIGHUP.")
+    var input: String?
+
+    @Option(name: .long, help: "Seconds from the start of one round to the next (default 60).")
+    var interval: Double = 60
+
+    @Option(name: .long, help: "Each wait is longer or shorter by up to this fraction of the interval (default 0.1).")
+    var jitter: Double = 0.1
+
+    @Option(name: .long, help: "URLs probed at once (default 16).")
+    var concurrency: Int = 16
+
+    @Option(name: .long, help: ArgumentHelp("A label for every metric and span (repeatable).", valueName: "NAME=VALUE"))
+    var label: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Serve Prometheus /metrics here.", valueName: "HOST:PORT"))
+    var metricsListen: String?
+
+    @Option(name: .long, help: ArgumentHelp("Send traces to this OTLP/HTTP collector.", valueName: "URL"))
+    var otlpEndpoint: String?
+
+    @Option(name: .long, help: "Write JSON Lines records to FILE.")
+    var jsonl: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("With --jsonl: rotate the file past this size (default 100MB).", valueName: "SIZE"))
+    var rotate: String = "100MB"
+
+    @Option(name: .long, help: "Log lines as text or json.")
+    var logFormat: AgentLogFormat = .text
+
+    @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
+    var scenario: [Scenario] = []
+
+    @Option(name: .long, help: "GET or HEAD.")
+    var method: RequestMethod = .get
+
+    @Option(name: .long, help: "Extra request header 'Name: value' (repeatable).")
+    var header: [String] = []
+
+    @Option(name: .long, help: "Trust the CAs in this PEM file too, for every request.")
+    var cacert: String?
+
+    @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the exports.")
+    var noRedact = false
+
+    @OptionGroup var requestTimeout: ProbeTimeoutOption
+
+    @OptionGroup(title: "Provider options")
+    var providerOptions: ProviderOptions
+
+    func validate() throws {
+        guard interval >= 1 && interval <= 86_400 else {
+            throw ValidationError("--interval must be between 1 and 86400 seconds")
+        }
+        guard jitter >= 0 && jitter < 1 else { throw ValidationError("--jitter must be at least 0 and below 1") }
+        guard concurrency >= 1 && concurrency <= 4096 else {
+            throw ValidationError("--concurrency must be between 1 and 4096")
+        }
+        if method == .post {
+            throw ValidationError("the agent sends GET or HEAD; POST would repeat a change every round")
+        }
+        if let metricsListen, Self.listenAddress(metricsListen) == nil {
+            throw ValidationError("--metrics-listen takes HOST:PORT (127.0.0.1:9464, [::1]:9464 or :9464)")
+        }
+    }
+
+    /// `HOST:PORT`, `[V6]:PORT` or `:PORT` (all addresses).
+    static func listenAddress(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65_535).contains(port)
+        else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.isEmpty { host = "0.0.0.0" }
+        return (host, port)
+    }
+
+    func run() async throws {
+        func usage(_ message: String) -> UsageError { UsageError(message) }
+        let labels: [AgentLabel]
+        do {
+            labels = try label.map { text throws(AgentSettingError) in try AgentLabel(parsing: text) }
+        } catch {
+            throw usage(error.description)
+        }
+        if Set(labels.map(\.name)).count != labels.count { throw usage("--label names each label once") }
+        let rotateBytes: Int64
+        do {
+            rotateBytes = try ByteSize.parse(rotate)
+        } catch {
+            throw usage(error.description)
+        }
+        if !urls.isEmpty && input != nil { throw usage("give URLs or --input FILE, not both") }
+        guard !urls.isEmpty || input != nil || providerOptions.lab else {
+            throw usage("no target given (URLs or --input FILE)")
+        }
+        if let cacert, !FileManager.default.fileExists(atPath: cacert) {
+            throw usage("--cacert \(cacert) does not exist")
+        }
+
+        LoggingSystem.bootstrap { _ in AgentLogHandler(format: logFormat) }
+        let logger = Logger(label: "ipdirect.agent")
+
+        // How to probe.
+        var options = ProbeOptions()
+        if !scenario.isEmpty { options.scenarios = scenario }
+        options.method = method.rawValue
+        options.headers = try header.map { line in
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
+                throw usage("a header is 'Name: value', not '\(line)'")
+            }
+            return HeaderField(
+                name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
+        options.concurrency = concurrency * 4
+        options.redact = !noRedact
+
+        let session: ResolverSession
+        do {
+            session = try await providerOptions.start()
+        } catch let error as ValidationError {
+            throw usage(error.message)
+        }
+        options.caFile = session.lab?.endpoints.ca ?? cacert
+        if session.lab != nil, cacert != nil {
+            logger.warning("--cacert is not used with --lab: the lab's CA is trusted instead")
+        }
+
+        // What to probe.
+        let source: AgentTargetSource
+        do {
+            if let input {
+                let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
+                source = .file(try TargetsFile(path: input, rewrite: rewrite))
+            } else if urls.isEmpty, let hosts = session.lab?.endpoints.hosts {
+                source = .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
+            } else {
+                source = .fixed(try urls.map { try AgentTarget(session.labTarget($0)) })
+            }
+        } catch {
+            await session.close()
+            throw usage("\(error)")
+        }
+
+        // Where results go.
+        let metrics = AgentMetrics(labels: labels)
+        var server: MetricsServer?
+        var tracing: AgentTracing?
+        var jsonlFile: RotatingJSONL?
+        do {
+            if let metricsListen, let address = Self.listenAddress(metricsListen) {
+                server = try await MetricsServer(host: address.host, port: address.port) { metrics.exposition() }
+                logger.info(
+                    "serving /metrics on \(address.host):\(server!.port)", metadata: ["event": "metrics-listening"])
+            }
+            if let otlpEndpoint {
+                tracing = try AgentTracing(
+                    endpoint: otlpEndpoint, labels: labels, metrics: metrics, logger: logger, redact: !noRedact)
+                logger.info("sending traces to \(tracing!.endpoint)", metadata: ["event": "otlp-exporting"])
+            }
+            if let jsonl {
+                jsonlFile = try RotatingJSONL(
+                    path: jsonl, limit: rotateBytes, redact: !noRedact, metrics: metrics, logger: logger)
+            }
+        } catch {
+            await server?.close()
+            await session.close()
+            throw usage("\(error)")
+        }
+
+        let cache = session.cache
+        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
+        let agent = ProbeAgent(
+            engine: engine, source: source,
+            schedule: AgentSchedule(interval: interval, jitter: jitter, concurrency: concurrency),
+            sinks: AgentSinks(metrics: metrics, tracing: tracing, jsonl: jsonlFile), logger: logger)
+        let counting = agent.countResolverEvents(cache.events())
+
+        let signals = try? SignalPipe(watching: [SIGINT, SIGTERM, SIGHUP])
+        signals?.onSignal { number in
+            if number == SIGHUP {
+                agent.reload()
+            } else {
+                logger.info("signal \(number): stopping", metadata: ["event": "signal"])
+                agent.stop()
+            }
+        }
+        await agent.run()
+        signals?.stop()
+        counting.cancel()
+
+        // Within the second a stop has: flush the exporters, close the listener, save the cache.
+        let finishing = Task {
+            await tracing?.shutdown(within: 0.6)
+            await server?.close()
+            await session.close()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await finishing.value }
+            group.addTask { try? await Task.sleep(for: .milliseconds(900)) }
+            await group.next()
+            group.cancelAll()
+        }
+        logger.info("agent stopped", metadata: ["event": "agent-stopped"])
+        Foundation.exit(0)
+    }
+}

@@ -1,0 +1,142 @@
+// `ipdirect agent` as a user runs it, through the real binary with --lab: JSON log lines,
+// SIGHUP and file changes reload the targets, a broken or deleted file keeps the last good
+// list, SIGTERM ends it cleanly (exit 0, exporters flushed).
+import Foundation
+import NameResolution
+import Testing
+
+/// The `ipdirect` binary built beside the test bundle, when the build made one.
+private let ipdirectBinary: String? = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("ipdirect").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    return nil
+}()
+
+/// One `ipdirect agent` process; its log lines (JSON) as they arrive.
+private final class AgentRun: @unchecked Sendable {
+    let process = Process()
+    let errors = Pipe()
+    let scratch: ScratchDirectory
+    private let events = Locked([[String: Any]]())
+
+    init(_ arguments: [String], scratch: ScratchDirectory) throws {
+        self.scratch = scratch
+        process.executableURL = URL(fileURLWithPath: ipdirectBinary!)
+        process.arguments = ["agent", "--lab", "--log-format", "json"] + arguments
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
+        environment["XDG_CONFIG_HOME"] = scratch.path
+        environment["XDG_CACHE_HOME"] = scratch.path
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let handle = errors.fileHandleForReading
+        let events = events
+        Thread.detachNewThread {
+            var buffer = Data()
+            while case let chunk = handle.availableData, !chunk.isEmpty {
+                buffer += chunk
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = buffer[..<newline]
+                    if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                        events.withLock { $0.append(object) }
+                    } else {
+                        events.withLock {
+                            $0.append(["event": "not-json", "message": String(decoding: line, as: UTF8.self)])
+                        }
+                    }
+                    buffer = Data(buffer[(newline + 1)...])
+                }
+            }
+        }
+    }
+
+    /// The log lines of one event kind.
+    func events(_ kind: String) -> [[String: Any]] { events.withLock { $0.filter { $0["event"] as? String == kind } } }
+
+    var all: [[String: Any]] { events.withLock { $0 } }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the exit (at most `seconds`, then kills it); the status, nil when killed.
+    func exitStatus(within seconds: Double) async -> Int32? {
+        for _ in 0..<Int(seconds * 20) where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+}
+
+@Suite("ipdirect agent")
+struct AgentCommandTests {
+    @Test(
+        "SIGHUP and edits reload the list, a broken or deleted file keeps it, SIGTERM stops cleanly",
+        .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
+    func lifecycle() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let targets = scratch.file("targets.txt")
+        try "https://plain.lab.test/\n".write(toFile: targets, atomically: true, encoding: .utf8)
+        let run = try AgentRun(
+            ["--input", targets, "--interval", "1", "--metrics-listen", "127.0.0.1:0", "--label", "region=lab"],
+            scratch: scratch)
+
+        #expect(await eventually { !run.events("round-finished").isEmpty })
+        #expect(run.all.allSatisfy { $0["event"] as? String != "not-json" && $0["time"] != nil && $0["level"] != nil })
+        let listening = try #require(run.events("metrics-listening").first?["message"] as? String)
+        let port = try #require(listening.split(separator: ":").last.flatMap { Int($0) })
+        let scrape = await fetch("http://127.0.0.1:\(port)/metrics")
+        #expect(scrape?.body.contains("ipdirect_probe_outcomes_total{target=\"plain.lab.test:") == true)
+        #expect(scrape?.body.contains("region=\"lab\"") == true)
+
+        try "https://plain.lab.test/\nhttps://sni-a.lab.test/\n".write(
+            toFile: targets, atomically: true, encoding: .utf8)
+        run.signal(SIGHUP)
+        #expect(
+            await eventually {
+                run.events("targets-reloaded").contains { ($0["message"] as? String)?.contains("2 targets") == true }
+            })
+
+        try "https://plain.lab.test/\nhttps://bad host/\n".write(toFile: targets, atomically: true, encoding: .utf8)
+        #expect(
+            await eventually {
+                run.events("targets-kept").contains { ($0["message"] as? String)?.contains("line 2") == true }
+            })
+        try FileManager.default.removeItem(atPath: targets)
+        #expect(
+            await eventually {
+                run.events("targets-kept").contains { ($0["message"] as? String)?.contains("does not exist") == true }
+            })
+        let rounds = run.events("round-finished").count
+        #expect(await eventually { run.events("round-finished").count > rounds })
+        #expect(
+            (run.events("round-finished").last?["message"] as? String)?.contains("2 targets probed") == true)
+
+        let stopping = Date()
+        run.signal(SIGTERM)
+        let status = await run.exitStatus(within: 10)
+        let seconds = Date().timeIntervalSince(stopping)
+        #expect(status == 0)
+        #expect(!run.events("agent-stopped").isEmpty)
+        print("agent stopped \(String(format: "%.2f", seconds)) s after SIGTERM")
+    }
+
+    @Test("bad settings are refused with a sentence and exit 2", .enabled(if: ipdirectBinary != nil))
+    func badSettings() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        for arguments in [
+            ["--label", "target=x", "https://plain.lab.test/"], ["--rotate", "big", "https://plain.lab.test/"],
+            ["--input", scratch.file("missing.txt")], ["--otlp-endpoint", "ftp://x", "https://plain.lab.test/"],
+        ] {
+            let run = try AgentRun(arguments, scratch: scratch)
+            #expect(await run.exitStatus(within: 30) == 2)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+// The agent against the lab, in process: rounds over the list, /metrics with bounded labels,
+// JSON Lines with rotation, and the faults it must ride out (scrape mid-round, disk full).
+import Agent
+import Foundation
+import Lab
+import NameResolution
+import Probe
+import Testing
+
+@Suite("Agent loop")
+struct AgentLoopTests {
+    @Test("rounds probe every target; /metrics has outcomes, phases, labels and no URL path")
+    func metricsAfterRounds() async throws {
+        let lab = try await Lab.start()
+        let cache = try lab.resolverCache()
+        let log = CapturedLog()
+        let metrics = AgentMetrics(labels: [AgentLabel(name: "region", value: "lab-east")])
+        let server = try await MetricsServer(host: "127.0.0.1", port: 0) { metrics.exposition() }
+        let targets = try [lab.url("sni-a.lab.test", "/secret/path?token=x"), lab.url("plain.lab.test")]
+            .map { try AgentTarget($0) }
+        let agent = ProbeAgent(
+            engine: lab.engine(cache), source: .fixed(targets),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 4),
+            sinks: AgentSinks(metrics: metrics), logger: log.logger)
+        let counting = agent.countResolverEvents(cache.events())
+        let text = try await withAgent(agent) { () async throws -> String in
+            #expect(await eventually { agent.roundsCompleted >= 2 })
+            return try #require(await fetch("http://127.0.0.1:\(server.port)/metrics")?.body)
+        }
+        counting.cancel()
+        await server.close()
+        try await lab.shutdown()
+
+        let sniLabel = try #require(targets.first?.label)
+        #expect(
+            text.contains(
+                "ipdirect_probe_outcomes_total{target=\"\(sniLabel)\",scenario=\"direct-sni\",outcome=\"ok\",region=\"lab-east\"}"
+            ))
+        #expect(
+            text.contains(
+                "ipdirect_probe_phase_seconds_bucket{target=\"\(sniLabel)\",scenario=\"direct-sni\",phase=\"tls\""))
+        #expect(text.contains("ipdirect_certificate_expiry_days{target=\"\(sniLabel)\",scenario=\"direct-sni\""))
+        #expect(text.contains("ipdirect_dns_agreement{target=\"\(sniLabel)\",agreement="))
+        #expect(text.contains("ipdirect_httpdns_answer_seconds_count{provider=\"alicloud\",region=\"lab-east\"}"))
+        #expect(text.contains("ipdirect_resolver_cache_events_total{event=\"hit\",region=\"lab-east\"}"))
+        #expect(text.contains("ipdirect_build_info{version=\"\(AgentBuild.version)\",region=\"lab-east\"} 1"))
+        #expect(text.contains("ipdirect_target_direct_working{target=\"\(sniLabel)\",region=\"lab-east\"} 1"))
+        // Cardinality: the path and query are in no label.
+        #expect(!text.contains("secret") && !text.contains("token"))
+        #expect(log.lines(containing: "round 2:").count == 1)
+    }
+
+    @Test("a target that leaves the list takes its series out of /metrics")
+    func removedTargetSeries() async throws {
+        let lab = try await Lab.start()
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.file("targets.txt")
+        try "\(lab.url("sni-a.lab.test"))\n\(lab.url("plain.lab.test"))\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        let file = try TargetsFile(path: path)
+        let plain = try AgentTarget(lab.url("plain.lab.test")).label
+        let metrics = AgentMetrics(labels: [])
+        let log = CapturedLog()
+        let agent = ProbeAgent(
+            engine: lab.engine(try lab.resolverCache()), source: .file(file),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 4), sinks: AgentSinks(metrics: metrics),
+            logger: log.logger)
+        try await withAgent(agent) {
+            #expect(await eventually { agent.roundsCompleted >= 1 })
+            #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains("target=\"\(plain)\""))
+            try "\(lab.url("sni-a.lab.test"))\n".write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(await eventually { !log.lines(containing: "targets reloaded").isEmpty })
+            #expect(!String(decoding: metrics.exposition(), as: UTF8.self).contains("target=\"\(plain)\""))
+            // Deleted mid-run: the last good list stays, and the log says so.
+            try FileManager.default.removeItem(atPath: path)
+            #expect(await eventually { !log.lines(containing: "keeping the last good list of 1 targets").isEmpty })
+            let rounds = agent.roundsCompleted
+            #expect(await eventually { agent.roundsCompleted > rounds })
+        }
+        try await lab.shutdown()
+    }
+
+    @Test("a scrape while a round is under way answers at once with what is known")
+    func scrapeDuringRound() async throws {
+        let lab = try await Lab.start()
+        let metrics = AgentMetrics(labels: [])
+        let server = try await MetricsServer(host: "127.0.0.1", port: 0) { metrics.exposition() }
+        let log = CapturedLog()
+        // The slow origin takes 3 s: the round is under way while the test scrapes.
+        let agent = ProbeAgent(
+            engine: lab.engine(try lab.resolverCache()),
+            source: .fixed([try AgentTarget(lab.url("slow.lab.test")), try AgentTarget(lab.url("plain.lab.test"))]),
+            schedule: AgentSchedule(interval: 30, jitter: 0, concurrency: 2), sinks: AgentSinks(metrics: metrics),
+            logger: log.logger)
+        try await withAgent(agent) {
+            #expect(await eventually { !log.lines(containing: "agent started").isEmpty })
+            let scrape = try #require(await fetch("http://127.0.0.1:\(server.port)/metrics"))
+            #expect(scrape.status == 200)
+            #expect(scrape.body.contains("ipdirect_build_info"))
+            #expect(agent.roundsCompleted == 0)
+            #expect(await fetch("http://127.0.0.1:\(server.port)/other")?.status == 404)
+        }
+        await server.close()
+        try await lab.shutdown()
+    }
+
+    @Test("JSON Lines: the probe records, rotated past the size, every line whole")
+    func jsonLinesRotate() async throws {
+        let lab = try await Lab.start()
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.file("agent.jsonl")
+        let log = CapturedLog()
+        let jsonl = try RotatingJSONL(path: path, limit: 8 * 1024, keep: 2, metrics: nil, logger: log.logger)
+        let agent = ProbeAgent(
+            engine: lab.engine(try lab.resolverCache()), source: .fixed([try AgentTarget(lab.url("sni-a.lab.test"))]),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1), sinks: AgentSinks(jsonl: jsonl),
+            logger: log.logger)
+        await withAgent(agent) {
+            #expect(await eventually { FileManager.default.fileExists(atPath: path + ".2") })
+        }
+        try await lab.shutdown()
+        #expect(!FileManager.default.fileExists(atPath: path + ".3"))
+        for file in [path, path + ".1", path + ".2"] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            for line in data.split(separator: 0x0A) {
+                let record = try JSONSerialization.jsonObject(with: line) as? [String: Any]
+                #expect(record?["host"] as? String == "sni-a.lab.test")
+                #expect(record?["attempts"] is [Any])
+            }
+        }
+        // A rotated file stays within the size unless a single record is bigger than it.
+        let rotated = try Data(contentsOf: URL(fileURLWithPath: path + ".1"))
+        #expect(!rotated.isEmpty)
+        #expect(rotated.count <= 8 * 1024 || rotated.split(separator: 0x0A).count == 1)
+    }
+
+    @Test("disk full for the JSON Lines file: probing goes on, failures counted, said once a minute")
+    func diskFull() async throws {
+        let lab = try await Lab.start()
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.file("full.jsonl")
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/full")
+        let log = CapturedLog()
+        let metrics = AgentMetrics(labels: [])
+        let jsonl = try RotatingJSONL(path: path, limit: nil, metrics: metrics, logger: log.logger)
+        let agent = ProbeAgent(
+            engine: lab.engine(try lab.resolverCache()), source: .fixed([try AgentTarget(lab.url("plain.lab.test"))]),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1),
+            sinks: AgentSinks(metrics: metrics, jsonl: jsonl), logger: log.logger)
+        await withAgent(agent) {
+            #expect(await eventually { agent.roundsCompleted >= 3 })
+        }
+        try await lab.shutdown()
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        let failures = text.split(separator: "\n").first {
+            $0.hasPrefix("ipdirect_export_failures_total{exporter=\"jsonl\"}")
+        }
+        #expect(Int(failures?.split(separator: " ").last ?? "") ?? 0 >= 3)
+        let said = log.lines(containing: "cannot write to --jsonl")
+        #expect(said.count == 1)
+        #expect(said.first?.contains("No space left on device") == true)
+    }
+}

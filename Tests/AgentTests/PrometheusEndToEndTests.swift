@@ -1,0 +1,136 @@
+// A real Prometheus (Debian's package) scrapes the agent every second on loopback; the test asks
+// Prometheus's HTTP API for the outcome counter and a histogram, flips a lab fault, sees it change.
+import Agent
+import Foundation
+import Lab
+import Testing
+
+/// Prometheus's binary; installed by scripts/install-deps.sh (as `make test` runs it) when
+/// missing and this user may install packages. nil when it cannot be had here.
+let prometheusBinary: String? = {
+    func found() -> String? {
+        ["/usr/bin/prometheus", "/usr/local/bin/prometheus"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+    if let path = found() { return path }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let install = Process()
+    install.executableURL = URL(fileURLWithPath: "/bin/bash")
+    install.arguments = [root.appendingPathComponent("scripts/install-deps.sh").path]
+    install.standardOutput = FileHandle.nullDevice
+    try? install.run()
+    install.waitUntilExit()
+    return found()
+}()
+
+/// A Prometheus server on loopback scraping one target every second, in a scratch directory.
+private final class PrometheusServer: @unchecked Sendable {
+    let process = Process()
+    let port = freePort()
+    let scratch: ScratchDirectory
+
+    init(binary: String, scraping target: String) throws {
+        scratch = try ScratchDirectory()
+        let config = scratch.file("prometheus.yml")
+        try """
+        global:
+          scrape_interval: 1s
+          scrape_timeout: 1s
+        scrape_configs:
+          - job_name: ipdirect-agent
+            static_configs:
+              - targets: ['\(target)']
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--config.file=\(config)", "--storage.tsdb.path=\(scratch.file("data"))",
+            "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The instant vector for a PromQL query: each series' labels and value.
+    func query(_ promql: String) async -> [(labels: [String: String], value: Double)] {
+        var components = URLComponents(string: "http://127.0.0.1:\(port)/api/v1/query")!
+        components.queryItems = [URLQueryItem(name: "query", value: promql)]
+        guard let answer = await fetch(components.url!.absoluteString), answer.status == 200,
+            let object = try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any],
+            let data = object["data"] as? [String: Any], let result = data["result"] as? [[String: Any]]
+        else { return [] }
+        return result.compactMap { series in
+            guard let labels = series["metric"] as? [String: String], let pair = series["value"] as? [Any],
+                pair.count == 2, let text = pair[1] as? String, let value = Double(text)
+            else { return nil }
+            return (labels, value)
+        }
+    }
+
+    func stop() {
+        // SIGKILL: a child of the test runner may start with SIGTERM ignored.
+        kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { usleep(20_000) }
+        scratch.remove()
+    }
+}
+
+@Suite("Prometheus end to end", .serialized)
+struct PrometheusEndToEndTests {
+    @Test(
+        "Prometheus scrapes the agent: outcome counter and phase histogram of a lab target, then the fault shows",
+        .enabled(if: prometheusBinary != nil, "prometheus is not installed and could not be installed here"))
+    func scrapedByPrometheus() async throws {
+        let lab = try await Lab.start()
+        let cache = try lab.resolverCache()
+        let metrics = AgentMetrics(labels: [AgentLabel(name: "region", value: "lab")])
+        let server = try await MetricsServer(host: "127.0.0.1", port: 0) { metrics.exposition() }
+        let target = try AgentTarget(lab.url("sni-a.lab.test"))
+        let agent = ProbeAgent(
+            engine: lab.engine(cache), source: .fixed([target]),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(metrics: metrics),
+            logger: CapturedLog().logger)
+        let prometheus = try PrometheusServer(binary: prometheusBinary!, scraping: "127.0.0.1:\(server.port)")
+        defer { prometheus.stop() }
+
+        try await withAgent(agent) {
+            let ok = "ipdirect_probe_outcomes_total{target=\"\(target.label)\",scenario=\"direct-sni\",outcome=\"ok\"}"
+            #expect(await eventually(within: 90) { await prometheus.query(ok).first.map { $0.value >= 1 } ?? false })
+            let series = await prometheus.query(ok)
+            #expect(series.first?.labels["region"] == "lab")
+            #expect(series.first?.labels["job"] == "ipdirect-agent")
+            let histogram =
+                "ipdirect_probe_phase_seconds_count{target=\"\(target.label)\",scenario=\"direct-sni\",phase=\"total\"}"
+            #expect(
+                await eventually(within: 30) { await prometheus.query(histogram).first.map { $0.value >= 1 } ?? false })
+            // The buckets make a histogram Prometheus can take a quantile of.
+            let median =
+                "histogram_quantile(0.5, rate(ipdirect_probe_phase_seconds_bucket{phase=\"total\",scenario=\"direct-sni\"}[30s]))"
+            #expect(
+                await eventually(within: 30) {
+                    await prometheus.query(median).first.map { $0.value.isFinite && $0.value > 0 } ?? false
+                })
+
+            // HTTPDNS goes down and the cached answer is dropped: the next rounds find no address.
+            try await lab.setFault(.down)
+            cache.flush()
+            let failed =
+                "ipdirect_probe_outcomes_total{target=\"\(target.label)\",scenario=\"direct-sni\",outcome=\"dns-failed\"}"
+            #expect(
+                await eventually(within: 60) { await prometheus.query(failed).first.map { $0.value >= 1 } ?? false })
+            #expect(
+                await eventually(within: 30) {
+                    await prometheus.query("ipdirect_target_direct_working{target=\"\(target.label)\"}").first?.value
+                        == 0
+                })
+            #expect(
+                await eventually(within: 30) {
+                    await prometheus.query("ipdirect_httpdns_errors_total{provider=\"alicloud\"}").first.map {
+                        $0.value >= 1
+                    } ?? false
+                })
+        }
+        await server.close()
+        try await lab.shutdown()
+    }
+}
