@@ -72,7 +72,8 @@ public struct AliCloudProvider: HTTPDNSProvider {
         let v4 = families.contains(.v4) ? try strings(object["ips"], field: "ips") : []
         let v6 = families.contains(.v6) ? try strings(object["ipsv6"], field: "ipsv6") : []
         guard let ttl = integer(object["ttl"]) else { throw .malformed(detail: "no 'ttl' in the answer") }
-        return try ProviderAnswer.screened(host: host, rawV4: v4, rawV6: v6, ttl: ttl, answered: families, ms: ms)
+        return try ProviderAnswer.screened(
+            host: host, rawV4: v4, rawV6: v6, ttl: ttl, answered: families, ms: ms, clientIP: object["client_ip"])
     }
 
     public func resolveBatch(
@@ -101,7 +102,7 @@ public struct AliCloudProvider: HTTPDNSProvider {
         }
     }
 
-    /// Parses `{"dns":[{"host","ips":[],"type":1|28,"ttl"}]}`.
+    /// Parses `{"dns":[{"host","client_ip","ips":[],"type":1|28,"ttl"}]}`.
     static func parseBatch(
         _ body: [UInt8], hosts: [String], families: Set<IPFamily>, ms: Double
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
@@ -111,8 +112,10 @@ public struct AliCloudProvider: HTTPDNSProvider {
         var v4: [String: [String]] = [:]
         var v6: [String: [String]] = [:]
         var ttls: [String: Int] = [:]
+        var clientIPs: [String: Any] = [:]
         for record in records {
             guard let host = (record["host"] as? String)?.lowercased() else { continue }
+            clientIPs[host] = record["client_ip"]
             let ips = try strings(record["ips"], field: "ips")
             let type = integer(record["type"]) ?? 1
             if type == 28 { v6[host, default: []] += ips } else { v4[host, default: []] += ips }
@@ -126,7 +129,7 @@ public struct AliCloudProvider: HTTPDNSProvider {
                     try ProviderAnswer.screened(
                         host: host, rawV4: families.contains(.v4) ? v4[key] ?? [] : [],
                         rawV6: families.contains(.v6) ? v6[key] ?? [] : [], ttl: ttls[key] ?? 60,
-                        answered: families, ms: ms))
+                        answered: families, ms: ms, clientIP: clientIPs[key]))
             } catch {
                 results[host] = .failure(error)
             }

@@ -292,8 +292,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                 }
                 var result = try ProviderAnswer.screened(
                     host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttls.min() ?? 60,
-                    answered: families, ms: ms)
-                result.clientIP = clientIP.flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
+                    answered: families, ms: ms, clientIP: clientIP)
                 result.server = server
                 result.notes = notes
                 results[host] = .success(result)

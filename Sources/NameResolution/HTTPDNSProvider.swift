@@ -41,17 +41,28 @@ public struct ProviderAnswer: Sendable, Equatable {
     /// is not an IP literal: a service that sends junk is broken or tampered with, so its
     /// other addresses are not trusted either (the resolver falls back to system DNS).
     ///
+    /// The client address the service says it saw is kept only when it is an IP literal: it is
+    /// shown to the user, so anything else from the server is dropped rather than printed.
+    ///
     /// - Throws: `.notAnIP` naming the junk, `.noSuchName` when there was nothing.
     static func screened(
-        host: String, rawV4: [String], rawV6: [String], ttl: Int, answered: Set<IPFamily>, ms: Double
+        host: String, rawV4: [String], rawV6: [String], ttl: Int, answered: Set<IPFamily>, ms: Double,
+        clientIP: Any? = nil
     ) throws(ResolutionError) -> ProviderAnswer {
         let v4 = IPLiteral.screen(rawV4, family: .v4)
         let v6 = IPLiteral.screen(rawV6, family: .v6)
         let rejected = v4.rejected + v6.rejected
         if !rejected.isEmpty { throw .notAnIP(junk: rejected) }
         if v4.valid.isEmpty, v6.valid.isEmpty { throw .noSuchName(host: host, families: answered) }
-        return ProviderAnswer(
+        var answer = ProviderAnswer(
             host: host, ipv4: v4.valid, ipv6: v6.valid, ttl: clampTTL(ttl), answered: answered, ms: ms)
+        answer.clientIP = shownClientIP(clientIP)
+        return answer
+    }
+
+    /// A client address from the service, when it is an IP literal (else nil: never shown raw).
+    static func shownClientIP(_ value: Any?) -> String? {
+        (value as? String).flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
     }
 
     static func clampTTL(_ ttl: Int) -> Int {

@@ -183,7 +183,7 @@ public struct TencentProvider: HTTPDNSProvider {
             }
             do throws(ResolutionError) {
                 var answer = try parse(Array(line.utf8), host: host, families: families, ms: ms, addrs: addrs)
-                answer.clientIP = clientIP.flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
+                answer.clientIP = ProviderAnswer.shownClientIP(clientIP)
                 answer.server = server
                 results[host] = .success(answer)
             } catch {

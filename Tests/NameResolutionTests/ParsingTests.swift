@@ -17,6 +17,17 @@ struct ParsingTests {
         #expect(answer.ipv4 == ["127.0.0.1"])
         #expect(answer.ipv6 == ["::1"])
         #expect(answer.ttl == 60)
+        // The egress the service judged the query by, shown as "saw you as".
+        #expect(answer.clientIP == "127.0.0.1")
+    }
+
+    @Test("alicloud legacy: client_ip is kept per name in a batch, and only as an IP literal")
+    func alicloudClientIP() throws {
+        let body =
+            #"{"dns":[{"host":"a.test","client_ip":"198.51.100.7","ips":["192.0.2.1"],"type":1,"ttl":30},{"host":"b.test","client_ip":"\u001b[31mred","ips":["192.0.2.2"],"type":1,"ttl":30}]}"#
+        let results = try AliCloudProvider.parseBatch(bytes(body), hosts: ["a.test", "b.test"], families: [.v4], ms: 0)
+        #expect(try results["a.test"]!.get().clientIP == "198.51.100.7")
+        #expect(try results["b.test"]!.get().clientIP == nil)
     }
 
     @Test("alicloud: any junk refuses the whole answer, naming it; cut-off JSON is malformed")
