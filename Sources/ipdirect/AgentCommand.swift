@@ -223,16 +223,11 @@ struct AgentCommand: AsyncParsableCommand {
         counting.cancel()
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
-        let finishing = Task {
-            await tracing?.shutdown(within: 0.6)
-            await server?.close()
+        let stopping = (tracing, server)
+        await AgentDeadline.wait(atMost: 0.9) {
+            await stopping.0?.shutdown(within: 0.6)
+            await stopping.1?.close()
             await session.close()
-        }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await finishing.value }
-            group.addTask { try? await Task.sleep(for: .milliseconds(900)) }
-            await group.next()
-            group.cancelAll()
         }
         logger.info("agent stopped", metadata: ["event": "agent-stopped"])
         Foundation.exit(0)

@@ -83,8 +83,13 @@ struct AgentCommandTests {
         defer { scratch.remove() }
         let targets = scratch.file("targets.txt")
         try "https://plain.lab.test/\n".write(toFile: targets, atomically: true, encoding: .utf8)
+        let jsonl = scratch.file("probes.jsonl")
+        // Every exporter on, the collector down: none of it may hold up probing or the stop.
         let run = try AgentRun(
-            ["--input", targets, "--interval", "1", "--metrics-listen", "127.0.0.1:0", "--label", "region=lab"],
+            [
+                "--input", targets, "--interval", "1", "--metrics-listen", "127.0.0.1:0", "--label", "region=lab",
+                "--jsonl", jsonl, "--otlp-endpoint", "http://127.0.0.1:\(freePort())",
+            ],
             scratch: scratch)
 
         #expect(await eventually { !run.events("round-finished").isEmpty })
@@ -124,6 +129,9 @@ struct AgentCommandTests {
         let seconds = Date().timeIntervalSince(stopping)
         #expect(status == 0)
         #expect(!run.events("agent-stopped").isEmpty)
+        let records = try Data(contentsOf: URL(fileURLWithPath: jsonl)).split(separator: 0x0A)
+        #expect(records.count >= run.events("round-finished").count)
+        #expect(records.allSatisfy { (try? JSONSerialization.jsonObject(with: $0)) is [String: Any] })
         print("agent stopped \(String(format: "%.2f", seconds)) s after SIGTERM")
     }
 
