@@ -294,7 +294,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                     host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttls.min() ?? 60,
                     answered: families, ms: ms, clientIP: clientIP)
                 result.server = server
-                result.notes = notes
+                result.notes += notes
                 results[host] = .success(result)
             } catch {
                 results[host] = .failure(error)

@@ -99,6 +99,8 @@ public enum SystemResolverKind: Sendable, Hashable, CustomStringConvertible, Cod
 /// Asks one DNS server for A and AAAA records through a c-ares channel of its own.
 public struct DNSServerResolver: Sendable {
     public let server: DNSServer
+    /// Bounds the lookups running at once, when this asks on behalf of a `SystemResolver`.
+    var gate: ResolutionGate?
 
     public init(server: DNSServer) { self.server = server }
 
@@ -109,10 +111,15 @@ public struct DNSServerResolver: Sendable {
     public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
         let started = DispatchTime.now()
         let server = server
+        let gate = gate
+        // Bounded like getaddrinfo: a batch of names waits its turn instead of a thread and socket each.
+        await gate?.enter()
         var answer: SystemAnswer = await withCheckedContinuation { continuation in
             // c-ares blocks in poll(); a thread of its own keeps it off the cooperative pool.
             let thread = Thread {
-                continuation.resume(returning: Self.lookup(host, families: families, server: server, timeout: timeout))
+                let answer = Self.lookup(host, families: families, server: server, timeout: timeout)
+                gate?.leave()
+                continuation.resume(returning: answer)
             }
             thread.name = "ipdirect.c-ares"
             thread.start()

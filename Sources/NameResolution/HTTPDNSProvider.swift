@@ -54,9 +54,15 @@ public struct ProviderAnswer: Sendable, Equatable {
         let rejected = v4.rejected + v6.rejected
         if !rejected.isEmpty { throw .notAnIP(junk: rejected) }
         if v4.valid.isEmpty, v6.valid.isEmpty { throw .noSuchName(host: host, families: answered) }
+        let limit = maxAddressesPerFamily
         var answer = ProviderAnswer(
-            host: host, ipv4: v4.valid, ipv6: v6.valid, ttl: clampTTL(ttl), answered: answered, ms: ms)
+            host: host, ipv4: Array(v4.valid.prefix(limit)), ipv6: Array(v6.valid.prefix(limit)), ttl: clampTTL(ttl),
+            answered: answered, ms: ms)
         answer.clientIP = shownClientIP(clientIP)
+        for (family, all) in [("IPv4", v4.valid), ("IPv6", v6.valid)] where all.count > limit {
+            answer.notes.append(
+                "the service sent \(all.count) \(family) addresses; only the first \(limit) \(cutNoteEnd)")
+        }
         return answer
     }
 
@@ -64,6 +70,15 @@ public struct ProviderAnswer: Sendable, Equatable {
     static func shownClientIP(_ value: Any?) -> String? {
         (value as? String).flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
     }
+
+    private static let cutNoteEnd = "are kept (ipdirect's limit per answer)"
+
+    /// Whether a note says the answer was cut to `maxAddressesPerFamily` (`--all-ips` repeats it).
+    public static func isCutNote(_ note: String) -> Bool { note.hasSuffix(cutNoteEnd) }
+
+    /// The most addresses of one family kept from one answer: a service (or something in its
+    /// place) sending thousands would otherwise become thousands of attempts under `--all-ips`.
+    public static let maxAddressesPerFamily = 32
 
     static func clampTTL(_ ttl: Int) -> Int {
         min(max(ttl, ResolverConfiguration.ttlBounds.lowerBound), ResolverConfiguration.ttlBounds.upperBound)

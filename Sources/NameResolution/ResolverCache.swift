@@ -76,6 +76,8 @@ public final class ResolverCache: Sendable {
     public let provider: any HTTPDNSProvider
     let system: SystemResolver
     let clock: any ResolverClock
+    /// Bounds the HTTPDNS queries in flight: a batch of distinct names must not open a socket each.
+    private let httpdnsQueries = ResolutionGate(limit: ResolutionGate.httpdnsQueryLimit)
     private let state: Locked<State>
     /// Problems met while loading the persistent cache (a corrupt file...), for the user.
     public let loadWarnings: [String]
@@ -460,6 +462,9 @@ public final class ResolverCache: Sendable {
     }
 
     private func performFetch(_ host: String, families: Set<IPFamily>, id: Int) async -> Outcome {
+        // A batch of distinct names queues here, not in open sockets.
+        await httpdnsQueries.enter()
+        defer { httpdnsQueries.leave() }
         let outcome: Outcome
         do throws(ResolutionError) {
             outcome = .success(try await provider.resolve(host, families: families))

@@ -14,6 +14,8 @@ import Foundation
 public struct SystemResolver: Sendable {
     /// The DNS server asked in getaddrinfo's place (`--dns-server`); nil keeps getaddrinfo.
     public let dnsServer: DNSServer?
+    /// Bounds the lookups running at once (shared by copies of this value).
+    let lookups = ResolutionGate(limit: ResolutionGate.systemLookupLimit)
 
     public init(dnsServer: DNSServer? = nil) { self.dnsServer = dnsServer }
 
@@ -24,15 +26,28 @@ public struct SystemResolver: Sendable {
     /// - Returns: the addresses found, the time taken, or the reason in words.
     public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
         if let dnsServer {
-            return await DNSServerResolver(server: dnsServer).resolve(host, families: families, timeout: timeout)
+            var resolver = DNSServerResolver(server: dnsServer)
+            resolver.gate = lookups
+            return await resolver.resolve(host, families: families, timeout: timeout)
         }
         let started = DispatchTime.now()
         let answer =
             await Deadline.first(within: timeout) { done in
-                let thread = Thread { done(Self.lookup(host, families: families)) }
-                thread.name = "ipdirect.getaddrinfo"
-                thread.start()
-            } ?? SystemAnswer(error: "system DNS timed out after \(ResolutionError.format(timeout)) s")
+                // A place at the gate first: a batch of names must not start a thread each at once.
+                Task { [lookups] in
+                    await lookups.enter()
+                    let thread = Thread {
+                        done(Self.lookup(host, families: families))
+                        lookups.leave()
+                    }
+                    thread.name = "ipdirect.getaddrinfo"
+                    thread.start()
+                }
+            }
+            ?? SystemAnswer(
+                error:
+                    "system DNS timed out after \(ResolutionError.format(timeout)) s (at most \(lookups.limit) lookups run at once; the rest wait their turn within that time)"
+            )
         var timed = answer
         timed.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         return timed

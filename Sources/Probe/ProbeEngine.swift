@@ -88,8 +88,10 @@ public final class ProbeEngine: Sendable {
             for await item in group { done.append(item) }
             return done.sorted { $0.0 < $1.0 }.map(\.1)
         }
-        let verdict = VerdictWriting.verdict(
+        var verdict = VerdictWriting.verdict(
             url: url, resolution: resolution, attempts: attempts, proxyVariables: proxyVariables)
+        // --all-ips promises every address: say when the answer held more than were kept.
+        if options.allIPs { verdict.notes += (resolution.httpdns.notes ?? []).filter(ProviderAnswer.isCutNote) }
         let report = URLReport(
             url: options.redact ? Redaction.url(url.text) : url.text, host: url.host, resolution: resolution,
             attempts: attempts, verdict: verdict)

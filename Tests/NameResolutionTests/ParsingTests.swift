@@ -30,6 +30,20 @@ struct ParsingTests {
         #expect(try results["b.test"]!.get().clientIP == nil)
     }
 
+    @Test("an answer with more than 32 addresses of a family keeps the first 32 and says it cut")
+    func addressesPerAnswerCapped() throws {
+        let ips = (1...40).map { "\"10.0.0.\($0)\"" }.joined(separator: ",")
+        let body = #"{"host":"many.example","ips":[\#(ips)],"ipsv6":["::1"],"ttl":60}"#
+        let answer = try AliCloudProvider.parseSingle(bytes(body), host: "many.example", families: [.v4, .v6], ms: 0)
+        #expect(answer.ipv4 == (1...32).map { "10.0.0.\($0)" })
+        #expect(answer.ipv6 == ["::1"])
+        #expect(
+            answer.notes == [
+                "the service sent 40 IPv4 addresses; only the first 32 are kept (ipdirect's limit per answer)"
+            ])
+        #expect(answer.notes.allSatisfy(ProviderAnswer.isCutNote))
+    }
+
     @Test("alicloud: any junk refuses the whole answer, naming it; cut-off JSON is malformed")
     func alicloudJunk() throws {
         let mixed = #"{"host":"p","ips":["127.0.0.1","not-an-ip","999.1.2.3"],"ttl":60}"#

@@ -1,0 +1,61 @@
+// Resolution in a batch is bounded like transfers are: a few hundred distinct names under a low
+// descriptor limit each get their real answer, never "too many open files" dressed as a DNS error.
+import Foundation
+import Testing
+
+/// The `ipdirect` binary built beside the test bundle, when the build made one.
+private let ipdirectBinary: String? = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("ipdirect").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    return nil
+}()
+
+@Suite("Bounded resolution", .enabled(if: ipdirectBinary != nil, "the ipdirect binary is not built"))
+struct BoundedResolutionTests {
+    @Test("300 distinct names with ulimit -n 256: each answered NXDOMAIN and no such name, in words")
+    func manyNamesUnderDescriptorLimit() async throws {
+        let directory = NSTemporaryDirectory() + "ipdirect-bounded-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let names = (1...300).map { "n\($0).lab.test" }
+        try names.map { "https://\($0)/" }.joined(separator: "\n").write(
+            toFile: directory + "/urls.txt", atomically: true, encoding: .utf8)
+
+        // Before resolution was bounded, about a third of these failed as "refused" or TLS errors
+        // (the descriptors had run out) rather than as the names' real answers.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            "-c",
+            #"ulimit -n 256 && exec "$0" probe --lab --input "$1" --concurrency 100 --format jsonl --timeout 10 --scenario direct-sni > "$2" 2>/dev/null"#,
+            ipdirectBinary!, directory + "/urls.txt", directory + "/out.jsonl",
+        ]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
+        environment["XDG_CONFIG_HOME"] = directory
+        environment["XDG_CACHE_HOME"] = directory
+        process.environment = environment
+        try process.run()
+        for _ in 0..<(180 * 20) where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        #expect(!process.isRunning)
+
+        let data = try #require(FileManager.default.contents(atPath: directory + "/out.jsonl"))
+        let reports = data.split(separator: 0x0A).compactMap {
+            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+        }
+        #expect(reports.count == names.count)
+        var unexpected: [String] = []
+        for report in reports {
+            let resolution = report["resolution"] as? [String: Any]
+            let system = (resolution?["system"] as? [String: Any])?["error"] as? String ?? "(none)"
+            let httpdns = (resolution?["httpdns"] as? [String: Any])?["error"] as? String ?? "(none)"
+            if !system.contains("(NXDOMAIN)") { unexpected.append("system: \(system)") }
+            if !httpdns.contains("no such name") { unexpected.append("httpdns: \(httpdns)") }
+        }
+        #expect(unexpected.isEmpty, "\(unexpected.count) answers were not the names' own: \(unexpected.prefix(3))")
+    }
+}
