@@ -108,7 +108,7 @@ public struct TransferSpec: Sendable {
     public var body: [UInt8]?
     /// Whole-exchange timeout, seconds; the connect timeout is the same.
     public var timeout: Double
-    /// Extra PEM file of CAs to trust (`CURLOPT_CAINFO`).
+    /// Extra PEM file of CAs to trust, added to the system's bundle (`CABundle`, then `CURLOPT_CAINFO`).
     public var caFile: String?
     /// `CURLOPT_RESOLVE` entries, `host:port:address`.
     public var resolve: [String]

@@ -88,8 +88,8 @@ enum CacheFile {
         return .success(entries)
     }
 
-    /// Writes `identity`'s entries, keeping the other providers' as the file has them, to a
-    /// temporary file beside `path`, then renames it over `path`, so a reader never sees half a file.
+    /// Writes `identity`'s entries, keeping the other providers' as the file has them, through
+    /// `PrivateFile` (mode 0600, fsynced, renamed over `path`), so a reader never sees half a file.
     static func save(
         _ entries: [CacheEntrySnapshot], identity: String, to path: String, now: Date
     ) throws(ConfigurationError) {
@@ -100,24 +100,15 @@ enum CacheFile {
         var providers = ((try? read(path).get()) ?? nil)?.providers ?? [:]
         providers[identity] = sorted.isEmpty ? nil : sorted
         let directory = (path as NSString).deletingLastPathComponent
-        let temporary = directory + "/.cache.json.\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let data: Data
         do {
-            let data = try encoder.encode(Contents(version: version, savedAt: now, providers: providers))
+            data = try encoder.encode(Contents(version: version, savedAt: now, providers: providers))
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
-            guard rename(temporary, path) == 0 else {
-                let reason = strerror(errno).flatMap { String(validatingCString: $0) } ?? "errno \(errno)"
-                unlink(temporary)
-                throw ConfigurationError.io("cannot replace \(path): \(reason)")
-            }
-        } catch let error as ConfigurationError {
-            throw error
         } catch {
-            unlink(temporary)
             throw .io("cannot write the cache file \(path): \(error.localizedDescription)")
         }
+        // 0600, fsynced, renamed into place: the file says which services this user asked about.
+        try PrivateFile.write(data, to: path)
     }
 }
 

@@ -160,6 +160,8 @@ extension HTTPDNSProvider {
 public enum ProviderFactory {
     /// Alibaba Cloud's public HTTPDNS address, used when alicloud has no endpoint.
     public static let alicloudDefaultEndpoint = "http://203.107.1.1"
+    /// The same service over HTTPS, used when a signing secret is set (signed queries stay off the wire).
+    public static let alicloudDefaultHTTPSEndpoint = "https://203.107.1.1"
 
     /// - Throws: `ResolutionError.misconfigured` when a required setting is missing.
     public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {

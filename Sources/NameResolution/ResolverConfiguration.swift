@@ -98,8 +98,22 @@ public struct ResolverConfiguration: Sendable, Equatable {
             return startIPs.isEmpty
                 ? "service discovery (region \(region))" : "service discovery from \(startIPs.joined(separator: ", "))"
         }
-        if provider == .alicloudLegacy { return ProviderFactory.alicloudDefaultEndpoint }
+        if provider == .alicloudLegacy {
+            // The public service speaks HTTPS too: signed queries go there when a secret is set.
+            return secret == nil
+                ? ProviderFactory.alicloudDefaultEndpoint : ProviderFactory.alicloudDefaultHTTPSEndpoint
+        }
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
+    }
+
+    /// A warning when a signing secret is set and the signed queries would travel over plain
+    /// HTTP (names, signature and answers readable and replayable on the path); nil otherwise.
+    public var plainHTTPSigningWarning: String? {
+        guard secret != nil, provider == .alicloud || provider == .alicloudLegacy else { return nil }
+        let targets = provider == .alicloud && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
+        guard let plain = targets.first(where: { $0.lowercased().hasPrefix("http://") }) else { return nil }
+        return
+            "the signing secret is set but queries go to \(plain) over plain HTTP, where anyone on the path reads the names and the signed query and can replay it until it expires (the secret itself is never sent); use the service's https:// address"
     }
 
     /// Which provider an answer came from, as the cache files it: kind, endpoint (or the
@@ -539,7 +553,10 @@ public enum ConfigurationLoader {
             }
         }
         let merged = commandLine.over(try ConfigurationLayer.environment(environment)).over(fileLayer)
-        return (merged.resolved(defaultCachePath: ConfigurationPaths.cacheFile(environment: environment)), warnings)
+        let configuration = merged.resolved(defaultCachePath: ConfigurationPaths.cacheFile(environment: environment))
+        // Said once, here, where every command loads its configuration.
+        if let warning = configuration.plainHTTPSigningWarning { warnings.append(warning) }
+        return (configuration, warnings)
     }
 
     /// Writes the commented default configuration to `path`.

@@ -77,10 +77,12 @@ public final class ReportWriter: Sendable {
     /// - Throws: `ReportWriterError` when the file cannot be opened.
     public init(_ format: Format, path: String, redact: Bool = true, appending: Bool = false) throws {
         let appendLines = appending && format == .jsonLines
-        let descriptor = open(path, O_RDWR | O_CREAT | (appendLines ? 0 : O_TRUNC) | O_CLOEXEC, 0o644)
+        // 0600: an export holds what servers answered and, with redaction off, credentials.
+        let descriptor = open(path, O_RDWR | O_CREAT | (appendLines ? 0 : O_TRUNC) | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw ReportWriterError(path: path, reason: String(cString: strerror(errno)))
         }
+        fchmod(descriptor, 0o600)
         self.format = format
         self.descriptor = descriptor
         ownsDescriptor = true
@@ -149,6 +151,8 @@ public final class ReportWriter: Sendable {
             guard !state.finished else { return }
             state.finished = true
             if format == .jsonArray { put(Data((state.written == 0 ? "[]\n" : "\n]\n").utf8), &state) }
+            // A file streamed over a long batch cannot be renamed into place; it is flushed to disk instead.
+            if ownsDescriptor { fsync(descriptor) }
         }
     }
 

@@ -133,9 +133,9 @@ final class LiveConsoleEngine: ConsoleEngine {
         ]
         for (path, data) in files {
             do {
-                try data.write(to: URL(fileURLWithPath: path))
+                try PrivateFile.write(data, to: path)
             } catch {
-                throw ExportError(path: path, reason: error.localizedDescription)
+                throw ExportError(path: path, reason: error.description)
             }
         }
         return files.map(\.0)

@@ -188,7 +188,8 @@ struct ProbeCommand: AsyncParsableCommand {
                 let joined =
                     (FileManager.default.contents(atPath: cacert) ?? Data()) + Data("\n".utf8)
                     + (FileManager.default.contents(atPath: labCA) ?? Data())
-                _ = FileManager.default.createFile(atPath: path, contents: joined)
+                _ = FileManager.default.createFile(
+                    atPath: path, contents: joined, attributes: [.posixPermissions: 0o600])
                 temporaryCA = path
                 options.caFile = path
             } else {

@@ -27,7 +27,7 @@ struct ConfigurationTests {
         let path = dir.path + "/config.toml"
         try """
         provider = "alicloud"
-        endpoint = "http://file.example"
+        endpoint = "https://file.example"
         account = "111"
         secret = "from-file"
         timeout = 5
@@ -35,12 +35,12 @@ struct ConfigurationTests {
         prefetch = ["a.test", "b.test"]
         """.write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o600)
-        let env = ["HOME": dir.path, "IPDIRECT_ENDPOINT": "http://env.example", "IPDIRECT_ACCOUNT": "222"]
+        let env = ["HOME": dir.path, "IPDIRECT_ENDPOINT": "https://env.example", "IPDIRECT_ACCOUNT": "222"]
         let (config, warnings) = try ConfigurationLoader.load(
             commandLine: ConfigurationLayer(account: "333"), environment: env, file: path)
         #expect(warnings.isEmpty)
         #expect(config.provider == .alicloud)
-        #expect(config.endpoint == "http://env.example")
+        #expect(config.endpoint == "https://env.example")
         #expect(config.account == "333")
         #expect(config.secret == "from-file")
         #expect(config.timeout == 5)
@@ -181,6 +181,32 @@ struct ConfigurationTests {
         // Ordinary tables and arrays still load.
         #expect(try loadError(Array("prefetch = [\n  \"a.example\",\n]\n[sdns]\n".utf8)) == nil)
         #expect(try loadError(Array("\u{FEFF}provider = \"system\"\r\n\tprefetch = [ \"a\" ]\n".utf8)) == nil)
+    }
+
+    @Test("a signing secret bound for plain HTTP gets one warning; legacy's default address turns https")
+    func plainHTTPSigning() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let none = dir.path + "/none.toml"
+        let withSecret = ["HOME": dir.path, "IPDIRECT_HTTPDNS_SECRET": "s3cr3t-value"]
+        let (_, warned) = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(provider: .alicloudLegacy, endpoint: "http://203.0.113.9", account: "1"),
+            environment: withSecret, file: none)
+        #expect(warned.filter { $0.contains("http://203.0.113.9 over plain HTTP") }.count == 1, "\(warned)")
+        #expect(!warned.joined().contains("s3cr3t-value"))
+        // No endpoint: the public service's HTTPS address, and nothing to warn about.
+        let (legacy, quiet) = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(provider: .alicloudLegacy, account: "1"), environment: withSecret,
+            file: none)
+        #expect(legacy.effectiveEndpoint == "https://203.107.1.1")
+        #expect(quiet.isEmpty, "\(quiet)")
+        // v2 service discovery from plain start IPs is the same exposure.
+        var v2 = ResolverConfiguration(provider: .alicloud, account: "1", secret: "s")
+        v2.startIPs = ["http://198.51.100.1"]
+        #expect(v2.plainHTTPSigningWarning?.contains("http://198.51.100.1") == true)
+        // Without a secret nothing is signed, so nothing is said.
+        #expect(
+            ResolverConfiguration(provider: .alicloudLegacy, endpoint: "http://x.test").plainHTTPSigningWarning == nil)
     }
 
     @Test("a timeout of inf, nan, 1e300 or below zero in the file is refused with the range")
