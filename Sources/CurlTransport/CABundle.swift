@@ -1,5 +1,5 @@
-// The CA file libcurl is given for a transfer with extra CAs (--cacert, ca_file, the lab's CA):
-// the system's bundle with the extra ones appended, so they add trust instead of replacing it.
+// A CA file for the user's extra CAs (--cacert, ca_file): the system's bundle with the extra ones
+// appended, so they add trust instead of replacing it (libcurl's CAINFO replaces).
 import CCurl
 import Foundation
 
@@ -12,9 +12,12 @@ import Foundation
 #endif
 
 /// Combined CA bundles, built once per extra file for the life of the process.
-enum CABundle {
+///
+/// The lab's own CA is not combined: lab transfers need no public CA, and libcurl reads the
+/// whole file for every new connection (its CA cache is off while the TLS hook is installed).
+public enum CABundle {
     /// The bundle libcurl trusts by default (its compiled-in `CURLINFO_CAINFO`), else the usual places.
-    static let system: String? = {
+    public static let system: String? = {
         let candidates =
             [(try? EasyHandle())?.string(CURLINFO_CAINFO)].compactMap { $0 } + [
                 "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
@@ -33,7 +36,7 @@ enum CABundle {
     /// The file to hand libcurl for `extra`: the system bundle followed by `extra`. When there
     /// is no system bundle, or the combined file cannot be written, `extra` itself (libcurl
     /// then says what is wrong with it, as before).
-    static func path(adding extra: String, system: String? = CABundle.system) -> String {
+    public static func path(adding extra: String, system: String? = CABundle.system) -> String {
         guard let system, system != extra else { return extra }
         built.lock.lock()
         defer { built.lock.unlock() }

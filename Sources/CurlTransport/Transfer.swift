@@ -108,7 +108,8 @@ public struct TransferSpec: Sendable {
     public var body: [UInt8]?
     /// Whole-exchange timeout, seconds; the connect timeout is the same.
     public var timeout: Double
-    /// Extra PEM file of CAs to trust, added to the system's bundle (`CABundle`, then `CURLOPT_CAINFO`).
+    /// PEM file of the CAs to trust instead of the system's (`CURLOPT_CAINFO`); `CABundle`
+    /// builds one that holds the system's too.
     public var caFile: String?
     /// `CURLOPT_RESOLVE` entries, `host:port:address`.
     public var resolve: [String]

@@ -211,8 +211,7 @@ private final class Transfer {
             try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
             if spec.bypassProxy { try easy.set(CURLOPT_NOPROXY, "*") }
             if !spec.resolve.isEmpty { try easy.set(CURLOPT_RESOLVE, list: spec.resolve) }
-            // Extra CAs are added to the system's, so public names still verify beside them.
-            if let caFile = spec.caFile { try easy.set(CURLOPT_CAINFO, CABundle.path(adding: caFile)) }
+            if let caFile = spec.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
             try easy.set(CURLOPT_SSL_VERIFYHOST, spec.verifyHost ? 2 : 0)
             var lines = spec.headers.map { "\($0.name): \($0.value)" }
             // "Expect:" keeps libcurl from waiting for a 100 Continue some servers never send,

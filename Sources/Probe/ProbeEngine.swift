@@ -379,7 +379,8 @@ public final class ProbeEngine: Sendable {
         let checkedName = url.isHTTPS ? url.host : nil
         let spec = TransferSpec(
             url: requestURL, method: method, headers: headers, body: body, timeout: options.timeout,
-            caFile: options.caFile, resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
+            caFile: options.caFileAddsToSystem ? options.caFile.map { CABundle.path(adding: $0) } : options.caFile,
+            resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
         let record = await loop.perform(spec)
 
         // SNI as OpenSSL had it when the handshake reached the certificate; before that,

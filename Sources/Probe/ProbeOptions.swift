@@ -18,6 +18,9 @@ public struct ProbeOptions: Sendable {
     public var headers: [HeaderField]
     /// A PEM file of CAs trusted for every request, besides the system's.
     public var caFile: String?
+    /// Whether `caFile` adds to the system's CAs (`--cacert`) rather than replacing them (the
+    /// lab's CA). Reproduce commands name `caFile` itself either way.
+    public var caFileAddsToSystem = false
     /// Per-request timeout in seconds.
     public var timeout: Double
     /// How many requests may run at once.

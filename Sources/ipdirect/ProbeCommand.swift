@@ -181,6 +181,8 @@ struct ProbeCommand: AsyncParsableCommand {
         var temporaryCA: String?
         defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
         options.caFile = cacert
+        // --cacert adds to the system's CAs, so public names in the same batch still verify.
+        options.caFileAddsToSystem = cacert != nil
         if let labCA = session.lab?.endpoints.ca {
             if let cacert {
                 // libcurl takes one CA file: the user's and the lab's together.

@@ -1,6 +1,7 @@
 // The provider options every front end shares (`resolve`, `probe`, the console): which HTTPDNS
 // service, how long to wait, or `--lab` to use the embedded lab's. Never a secret on argv.
 import ArgumentParser
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution
@@ -137,6 +138,8 @@ struct ProviderOptions: ParsableArguments {
         } catch {
             throw ValidationError(error.description)
         }
+        // ca_file (--httpdns-ca) adds to the system's CAs; the lab's, set below, stands alone.
+        if let caFile = configuration.caFile { configuration.caFile = CABundle.path(adding: caFile) }
         var startedLab: Lab?
         var temporary: String?
         if lab {

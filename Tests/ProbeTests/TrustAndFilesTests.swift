@@ -1,11 +1,10 @@
 // --cacert adds to the system's CAs instead of replacing them, and what a probe writes to disk
 // (JSON Lines, HAR) is the user's alone and flushed when the batch ends.
+import CurlTransport
 import Foundation
 import Lab
 import Probe
 import Testing
-
-@testable import CurlTransport
 
 @Suite("Trust and files")
 struct TrustAndFilesTests {
@@ -22,9 +21,11 @@ struct TrustAndFilesTests {
             #expect(text.suffix(labPEM.count) == labPEM)
             let mode = (try FileManager.default.attributesOfItem(atPath: combined))[.posixPermissions] as? Int
             #expect(mode == 0o600)
-            // Built once per extra file, and the lab's names still verify through it.
+            // Built once per extra file, and the lab's names still verify through it, as --cacert sets it up.
             #expect(CABundle.path(adding: lab.endpoints.ca) == combined)
-            let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([lab.url("sni-a.lab.test")])
+            var options = ProbeOptions(scenarios: [.directSNI])
+            options.caFileAddsToSystem = true
+            let reports = await lab.engine(options).probeAll([lab.url("sni-a.lab.test")])
             #expect(reports.first?.outcome(.directSNI) == .ok)
         }
     }
