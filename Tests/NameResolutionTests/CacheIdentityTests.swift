@@ -30,10 +30,12 @@ struct CacheIdentityTests {
             // non-blocking read), which the resolve below may then join.
             let before = lab.httpdnsQueries().count
             let second = try Self.cache(other, lab, path: path)
-            #expect(second.lookup("sni-a.lab.test", family: .v4) == nil)
             #expect(second.entries().isEmpty)
+            #expect(second.lookup("sni-a.lab.test", family: .v4) == nil)
+            // The miss's background query may land before this resolve (then it answers from
+            // the cache, with its own provider's answer): either way never the first's file entry.
             let fresh = await second.resolve("sni-a.lab.test", family: .v4)
-            #expect(fresh.httpdns.source == .httpdns)
+            #expect(fresh.httpdns.source == .httpdns || fresh.httpdns.source == .cache)
             #expect(lab.httpdnsQueries().count > before)
             try second.save()
 
