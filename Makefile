@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps build bench format format-check lab fuzz
+.PHONY: run test deps build bench format format-check lab fuzz tsan
 
 deps:
 	@scripts/install-deps.sh
@@ -66,3 +66,11 @@ fuzz: deps
 	  crashes=$$(ls Tests/Fuzz/Corpus/$$target | grep -c -E '^(crash|leak|timeout|oom|slow-unit)-[0-9a-f]{40}$$' || true); \
 	  echo "fuzz $$target: $${runs:-?} executions, $$crashes findings kept in its corpus (log: $(FUZZ_BUILD)/logs/$$target.log)"; \
 	done; exit $$status
+
+# The whole suite under ThreadSanitizer, in a build folder of its own (every dependency is
+# rebuilt instrumented, so the first run is slow). A reported race stops the run and fails it.
+TSAN_BUILD := .build-tsan
+tsan: deps
+	$(SWIFT) build --build-tests --scratch-path $(TSAN_BUILD) --sanitize=thread
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  $(SWIFT) test --skip-build --scratch-path $(TSAN_BUILD) --sanitize=thread --no-parallel
