@@ -152,6 +152,9 @@ final class ConsoleLoop {
     private var state: ConsoleState
     private var dirty = true
     private var probes: [Int: Task<Void, Never>] = [:]
+    /// The last lab-fault change asked for: each waits for the one before, so two quick presses
+    /// reach the lab, and come back, in the order they were made.
+    private var labFaultChange: Task<Void, Never>?
     private let cacheLoading = CacheLoadFlag()
 
     init(engine: any ConsoleEngine, options: ConsoleOptions, glyphs: Glyphs, queue: ActionQueue) throws {
@@ -253,7 +256,11 @@ final class ConsoleLoop {
         case .setReuseExpired(let enabled):
             Task { await engine.setReuseExpired(enabled) }
         case .setLabFault(let fault):
-            Task { queue.post(.labFaultChanged(await engine.setLabFault(fault))) }
+            let previous = labFaultChange
+            labFaultChange = Task {
+                await previous?.value
+                queue.post(.labFaultChanged(await engine.setLabFault(fault)))
+            }
         case .export(let attempts, let basePath):
             Task {
                 do {

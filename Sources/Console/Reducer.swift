@@ -345,9 +345,12 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         return [.setReuseExpired(state.reuseExpired)]
     case .nextLabFault:
         guard let fault = state.labFault else { return [] }
+        // Shown at once, so a second press counts from this one; the lab's answer confirms it.
+        state.labFault = fault.next
         return [.setLabFault(fault.next)]
     case .clearLabFault:
         guard state.labFault != nil else { return [] }
+        state.labFault = LabFault.none
         return [.setLabFault(LabFault.none)]
     case .export:
         let records = state.listedTraces

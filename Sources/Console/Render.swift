@@ -3,6 +3,7 @@
 import Foundation
 import NameResolution
 import Probe
+import TerminalText
 
 /// The smallest terminal the views are laid out for.
 public let minimumTerminalSize = TerminalSize(width: 60, height: 16)
@@ -97,11 +98,22 @@ private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
         // A view opened by a letter key is shown beside the tabs while it is open.
         x = buffer.put(" \(state.view.title) ", x: x + 1, y: 0, style: CellStyle(bold: true, reverse: true))
     }
+    // Right-aligned tags, last first: the lab's fault, then a watch that goes on while hidden.
+    var right = buffer.width - 1
     if let fault = state.labFault {
         let tag = fault == .none ? "lab" : "lab fault: \(fault.rawValue)"
         let style: CellStyle = fault == .none ? .fg(.green) : .fg(.yellow, bold: true)
-        let start = buffer.width - tag.count - 1
-        if start > x + 1 { buffer.put(tag, x: start, y: 0, style: style) }
+        let start = right - tag.count
+        if start > x + 1 {
+            buffer.put(tag, x: start, y: 0, style: style)
+            right = start - 2
+        }
+    }
+    if let watch = state.watch, !watch.shown {
+        // The buffer escapes what it draws; the width is of the text as drawn.
+        let tag = "watching \(watch.target) every \(watch.interval)s (w)"
+        let start = right - TerminalText.width(TerminalText.escaped(tag))
+        if start > x + 1 { buffer.put(tag, x: start, y: 0, style: .fg(.cyan)) }
     }
 }
 

@@ -189,6 +189,10 @@ struct IPWatchViewTests {
         _ = reduce(into: &state, action: .key(.character("w")))
         #expect(state.watch?.shown == false)
         #expect(render(state).text.contains("Verdict:"))
+        // Hidden, the watch still says it goes on, beside the lab's fault in the tab bar.
+        let wide = render(state, size: TerminalSize(width: 120, height: 40)).text
+        let tabBar = try #require(wide.split(separator: "\n").first)
+        #expect(tabBar.contains("watching sni-a.lab.test every 5s (w)") && tabBar.contains("lab fault: slow"))
         _ = reduce(into: &state, action: .key(.character("3")))
         let pending = try #require(state.watch?.pendingRunID)
         _ = reduce(into: &state, action: .probeEvent(runID: pending, .finished(Self.roundReport(4, broken: false))))

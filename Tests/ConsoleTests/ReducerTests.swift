@@ -174,6 +174,20 @@ struct ReducerTests {
         #expect(reduce(into: &s, action: .key(.character("N"))) == [.setLabFault(LabFault.none)])
     }
 
+    @Test("two quick presses of F step the lab fault twice, before the lab has answered the first")
+    func quickFaultPresses() {
+        var s = state()
+        _ = reduce(into: &s, action: .key(.character("4")))
+        let first = reduce(into: &s, action: .key(.character("F")))
+        let second = reduce(into: &s, action: .key(.character("F")))
+        #expect(first == [.setLabFault(LabFault.slow.next)])
+        #expect(second == [.setLabFault(LabFault.slow.next.next)])
+        // The lab's answers, in order, leave the second in force.
+        _ = reduce(into: &s, action: .labFaultChanged(LabFault.slow.next))
+        _ = reduce(into: &s, action: .labFaultChanged(LabFault.slow.next.next))
+        #expect(s.labFault == LabFault.slow.next.next)
+    }
+
     @Test("the help lists every binding of the key map")
     func helpCoversKeyMap() {
         var s = state()
