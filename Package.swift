@@ -159,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect-bench",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console", "Agent", .product(name: "Logging", package: "swift-log"),
+                "Lab", "NameResolution", "Probe", "Console",
             ],
             swiftSettings: strict),
 

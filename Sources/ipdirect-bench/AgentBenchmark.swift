@@ -1,11 +1,8 @@
-// The agent under load: 1,000 lab targets every 10 s for 10 minutes (AGENT_BENCH_SECONDS), with
-// /metrics scraped each second and JSON Lines rotating; resident memory and open descriptors sampled.
-import Agent
+// The agent under load: `ipdirect agent` (its own process, beside this one's lab) probes 1,000 lab
+// targets every 10 s for 10 minutes (AGENT_BENCH_SECONDS); /metrics scraped each second, JSON Lines
+// rotating; the agent's resident memory and open descriptors sampled from /proc every 10 s.
 import Foundation
 import Lab
-import Logging
-import NameResolution
-import Probe
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -16,46 +13,57 @@ enum AgentBenchmark {
         let environment = ProcessInfo.processInfo.environment
         let seconds = Double(environment["AGENT_BENCH_SECONDS"] ?? "") ?? 600
         let count = Int(environment["AGENT_BENCH_TARGETS"] ?? "") ?? 1000
-        let interval = Double(environment["AGENT_BENCH_INTERVAL"] ?? "") ?? 10
+        let interval = environment["AGENT_BENCH_INTERVAL"] ?? "10"
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("ipdirect").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            print("skipped: no ipdirect binary beside the bench (\(binary)); build the ipdirect product too")
+            return
+        }
 
+        // The lab lives here, so its ledger (every request it answered) is not in the agent's figures.
         let lab = try await Lab.start()
-        var configuration = ResolverConfiguration(
-            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
-        configuration.fallbackToSystem = false
-        configuration.cachePath = nil
-        let cache = ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
-        var options = ProbeOptions()
-        options.caFile = lab.endpoints.ca
-        options.concurrency = 64 * 4
-        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options, environment: [:])
-
+        let e = lab.endpoints
+        let directory = NSTemporaryDirectory() + "ipdirect-agent-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let names = [
             "plain.lab.test", "single.lab.test", "sni-a.lab.test", "sni-b.lab.test", "default.lab.test",
             "redirect.lab.test",
         ]
-        let targets = try (0..<count).map { index -> AgentTarget in
+        let list = (0..<count).map { index in
             let name = names[index % names.count]
-            let base = lab.endpoints.hosts[name] ?? "https://\(name)/"
-            return try AgentTarget(base + "bench/\(index)")
+            return (e.hosts[name] ?? "https://\(name)/") + "bench/\(index)"
         }
-        let directory = NSTemporaryDirectory() + "ipdirect-agent-bench-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let quiet = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
-        let metrics = AgentMetrics(labels: [AgentLabel(name: "region", value: "bench")])
-        let server = try await MetricsServer(host: "127.0.0.1", port: 0) { metrics.exposition() }
-        let jsonl = try RotatingJSONL(
-            path: directory + "/agent.jsonl", limit: 20 * 1024 * 1024, keep: 2, metrics: metrics, logger: quiet)
-        let agent = ProbeAgent(
-            engine: engine, source: .fixed(targets),
-            schedule: AgentSchedule(interval: interval, jitter: 0.1, concurrency: 64),
-            sinks: AgentSinks(metrics: metrics, jsonl: jsonl), logger: quiet)
-        let counting = agent.countResolverEvents(cache.events())
+        try (list.joined(separator: "\n") + "\n").write(
+            toFile: directory + "/targets.txt", atomically: true, encoding: .utf8)
+        let port = 20_000 + Int.random(in: 0..<20_000)
+
+        let agent = Process()
+        agent.executableURL = URL(fileURLWithPath: binary)
+        agent.arguments = [
+            "agent", "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", e.ca,
+            "--dns-server", e.dns, "--input", directory + "/targets.txt", "--interval", interval, "--concurrency",
+            "64", "--metrics-listen", "127.0.0.1:\(port)", "--jsonl", directory + "/probes.jsonl", "--rotate", "20MB",
+            "--log-format", "json",
+        ]
+        var variables = environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
+        variables["IPDIRECT_HTTPDNS_SECRET"] = e.secret
+        variables["XDG_CACHE_HOME"] = directory
+        variables["XDG_CONFIG_HOME"] = directory
+        agent.environment = variables
+        agent.standardOutput = FileHandle.nullDevice
+        let log = directory + "/agent.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        agent.standardError = FileHandle(forWritingAtPath: log)
+        try agent.run()
+        let pid = agent.processIdentifier
+
         let scraper = Task {
             var scrapes = 0
             var bytes = 0
             while !Task.isCancelled {
-                if let url = URL(string: "http://127.0.0.1:\(server.port)/metrics"),
+                if let url = URL(string: "http://127.0.0.1:\(port)/metrics"),
                     let (data, _) = try? await URLSession.shared.data(from: url)
                 {
                     scrapes += 1
@@ -68,43 +76,56 @@ enum AgentBenchmark {
 
         print("\(count) targets every \(interval) s for \(Int(seconds)) s; /metrics scraped each second")
         print("  t(s)  rounds  RSS(MB)  FDs")
-        let running = Task { await agent.run() }
         let began = Date()
-        var samples: [(Double, Int, Double, Int)] = []
-        while Date().timeIntervalSince(began) < seconds {
+        var samples: [(at: Double, rounds: Int, megabytes: Double, descriptors: Int)] = []
+        while Date().timeIntervalSince(began) < seconds, agent.isRunning {
             try await Task.sleep(for: .seconds(min(10, seconds)))
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             let sample = (
-                Date().timeIntervalSince(began), agent.roundsCompleted,
-                Double(WatchBenchmark.residentBytes()) / 1_048_576, openDescriptors()
+                at: Date().timeIntervalSince(began),
+                rounds: text.components(separatedBy: "\"round-finished\"").count - 1,
+                megabytes: residentMegabytes(pid), descriptors: openDescriptors(pid)
             )
             samples.append(sample)
-            print(String(format: "  %4.0f  %6d  %7.1f  %3d", sample.0, sample.1, sample.2, sample.3))
+            print(
+                String(
+                    format: "  %4.0f  %6d  %7.1f  %3d", sample.at, sample.rounds, sample.megabytes, sample.descriptors))
         }
-        agent.stop()
-        await running.value
+        kill(pid, SIGTERM)
+        while agent.isRunning { try await Task.sleep(for: .milliseconds(50)) }
         scraper.cancel()
         let (scrapes, bytes) = await scraper.value
-        counting.cancel()
-        await server.close()
         try await lab.shutdown()
 
-        // Flat means: after the first minute (caches, buffers, the registry's series all made),
-        // the last sample is within a few MB of the first, and descriptors do not climb.
-        let settled = samples.filter { $0.0 >= 60 }
+        // Flat means: after the first minute (caches, buffers and the registry's series made),
+        // memory stays within a few MB and descriptors do not climb between rounds.
+        let settled = samples.filter { $0.at >= 60 }
         if let first = settled.first, let last = settled.last {
             print(
                 String(
-                    format: "after the first minute: RSS %.1f → %.1f MB (%+.1f), FDs %d → %d; max RSS %.1f MB",
-                    first.2, last.2, last.2 - first.2, first.3, last.3, settled.map(\.2).max() ?? 0))
+                    format: "after the first minute: RSS %.1f → %.1f MB (%+.1f, max %.1f); FDs %d → %d (max %d)",
+                    first.megabytes, last.megabytes, last.megabytes - first.megabytes,
+                    settled.map(\.megabytes).max() ?? 0, first.descriptors, last.descriptors,
+                    settled.map(\.descriptors).max() ?? 0))
         }
-        let probes = (samples.last?.1 ?? 0) * count
+        let finalLog = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        let overruns = finalLog.components(separatedBy: "\"round-overrun\"").count - 1
         print(
-            "\(samples.last?.1 ?? 0) rounds, \(probes) URL probes; \(scrapes) scrapes of \(bytes) bytes; /metrics series bounded by \(names.count) target labels"
+            "\(samples.last?.rounds ?? 0) rounds (\(overruns) overran the interval); \(scrapes) scrapes of \(bytes) bytes; exit \(agent.terminationStatus) on SIGTERM"
         )
     }
 
-    /// Descriptors open in this process (/proc/self/fd).
-    static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    /// VmRSS of a process, in MB (Linux).
+    static func residentMegabytes(_ pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
+    /// Descriptors a process has open (/proc/PID/fd).
+    static func openDescriptors(_ pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
     }
 }
