@@ -20,6 +20,7 @@ public final class TransferLoop: @unchecked Sendable {
     private var closed = false
 
     // Owned by the loop thread.
+    /// Transfers not yet started, oldest at `waitingHead` (the slots before it are spent).
     private var waiting: [Transfer] = []
     private var waitingHead = 0
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
@@ -133,8 +134,15 @@ public final class TransferLoop: @unchecked Sendable {
             curl_multi_add_handle(multi, easy.raw)
             started = true
         }
+        // Started transfers leave the queue. Emptying it only once it drains is not enough: a
+        // batch keeps more transfers waiting than may run, so under load the queue never drains
+        // and would keep every transfer it ever held, with its log and certificates (issue 13:
+        // about 7 KB a URL, from the point a 100,000-URL run fell behind).
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead >= 64 && waitingHead * 2 >= waiting.count {
+            waiting.removeFirst(waitingHead)
             waitingHead = 0
         }
         return started
