@@ -25,11 +25,10 @@ test: deps
 	@$(SWIFT) build --build-tests 2>&1 | tee .build-test.log
 	@if grep -E '^/.*/(Sources|Tests)/.*: warning:' .build-test.log | grep -v '/.build/' ; then \
 	  echo "make test: warnings in ipdirect's own code (listed above) fail the build" >&2; exit 1; fi
-	# One test at a time, still: labs now hold their ports for life and parallel runs of the lab,
-	# resolution and probe suites pass, but tests that block the two cooperative threads (child
-	# processes waited on synchronously, tmux polling with Thread.sleep) starve the resolver's
-	# deadlines of the rest. Make those waits async, then drop --no-parallel.
-	$(SWIFT) test --skip-build --no-parallel
+	# Suites run in parallel: labs hold their ports for life, and tests wait for child processes
+	# and tmux without blocking the cooperative threads (Tests/TestSupport/ChildProcess.swift).
+	# A test that blocks one of them starves the others' deadlines: wait with it, not Process.
+	$(SWIFT) test --skip-build
 
 # The probe benchmark runs against a local nginx origin (nginx-light, installed here if missing).
 bench: deps

@@ -170,7 +170,11 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(name: "ipdirect-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
 
-        .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport"], swiftSettings: strict),
+        // One way for the test suites to run a program (the binary, a shell, tmux) and wait for it
+        // without holding one of the cooperative threads the suites share when run in parallel.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+
+        .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "NameResolutionTests",
             dependencies: ["NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport"],
@@ -182,11 +186,11 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
-        .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab"], swiftSettings: strict),
+        .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(
-            name: "ConsoleTests", dependencies: ["Console", "Lab"], exclude: ["__Snapshots__"],
+            name: "ConsoleTests", dependencies: ["Console", "Lab", "TestSupport"], exclude: ["__Snapshots__"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

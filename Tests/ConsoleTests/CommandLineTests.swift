@@ -1,22 +1,14 @@
 // The ipdirect binary's command line: bad usage exits 2 with a sentence on stderr in every
 // command, and the closed sets (--format, --type, --scenario, --method) name what they accept.
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct CommandLineTests {
     /// Runs the real binary with `arguments`; returns the exit status and stderr.
-    private func run(_ arguments: [String]) throws -> (status: Int32, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tmux.binary)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    private func run(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
+        let result = try await ChildProcess.run(Tmux.binary, arguments)
+        return (result.status, result.errors)
     }
 
     @Test(
@@ -34,8 +26,8 @@ import Testing
             (["cache", "list", "--format", "xml"], "'table' and 'json'"),
             (["lab", "--port-base", "0"], "--port-base must be"),
         ])
-    func badUsage(arguments: [String], says expected: String) throws {
-        let (status, errors) = try run(arguments)
+    func badUsage(arguments: [String], says expected: String) async throws {
+        let (status, errors) = try await run(arguments)
         #expect(status == 2, "\(arguments): \(errors)")
         #expect(errors.contains(expected), "\(arguments): \(errors)")
     }

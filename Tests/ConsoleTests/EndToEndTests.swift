@@ -1,20 +1,21 @@
 // The real binary under tmux, driven the way a person would: type a lab name, read the
 // matrix, watch a TTL tick, open a trace, export, resize, quit, and find the terminal restored.
 import Foundation
+import TestSupport
 import Testing
 
 /// A private tmux server (its own socket) running one pane of a given size.
-final class TmuxPane {
+final class TmuxPane: Sendable {
     let socket = "ipdirect-e2e-\(UUID().uuidString.prefix(8))"
     let session = "e2e"
 
     static var available: Bool { Tmux.path != nil }
 
-    init(width: Int, height: Int, command: String) throws {
+    init(width: Int, height: Int, command: String) async throws {
         // The first command starts the tmux server, which would keep a captured pipe open for
         // good: nothing of it is captured.
         // remain-on-exit keeps the pane (and what the shell printed last) after the command ends.
-        try tmux(
+        try await tmux(
             [
                 "new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), command, ";",
                 "set-option",
@@ -22,99 +23,67 @@ final class TmuxPane {
             ], capture: false)
     }
 
-    /// Stops the tmux server and everything in it, and removes its socket.
+    /// Stops the tmux server and everything in it, and removes its socket. Returns at once (it
+    /// runs from `defer`): the server is stopped and its socket removed in the background.
     func close() {
-        _ = try? tmux(["kill-server"], capture: false)
-        unlink("/tmp/tmux-\(getuid())/\(socket)")
+        let socket = socket
+        let stopper = try? ChildProcess(
+            Tmux.path ?? "/usr/bin/tmux", ["-L", socket, "-f", "/dev/null", "kill-server"], captureOutput: false,
+            errors: .discarded)
+        Task.detached {
+            _ = try? await stopper?.exitStatus(within: 10)
+            unlink("/tmp/tmux-\(getuid())/\(socket)")
+        }
     }
 
     /// Runs one tmux command and returns what it printed.
-    ///
-    /// posix_spawn and waitpid rather than Foundation's Process: the first command forks the
-    /// tmux server, which keeps inherited pipes open and confuses Process's exit monitoring.
     @discardableResult
-    func tmux(_ arguments: [String], capture: Bool = true) throws -> String {
-        let output = NSTemporaryDirectory() + "ipdirect-tmux-\(UUID().uuidString).out"
-        defer { unlink(output) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(
-            &actions, 1, capture ? output : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // Nothing else of the test process: the tmux server outlives this call and would hold
-        // other tests' sockets (NIO does not mark them close-on-exec), keeping their ports taken
-        // and their connections open after their labs closed them.
-        _ = closeFrom?(&actions, 3)
-        let path = Tmux.path ?? "/usr/bin/tmux"
-        let argv = ([path, "-L", socket, "-f", "/dev/null"] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        // The test runner may ignore SIGHUP; tmux, its panes and ipdirect must not inherit that.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGHUP, SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard capture else { return "" }
-        return (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    func tmux(_ arguments: [String], capture: Bool = true) async throws -> String {
+        let child = try ChildProcess(
+            Tmux.path ?? "/usr/bin/tmux", ["-L", socket, "-f", "/dev/null"] + arguments, captureOutput: capture,
+            errors: .discarded)
+        _ = try await child.exitStatus(within: 30)
+        return capture ? child.outputText : ""
     }
 
     /// The pane's text as a person sees it.
-    func screen() -> String { (try? tmux(["capture-pane", "-p", "-t", session])) ?? "" }
+    func screen() async -> String { (try? await tmux(["capture-pane", "-p", "-t", session])) ?? "" }
 
     /// The pane's text with its scrollback, for what the shell printed after the console left.
-    func screenAndHistory() -> String { (try? tmux(["capture-pane", "-p", "-S", "-200", "-t", session])) ?? "" }
-
-    func send(_ keys: String...) throws { try tmux(["send-keys", "-t", session] + keys) }
-
-    /// Types text literally (no key-name lookup).
-    func type(_ text: String) throws { try tmux(["send-keys", "-t", session, "-l", text]) }
-
-    func resize(width: Int, height: Int) throws {
-        try tmux(["resize-window", "-t", session, "-x", String(width), "-y", String(height)])
+    func screenAndHistory() async -> String {
+        (try? await tmux(["capture-pane", "-p", "-S", "-200", "-t", session])) ?? ""
     }
 
-    func format(_ format: String) -> String {
-        ((try? tmux(["display-message", "-p", "-t", session, format])) ?? "").trimmingCharacters(
+    func send(_ keys: String...) async throws { try await tmux(["send-keys", "-t", session] + keys) }
+
+    /// Types text literally (no key-name lookup).
+    func type(_ text: String) async throws { try await tmux(["send-keys", "-t", session, "-l", text]) }
+
+    func resize(width: Int, height: Int) async throws {
+        try await tmux(["resize-window", "-t", session, "-x", String(width), "-y", String(height)])
+    }
+
+    func format(_ format: String) async -> String {
+        ((try? await tmux(["display-message", "-p", "-t", session, format])) ?? "").trimmingCharacters(
             in: .whitespacesAndNewlines)
     }
 
     /// Waits until the screen satisfies `condition`; returns the last screen either way.
     @discardableResult
-    func wait(seconds: Double = 20, until condition: (String) -> Bool) -> String {
+    func wait(seconds: Double = 20, until condition: (String) -> Bool) async -> String {
         let deadline = Date().addingTimeInterval(seconds)
-        var text = screen()
+        var text = await screen()
         while !condition(text) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.1)
-            text = screen()
+            try? await Task.sleep(for: .milliseconds(100))
+            text = await screen()
         }
         return text
     }
 
-    func wait(for needle: String, seconds: Double = 20) -> String {
-        wait(seconds: seconds) { $0.contains(needle) }
+    func wait(for needle: String, seconds: Double = 20) async -> String {
+        await wait(seconds: seconds) { $0.contains(needle) }
     }
 }
-
-/// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module
-/// does not export; nil where the C library lacks it.
-private let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt)? = {
-    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-    return unsafeBitCast(
-        symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt).self)
-}()
 
 enum Tmux {
     static let path: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"].first {
@@ -123,9 +92,7 @@ enum Tmux {
 
     /// The `ipdirect` binary built beside the test bundle.
     static var binary: String {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("ipdirect").path
-        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        if let built = BuiltBinary.ipdirect { return built }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/ipdirect").path
@@ -147,21 +114,21 @@ struct EndToEndTests {
     }
 
     @Test("probe, cache countdown, trace detail, export, resize, quit")
-    func session() throws {
+    func session() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pane = try TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
+        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
-        try #require(pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
 
         // Probe a lab name with several certificates chosen by SNI.
-        try pane.type("sni-a.lab.test")
-        try pane.send("Enter")
+        try await pane.type("sni-a.lab.test")
+        try await pane.send("Enter")
         func row(_ scenario: String, _ screen: String) -> String? {
             screen.split(separator: "\n").map(String.init).first { $0.contains(scenario + " ") }
         }
         // Wait for the settled matrix, not the first frame that shows a verdict.
-        let matrix = pane.wait { screen in
+        let matrix = await pane.wait { screen in
             screen.contains("Verdict:") && row("direct-sni", screen)?.contains("ok 200") == true
                 && row("direct-https", screen)?.contains("cert-name-mismatch") == true
         }
@@ -171,7 +138,7 @@ struct EndToEndTests {
         #expect(https?.contains("cert-name-mismatch") == true, "direct-https should fail on the name:\n\(matrix)")
 
         // The cache view: the entry's TTL drops as time passes.
-        try pane.send("2")
+        try await pane.send("2")
         func ttl(_ screen: String) -> Int? {
             guard
                 let row = screen.split(separator: "\n").first(where: {
@@ -181,34 +148,34 @@ struct EndToEndTests {
             else { return nil }
             return Int(match.1)
         }
-        let before = try #require(
-            ttl(pane.wait { ttl($0) != nil }), "no cache row for sni-a.lab.test:\n\(pane.screen())")
+        let first = await pane.wait { ttl($0) != nil }
+        let before = try #require(ttl(first), "no cache row for sni-a.lab.test:\n\(first)")
         let seen = Date()
-        let after = try #require(
-            ttl(pane.wait { (ttl($0) ?? before) < before }), "the TTL stayed at \(before):\n\(pane.screen())")
+        let later = await pane.wait { (ttl($0) ?? before) < before }
+        let after = try #require(ttl(later), "the TTL stayed at \(before):\n\(later)")
         // It ticks with the clock: never faster than the seconds that passed (however slow the machine).
         let elapsed = Int(Date().timeIntervalSince(seen).rounded(.up))
         #expect(before - after <= elapsed + 1, "TTL \(before) then \(after) after \(elapsed) s")
 
         // The traces view: open the direct-sni request and see its phases.
-        try pane.send("3")
-        _ = pane.wait(for: "SCENARIO")
-        try pane.type("/direct-sni")
-        try pane.send("Enter")
-        try pane.send("Enter")
+        try await pane.send("3")
+        _ = await pane.wait(for: "SCENARIO")
+        try await pane.type("/direct-sni")
+        try await pane.send("Enter")
+        try await pane.send("Enter")
         // Wait for the whole frame: a capture can land while ncurses is still drawing it.
         let phases = ["DNS", "connect", "TLS", "first byte", "total", "Certificate chain", "Request headers"]
-        let detail = pane.wait { screen in phases.allSatisfy { screen.contains($0) } }
+        let detail = await pane.wait { screen in phases.allSatisfy { screen.contains($0) } }
         for phase in phases {
             #expect(detail.contains(phase), "detail lacks \(phase):\n\(detail)")
         }
 
         // Back to the whole list, then export it.
-        try pane.send("Escape")
-        try pane.send("Escape")
-        _ = pane.wait { !$0.contains("filter:") }
-        try pane.send("e")
-        _ = pane.wait(for: "Exported")
+        try await pane.send("Escape")
+        try await pane.send("Escape")
+        _ = await pane.wait { !$0.contains("filter:") }
+        try await pane.send("e")
+        _ = await pane.wait(for: "Exported")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
         let jsonl = try #require(files.first { $0.hasSuffix(".jsonl") }, "no .jsonl in \(files)")
         let har = try #require(files.first { $0.hasSuffix(".har") }, "no .har in \(files)")
@@ -226,73 +193,75 @@ struct EndToEndTests {
         #expect(((log?["entries"] as? [Any])?.count ?? 0) >= 2)
 
         // Resizing redraws at once; too small says so.
-        try pane.resize(width: 50, height: 12)
-        #expect(pane.wait { $0.contains("Terminal too small: 50x12") }.contains("too small"))
-        try pane.resize(width: 80, height: 24)
-        let resized = pane.wait { $0.contains("3 Traces") && $0.contains("SCENARIO") && !$0.contains("too small") }
+        try await pane.resize(width: 50, height: 12)
+        #expect(await pane.wait { $0.contains("Terminal too small: 50x12") }.contains("too small"))
+        try await pane.resize(width: 80, height: 24)
+        let resized = await pane.wait {
+            $0.contains("3 Traces") && $0.contains("SCENARIO") && !$0.contains("too small")
+        }
         #expect(resized.contains("3 Traces") && resized.contains("SCENARIO"), "after resize:\n\(resized)")
 
         // Quit: the shell's terminal is back (no alternate screen, line mode, echo).
-        try pane.send("q")
-        _ = pane.wait { $0.contains("Pane is dead") }
-        let restored = pane.screenAndHistory()
+        try await pane.send("q")
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        let restored = await pane.screenAndHistory()
         #expect(restored.contains("IPDIRECT-EXITED-0"), "\(restored)")
         #expect(restored.contains("\nicanon") && !restored.contains("-icanon"), "\(restored)")
         #expect(restored.contains("\necho") && !restored.contains("-echo"), "\(restored)")
-        #expect(pane.format("#{alternate_on}") == "0")
+        #expect(await pane.format("#{alternate_on}") == "0")
     }
 
     @Test("SIGTERM leaves the terminal restored")
-    func terminated() throws {
+    func terminated() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pane = try TmuxPane(width: 100, height: 30, command: Self.command(directory: directory))
+        let pane = try await TmuxPane(width: 100, height: 30, command: Self.command(directory: directory))
         defer { pane.close() }
-        try #require(pane.wait(for: "Host or URL").contains("Host or URL"))
-        let shell = pane.format("#{pane_pid}")
+        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"))
+        let shell = await pane.format("#{pane_pid}")
         let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
         let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
         kill(pid, SIGTERM)
-        _ = pane.wait { $0.contains("Pane is dead") }
-        let restored = pane.screenAndHistory()
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        let restored = await pane.screenAndHistory()
         // 128 + SIGTERM, as a shell reports a program a signal stopped.
         #expect(restored.contains("IPDIRECT-EXITED-143"), "\(restored)")
         #expect(!restored.contains("-icanon") && !restored.contains("-echo"), "\(restored)")
-        #expect(pane.format("#{alternate_on}") == "0")
+        #expect(await pane.format("#{alternate_on}") == "0")
     }
 
     @Test("c shows the command of a trace; run from the screen it ends as the trace did")
-    func reproduce() throws {
+    func reproduce() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pane = try TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
+        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
-        try #require(pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
         // tmux keeps what an application copies with OSC 52 in a paste buffer.
-        try pane.tmux(["set-option", "-s", "set-clipboard", "on"])
+        try await pane.tmux(["set-option", "-s", "set-clipboard", "on"])
 
         // A host typed in UTF-8 shows as typed.
-        try pane.type("bücher")
-        #expect(pane.wait(for: "bücher").contains("bücher"))
-        for _ in 0..<6 { try pane.send("BSpace") }
+        try await pane.type("bücher")
+        #expect(await pane.wait(for: "bücher").contains("bücher"))
+        for _ in 0..<6 { try await pane.send("BSpace") }
 
-        try pane.type("sni-a.lab.test")
-        try pane.send("Enter")
-        _ = pane.wait(for: "Verdict:")
-        try pane.send("3")
-        _ = pane.wait(for: "SCENARIO")
+        try await pane.type("sni-a.lab.test")
+        try await pane.send("Enter")
+        _ = await pane.wait(for: "Verdict:")
+        try await pane.send("3")
+        _ = await pane.wait(for: "SCENARIO")
         for (filter, works) in [("/direct-sni", true), ("/direct-https", false)] {
-            try pane.type(filter)
-            try pane.send("Enter")
-            try pane.send("c")
-            let screen = pane.wait { $0.contains("Reproduce:") && $0.contains("clipboard") }
+            try await pane.type(filter)
+            try await pane.send("Enter")
+            try await pane.send("c")
+            let screen = await pane.wait { $0.contains("Reproduce:") && $0.contains("clipboard") }
             let rows = screen.split(separator: "\n", omittingEmptySubsequences: false).map {
                 String($0).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
             }
             let start = try #require(rows.firstIndex { $0.contains("Reproduce:") }, "no panel:\n\(screen)")
             let command = rows[(start + 1)...].prefix { !$0.isEmpty }.joined(separator: "\n")
             #expect(command.hasPrefix(works ? "curl " : "openssl s_client"), "\(screen)")
-            let result = try Shell.run(command)
+            let result = try await ChildProcess.shell(command)
             if works {
                 #expect(result.status == 0 && result.output.contains("HTTP/1.1 200"), "\(command)\n\(result.errors)")
             } else {
@@ -300,15 +269,15 @@ struct EndToEndTests {
                     result.status != 0 && result.errors.contains("hostname mismatch"), "\(command)\n\(result.errors)")
             }
             #expect(screen.contains("clipboard"), "\(screen)")
-            let buffer = (try? pane.tmux(["show-buffer"])) ?? ""
+            let buffer = (try? await pane.tmux(["show-buffer"])) ?? ""
             #expect(buffer.hasPrefix(works ? "curl " : "openssl"), "tmux buffer: \(buffer)")
-            try pane.send("Escape")
-            _ = pane.wait { !$0.contains("Reproduce:") }
-            try pane.send("Escape")
+            try await pane.send("Escape")
+            _ = await pane.wait { !$0.contains("Reproduce:") }
+            try await pane.send("Escape")
         }
-        try pane.send("q")
-        _ = pane.wait { $0.contains("Pane is dead") }
-        #expect(pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
+        try await pane.send("q")
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
     @Test("i on the dual-stack name lists both addresses with connect times; Enter probes one")
@@ -400,48 +369,10 @@ struct EndToEndTests {
 
     @Test("without a terminal it points to ipdirect probe")
     func noTerminal() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tmux.binary)
-        process.arguments = ["console"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Poll rather than waitUntilExit, which spins on Linux and holds one of the test threads.
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { process.terminate() }
-        try #require(!process.isRunning, "ipdirect console kept running without a terminal")
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 2)
-        #expect(message.contains("ipdirect probe"))
-    }
-}
-
-/// Runs shell text with /bin/sh, as a person pasting a command would (ProbeTests has the same
-/// small runner; the two test targets share no module to hold it).
-enum Shell {
-    struct Result {
-        var status: Int32
-        var output: String
-        var errors: String
-    }
-
-    static func run(_ command: String) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-            errors: String(decoding: errData, as: UTF8.self))
+        let child = try ChildProcess(Tmux.binary, ["console"])
+        let status = try await child.exitStatus(within: 10)
+        try #require(status != nil, "ipdirect console kept running without a terminal")
+        #expect(status == 2)
+        #expect(child.errorsText.contains("ipdirect probe"))
     }
 }

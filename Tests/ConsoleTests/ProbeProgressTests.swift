@@ -6,7 +6,7 @@ import Testing
 @Suite("probe progress line under tmux", .serialized, .enabled(if: TmuxPane.available, "tmux is not installed"))
 struct ProbeProgressTests {
     @Test("a batch shows done/total on a terminal, clears it at the end, and writes none into a pipe")
-    func progressOnTerminalOnly() throws {
+    func progressOnTerminalOnly() async throws {
         let directory = try EndToEndTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Two URLs of the lab's slow origin (3 s each, one at a time): long enough to see the line.
@@ -16,17 +16,17 @@ struct ProbeProgressTests {
         let command =
             "cd '\(directory)' && \(probe) > terminal.jsonl; echo TERMINAL-EXITED-$?; "
             + "\(probe) 2>&1 | cat > piped.txt; echo PIPED-EXITED"
-        let pane = try TmuxPane(width: 120, height: 30, command: command)
+        let pane = try await TmuxPane(width: 120, height: 30, command: command)
         defer { pane.close() }
 
-        let running = pane.wait(seconds: 30) { $0.contains("/2 done") }
+        let running = await pane.wait(seconds: 30) { $0.contains("/2 done") }
         let line = running.split(separator: "\n").first { $0.contains("/2 done") }.map(String.init) ?? ""
         #expect(line.contains("ok") && line.contains("failed") && line.contains("elapsed"), "\(running)")
-        let ended = pane.wait(seconds: 40) { $0.contains("TERMINAL-EXITED") }
+        let ended = await pane.wait(seconds: 40) { $0.contains("TERMINAL-EXITED") }
         #expect(ended.contains("TERMINAL-EXITED-0"), "\(ended)")
         #expect(!ended.contains("/2 done"), "the progress line is still on screen:\n\(ended)")
 
-        let piped = pane.wait(seconds: 40) { $0.contains("PIPED-EXITED") }
+        let piped = await pane.wait(seconds: 40) { $0.contains("PIPED-EXITED") }
         #expect(piped.contains("PIPED-EXITED"), "\(piped)")
         let text = (try? String(contentsOfFile: directory + "/piped.txt", encoding: .utf8)) ?? ""
         #expect(text.split(separator: "\n").count == 2, "two JSON lines and nothing else:\n\(text)")

@@ -3,44 +3,35 @@
 import Foundation
 import Lab
 import NameResolution
+import TestSupport
 import Testing
 
 @Suite struct ResolveCommandTests {
     /// Runs the real binary; returns the exit status and stdout.
     private func run(
         _ arguments: [String], environment: [String: String]? = nil
-    ) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tmux.binary)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    ) async throws -> (status: Int32, output: String) {
+        let result = try await ChildProcess.run(Tmux.binary, arguments, environment: environment)
+        return (result.status, result.output)
     }
 
     @Test("resolve asks the service and shows the cache column; --cached on a cold cache is a miss")
-    func freshAndCached() throws {
-        let fresh = try run(["resolve", "--lab", "--type", "v4", "sni-a.lab.test"])
+    func freshAndCached() async throws {
+        let fresh = try await run(["resolve", "--lab", "--type", "v4", "sni-a.lab.test"])
         #expect(fresh.status == 0, "\(fresh.output)")
         #expect(fresh.output.contains("CACHE HELD"))
         #expect(fresh.output.contains("(nothing)"))
         #expect(fresh.output.contains("httpdns"))
 
-        let cached = try run(["resolve", "--lab", "--cached", "--type", "v4", "sni-a.lab.test"])
+        let cached = try await run(["resolve", "--lab", "--cached", "--type", "v4", "sni-a.lab.test"])
         #expect(cached.status == 1)
         #expect(cached.output.contains("cache read, no request"))
         #expect(cached.output.contains("miss"))
     }
 
     @Test("resolve --lab --all-providers: the lab's four providers and its DNS server, agreement marked, in JSON")
-    func allProvidersLab() throws {
-        let result = try run([
+    func allProvidersLab() async throws {
+        let result = try await run([
             "resolve", "--lab", "--all-providers", "--type", "v4", "--format", "json", "hijacked.lab.test",
         ])
         #expect(result.status == 0, "\(result.output)")
@@ -84,7 +75,7 @@ import Testing
             environment["COMPARE_TEST_SECRET"] = e.secret
             environment["COMPARE_TEST_MISSING"] = nil
             environment["XDG_CACHE_HOME"] = directory
-            let result = try run(
+            let result = try await run(
                 ["resolve", "--config", config, "--all-providers", "--type", "v4", "sni-a.lab.test"],
                 environment: environment)
             #expect(result.status == 0, "\(result.output)")

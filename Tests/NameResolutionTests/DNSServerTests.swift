@@ -9,7 +9,7 @@ import Testing
 @Suite("A chosen DNS server against the lab")
 struct DNSServerTests {
     /// A cache whose HTTPDNS is the lab's RFC 8484 endpoint and whose system column is the lab's DNS server.
-    static func cache(_ lab: Lab, timeout: Double = 2) throws -> ResolverCache {
+    static func cache(_ lab: Lab, timeout: Double = 10) throws -> ResolverCache {
         var configuration = LabFormat.dohWire.configuration(lab, timeout: timeout)
         configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
         return ResolverCache(
@@ -61,7 +61,7 @@ struct DNSServerTests {
     func tcpOnTruncation() async throws {
         try await withLab { lab in
             let answer = await DNSServerResolver(server: try DNSServer.parse(lab.endpoints.dns))
-                .resolve("tcp-only.lab.test", families: [.v4], timeout: 2)
+                .resolve("tcp-only.lab.test", families: [.v4], timeout: 10)
             #expect(answer.error == nil)
             #expect(answer.ipv4 == ["127.0.0.1"])
             let seen = lab.dnsQueries().filter { $0.name == "tcp-only.lab.test" }.map(\.transport)

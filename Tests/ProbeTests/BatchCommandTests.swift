@@ -2,23 +2,15 @@
 // the batch runs, Ctrl-C leaves valid files and exits 130, --resume skips what is done.
 import Foundation
 import Lab
+import TestSupport
 import Testing
 
 /// The `ipdirect` binary built beside the test bundle, when the build made one.
-private let ipdirectBinary: String? = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("ipdirect").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    return nil
-}()
+private let ipdirectBinary = BuiltBinary.ipdirect
 
 /// One `ipdirect probe` run against a lab started by the test, in a scratch directory of its own.
-private final class ProbeRun: @unchecked Sendable {
-    let process = Process()
-    let stdout = Pipe()
+private final class ProbeRun: Sendable {
+    let child: ChildProcess
     let directory: String
 
     /// Starts `ipdirect probe` resolving through the lab's HTTPDNS service and trusting its CA.
@@ -26,19 +18,15 @@ private final class ProbeRun: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "ipdirect-batch-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let e = lab.endpoints
-        process.executableURL = URL(fileURLWithPath: ipdirectBinary!)
-        process.arguments =
-            ["probe", "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", e.ca]
-            + arguments
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = directory
         environment["XDG_CACHE_HOME"] = directory
         environment["IPDIRECT_HTTPDNS_SECRET"] = e.secret
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        child = try ChildProcess(
+            ipdirectBinary!,
+            ["probe", "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", e.ca]
+                + arguments,
+            environment: environment, directory: directory, errors: .discarded)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -46,33 +34,17 @@ private final class ProbeRun: @unchecked Sendable {
     func path(_ name: String) -> String { directory + "/" + name }
 
     /// The next line of standard output; nil at its end.
-    func nextLine() async -> String? {
-        let handle = stdout.fileHandleForReading
-        return await Task.detached { () -> String? in
-            var data = Data()
-            while let byte = try? handle.read(upToCount: 1), !byte.isEmpty {
-                if byte == Data("\n".utf8) { return String(decoding: data, as: UTF8.self) }
-                data += byte
-            }
-            return data.isEmpty ? nil : String(decoding: data, as: UTF8.self)
-        }.value
-    }
+    func nextLine() async throws -> String? { try await child.nextLine() }
 
-    /// The rest of standard output.
-    func rest() async -> Data {
-        let handle = stdout.fileHandleForReading
-        return await Task.detached { handle.readDataToEndOfFile() }.value
+    /// The rest of standard output, once it has exited (at most a minute).
+    func rest() async throws -> Data {
+        _ = try await child.exitStatus()
+        return child.output
     }
 
     /// Waits for the exit (at most `seconds`, then kills it) and returns the status; nil when killed.
     func exitStatus(within seconds: Double = 60) async throws -> Int32? {
-        // Poll rather than waitUntilExit, which spins on Linux.
-        for _ in 0..<Int(seconds * 20) where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationStatus
+        try await child.exitStatus(within: seconds)
     }
 }
 
@@ -99,14 +71,14 @@ struct BatchCommandTests {
                 + [lab.url("single.lab.test", "/last")]
             let run = try ProbeRun(
                 lab, ["--format", "jsonl", "--scenario", "direct-sni", "--concurrency", "1", "--timeout", "5"] + urls)
-            let first = try #require(await run.nextLine(), "no output at all")
+            let first = try #require(try await run.nextLine(), "no output at all")
             let lastStarted = lab.requests(to: "single").contains { $0.path == "/last" }
             #expect(!lastStarted, "the first result came only after the last URL had started")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
             #expect((object["url"] as? String)?.hasSuffix("/last") == false)
 
             var lines = [first]
-            while let line = await run.nextLine() { lines.append(line) }
+            while let line = try await run.nextLine() { lines.append(line) }
             #expect(try await run.exitStatus() == 0)
             #expect(lines.count == urls.count)
             #expect(lab.requests(to: "single").contains { $0.path == "/last" })
@@ -127,8 +99,8 @@ struct BatchCommandTests {
             for _ in 0..<400 where (jsonLines(run.path("out.jsonl")) ?? []).isEmpty {
                 try await Task.sleep(for: .milliseconds(50))
             }
-            run.process.interrupt()
-            let output = await run.rest()
+            run.child.signal(SIGINT)
+            let output = try await run.rest()
             #expect(try await run.exitStatus() == 130)
 
             let lines = try #require(jsonLines(run.path("out.jsonl")), "a line of out.jsonl does not parse")
@@ -145,16 +117,9 @@ struct BatchCommandTests {
                 print("HAR schema check skipped: shared/har-schema/validate.py is not beside the package")
                 return
             }
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            check.arguments = ["python3", validator, run.path("out.har")]
-            let pipe = Pipe()
-            check.standardOutput = pipe
-            check.standardError = pipe
-            try check.run()
-            let said = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            check.waitUntilExit()
-            #expect(check.terminationStatus == 0, "\(said)")
+            let check = try await ChildProcess.run(
+                "/usr/bin/env", ["python3", validator, run.path("out.har")], errors: .toOutput)
+            #expect(check.status == 0, "\(check.output)")
         }
     }
 
@@ -164,13 +129,13 @@ struct BatchCommandTests {
             let urls = (1...5).map { lab.url("single.lab.test", "/r\($0)") }
             let common = ["--format", "jsonl", "--scenario", "direct-sni"]
             let earlier = try ProbeRun(lab, common + ["--jsonl", "done.jsonl"] + urls.prefix(3))
-            _ = await earlier.rest()
+            _ = try await earlier.rest()
             #expect(try await earlier.exitStatus() == 0)
             let file = earlier.path("done.jsonl")
             #expect(jsonLines(file)?.count == 3)
 
             let resumed = try ProbeRun(lab, common + ["--jsonl", file, "--resume", file] + urls)
-            let output = String(decoding: await resumed.rest(), as: UTF8.self)
+            let output = String(decoding: try await resumed.rest(), as: UTF8.self)
             #expect(try await resumed.exitStatus() == 0)
             #expect(output.split(separator: "\n").count == 2, "only the two new URLs are probed")
             let written = try #require(jsonLines(file)).compactMap { $0["url"] as? String }

@@ -4,6 +4,7 @@ import Foundation
 import Lab
 import NameResolution
 import Probe
+import TestSupport
 import Testing
 
 @Suite("Exports")
@@ -66,16 +67,9 @@ struct ExportTests {
             let file = NSTemporaryDirectory() + "ipdirect-probe-\(UUID().uuidString).har"
             try har.write(to: URL(fileURLWithPath: file))
             defer { try? FileManager.default.removeItem(atPath: file) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", validator, file]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(output)")
+            let check = try await ChildProcess.run("/usr/bin/env", ["python3", validator, file], errors: .toOutput)
+            let output = check.output
+            #expect(check.status == 0, "\(output)")
             #expect(output.contains(" 0 errors"), "\(output)")
         }
     }

@@ -4,6 +4,7 @@ import Foundation
 import Lab
 import NameResolution
 import Probe
+import TestSupport
 import Testing
 
 @Suite("Reproduce as a command")
@@ -47,7 +48,7 @@ struct ReproduceCommandTests {
     }
 
     @Test("secrets become variables, named in a comment, never written")
-    func secrets() throws {
+    func secrets() async throws {
         let url = try ProbeURL.parse("https://user:hunter22@api.lab.test/x?token=abc123&v=1")
         let command = ReproduceCommand.command(
             for: .init(
@@ -69,7 +70,7 @@ struct ReproduceCommandTests {
 
         // The shell turns the variables back into the values.
         let echo = "printf '%s\\n' " + ReproduceCommand.quoted("it's $HOME") + " \"${IPDIRECT_AUTHORIZATION}\""
-        let result = try Shell.run(echo, environment: ["IPDIRECT_AUTHORIZATION": "Bearer s3cr3t"])
+        let result = try await ChildProcess.shell(echo, environment: ["IPDIRECT_AUTHORIZATION": "Bearer s3cr3t"])
         #expect(result.output == "it's $HOME\nBearer s3cr3t\n")
     }
 
@@ -95,7 +96,7 @@ struct ReproduceCommandTests {
                         #expect(attempt.outcome == .skipped || attempt.hops.isEmpty)
                         continue
                     }
-                    let result = try Shell.run(command)
+                    let result = try await ChildProcess.shell(command)
                     let label = "\(attempt.scenario.rawValue) \(attempt.url) \(attempt.outcome.rawValue)\n\(command)"
                     if attempt.outcome.reachedServer {
                         #expect(result.status == 0, "\(label)\n\(result.errors)")
@@ -160,36 +161,10 @@ struct ReproduceCommandTests {
     }
 }
 
-/// Runs shell text with /bin/sh, for the commands a person would paste.
-enum Shell {
-    struct Result {
-        var status: Int32
-        var output: String
-        var errors: String
-
-        /// The status of each HTTP response printed (curl -i and s_client print one per hop).
-        var statuses: [Int?] {
-            output.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("HTTP/") }
-                .map { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
-        }
-    }
-
-    static func run(_ command: String, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-            errors: String(decoding: errData, as: UTF8.self))
+extension ChildProcess.Result {
+    /// The status of each HTTP response printed (curl -i and s_client print one per hop).
+    var statuses: [Int?] {
+        output.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("HTTP/") }
+            .map { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
     }
 }
