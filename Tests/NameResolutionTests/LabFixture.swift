@@ -17,7 +17,7 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
     var carriesText: Bool { self != .dohWire && self != .dohWirePost }
 
     /// - Parameter timeout: wide by default: only tests that wait for a timeout on purpose shorten it.
-    func configuration(_ lab: Lab, timeout: Double = 5) -> ResolverConfiguration {
+    func configuration(_ lab: Lab, timeout: Double = 10) -> ResolverConfiguration {
         let e = lab.endpoints
         switch self {
         case .alicloud:

@@ -11,7 +11,7 @@ struct LocalDNSProbeTests {
     /// An engine resolving through the lab's RFC 8484 endpoint, with the lab's DNS server beside it.
     static func engine(_ lab: Lab) throws -> ProbeEngine {
         var configuration = ResolverConfiguration(
-            provider: .doh, endpoint: lab.endpoints.httpdnsTLS + "/dns-query", caFile: lab.endpoints.ca, timeout: 2,
+            provider: .doh, endpoint: lab.endpoints.httpdnsTLS + "/dns-query", caFile: lab.endpoints.ca, timeout: 10,
             family: .v4, cachePath: nil)
         configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
         let cache = ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
