@@ -116,7 +116,9 @@ struct LabProviderTests {
         try await withLab { lab in
             let cache = ResolverCache(configuration: format.configuration(lab), provider: try format.provider(lab))
             let resolution = await cache.resolve("poisoned.lab.test", family: .both)
-            #expect(resolution.httpdns.error?.hasSuffix("which are not IP addresses: answer refused") == true)
+            #expect(
+                resolution.httpdns.error?.hasSuffix("which are not IP addresses: answer refused") == true,
+                "\(resolution.httpdns.error ?? "no error")")
             #expect(resolution.httpdns.error?.contains("'not-an-ip'") == true)
             #expect(resolution.httpdns.ipv4.isEmpty && resolution.httpdns.ipv6.isEmpty)
             #expect(Set(resolution.httpdns.rejected ?? []) == ["not-an-ip", "999.1.2.3", "fe80::zz"])

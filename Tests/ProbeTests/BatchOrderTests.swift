@@ -10,8 +10,9 @@ import Testing
 struct BatchOrderTests {
     @Test("completion order hands on fast URLs before a slow one; input order waits for it and says so")
     func orders() async throws {
-        try await withLab(LabOptions(slowOriginDelay: 1)) { lab in
-            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: 5, concurrency: 2))
+        // The slow URL takes 5 s, so the fast ones pass it even on a loaded machine.
+        try await withLab(LabOptions(slowOriginDelay: 5)) { lab in
+            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: 15, concurrency: 2))
             let urls = [lab.url("slow.lab.test")] + (1...5).map { lab.url("single.lab.test", "/n\($0)") }
 
             var completion: [Int] = []

@@ -20,7 +20,8 @@ import Foundation
 public final class ChildProcess: @unchecked Sendable {
     /// What a finished program said.
     public struct Result: Sendable {
-        /// The exit status; 128 plus the signal number when a signal ended it.
+        /// The exit status; 128 plus the signal number when a signal ended it; -1 when it is unknown
+        /// (something else in the test process collected it).
         public var status: Int32
         public var output: String
         public var errors: String
@@ -214,6 +215,11 @@ public final class ChildProcess: @unchecked Sendable {
             var status: Int32 = 0
             var result = waitpid(pid, &status, WNOHANG)
             while result < 0 && errno == EINTR { result = waitpid(pid, &status, WNOHANG) }
+            // ECHILD: something else in the test process reaped it; it has exited, status unknown.
+            if result < 0 && errno == ECHILD {
+                reaped = -1
+                return reaped
+            }
             guard result == pid else { return nil }
             // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import as macros.
             let signalNumber = status & 0x7f
