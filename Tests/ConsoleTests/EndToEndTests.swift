@@ -281,16 +281,16 @@ struct EndToEndTests {
     }
 
     @Test("i on the dual-stack name lists both addresses with connect times; Enter probes one")
-    func ipView() throws {
+    func ipView() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pane = try TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
+        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
-        try #require(pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
-        try pane.type("dual.lab.test")
-        try pane.send("Enter")
-        _ = pane.wait(for: "Verdict:")
-        try pane.send("i")
+        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try await pane.type("dual.lab.test")
+        try await pane.send("Enter")
+        _ = await pane.wait(for: "Verdict:")
+        try await pane.send("i")
         // A row per address, each with its connect time (a number of ms or s), and the SDK's order.
         func row(_ ip: String, _ screen: String) -> String? {
             screen.split(separator: "\n").map(String.init).first { $0.hasPrefix("  ") && $0.contains(" \(ip) ") }
@@ -298,37 +298,37 @@ struct EndToEndTests {
         func timed(_ ip: String, _ screen: String) -> Bool {
             row(ip, screen)?.contains(/\s\d+(\.\d+)?m?s\s/) == true
         }
-        let ranked = pane.wait { screen in
+        let ranked = await pane.wait { screen in
             screen.contains("SDK order after ranking") && timed("127.0.0.1", screen) && timed("::1", screen)
         }
         #expect(timed("127.0.0.1", ranked) && timed("::1", ranked), "\(ranked)")
         #expect(row("127.0.0.1", ranked)?.contains("direct-sni") == true, "\(ranked)")
         // Enter probes direct-sni against the selected (fastest) address.
-        try pane.send("Enter")
-        let probed = pane.wait { $0.contains("direct-sni @ ") && $0.contains(": ok 200") }
+        try await pane.send("Enter")
+        let probed = await pane.wait { $0.contains("direct-sni @ ") && $0.contains(": ok 200") }
         #expect(probed.contains(": ok 200"), "\(probed)")
-        try pane.send("Escape")
-        try pane.send("q")
-        _ = pane.wait { $0.contains("Pane is dead") }
-        #expect(pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
+        try await pane.send("Escape")
+        try await pane.send("q")
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
     @Test("w watches a lab name; flipping the lab's fault shows up as a recorded verdict change")
-    func watch() throws {
+    func watch() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pane = try TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
+        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
-        try #require(pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
         // The lab's LocalDNS has no answer for this name: only HTTPDNS makes it work.
-        try pane.type("nxdomain.lab.test")
-        try pane.send("Enter")
-        _ = pane.wait(for: "Verdict:")
-        try pane.send("w")
+        try await pane.type("nxdomain.lab.test")
+        try await pane.send("Enter")
+        _ = await pane.wait(for: "Verdict:")
+        try await pane.send("w")
         func strip(_ scenario: String, _ screen: String) -> String? {
             screen.split(separator: "\n").map(String.init).first { $0.hasPrefix(" \(scenario) ") }
         }
-        let working = pane.wait(seconds: 30) { screen in
+        let working = await pane.wait(seconds: 30) { screen in
             screen.contains("Watching nxdomain.lab.test") && screen.contains("round 2")
                 && strip("direct-http", screen)?.contains("ok 200") == true
         }
@@ -337,34 +337,34 @@ struct EndToEndTests {
 
         // HTTPDNS answers 500 from now on, and the cache forgets what it held.
         // One F at a time: the next fault is counted from the one the lab reports in force.
-        try pane.send("4")
-        try pane.send("F")
-        _ = pane.wait(for: "lab fault: slow")
-        try pane.send("F")
-        try #require(pane.wait(for: "lab fault: error").contains("lab fault: error"))
-        try pane.send("2")
-        try pane.send("D")
-        _ = pane.wait(for: "y/n")
-        try pane.send("y")
-        try pane.send("1")
-        let changed = pane.wait(seconds: 40) { $0.contains("direct-http: ok \u{2192} dns-failed") }
+        try await pane.send("4")
+        try await pane.send("F")
+        _ = await pane.wait(for: "lab fault: slow")
+        try await pane.send("F")
+        try #require(await pane.wait(for: "lab fault: error").contains("lab fault: error"))
+        try await pane.send("2")
+        try await pane.send("D")
+        _ = await pane.wait(for: "y/n")
+        try await pane.send("y")
+        try await pane.send("1")
+        let changed = await pane.wait(seconds: 40) { $0.contains("direct-http: ok \u{2192} dns-failed") }
         #expect(changed.contains("direct-http: ok \u{2192} dns-failed"), "\(changed)")
         #expect(changed.contains("recommended: direct-http \u{2192} none"), "\(changed)")
         #expect(strip("direct-http", changed)?.contains("x") == true, "\(changed)")
 
         // The rounds export as JSON Lines, the change in them.
-        try pane.send("e")
-        _ = pane.wait(for: "watch rounds to")
+        try await pane.send("e")
+        _ = await pane.wait(for: "watch rounds to")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
         let export = try #require(files.first { $0.hasPrefix("ipdirect-watch-") }, "no export in \(files)")
         let lines = try String(contentsOfFile: directory + "/" + export, encoding: .utf8).split(separator: "\n")
         #expect(lines.count >= 3)
         #expect(lines.contains { $0.contains("direct-http: ok \u{2192} dns-failed") })
-        try pane.send("Escape")
-        _ = pane.wait(for: "Stopped watching")
-        try pane.send("q")
-        _ = pane.wait { $0.contains("Pane is dead") }
-        #expect(pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
+        try await pane.send("Escape")
+        _ = await pane.wait(for: "Stopped watching")
+        try await pane.send("q")
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
     @Test("without a terminal it points to ipdirect probe")

@@ -152,7 +152,7 @@ struct BatchCommandTests {
         try await withLab { lab in
             let url = lab.url("dual.lab.test")
             let json = try ProbeRun(lab, ["--rank", "--format", "jsonl", "--timeout", "10", url])
-            let line = try #require(await json.nextLine(), "no output at all")
+            let line = try #require(try await json.nextLine(), "no output at all")
             #expect(try await json.exitStatus() == 0)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let ranking = try #require(object["ranking"] as? [String: Any], "no ranking in \(line)")
@@ -164,7 +164,7 @@ struct BatchCommandTests {
             #expect(ips.contains { ($0["usedBy"] as? [String])?.contains("direct-sni") == true }, "\(ips)")
 
             let table = try ProbeRun(lab, ["--rank", "--timeout", "10", url])
-            let text = String(decoding: await table.rest(), as: UTF8.self)
+            let text = String(decoding: try await table.rest(), as: UTF8.self)
             #expect(try await table.exitStatus() == 0)
             #expect(text.contains("IPs of dual.lab.test, TCP connect to port"), "\(text)")
             #expect(text.contains("CONNECT MS") && text.contains("::1"), "\(text)")

@@ -124,7 +124,7 @@ struct ReproduceCommandTests {
                 let command = try #require(attempt.reproduce)
                 let label = "\(report.url) \(attempt.outcome.rawValue)\n\(command)"
                 #expect(command.hasPrefix("dig @\(server.address) -p \(server.port) +short"), "\(label)")
-                let result = try Shell.run(command)
+                let result = try await ChildProcess.shell(command)
                 if attempt.outcome == .dnsFailed {
                     // Nothing answered: the lookup alone is the attempt, and it fails as it did.
                     #expect(!command.contains("curl"), "\(label)")
