@@ -6,8 +6,11 @@ import Foundation
 /// A libcurl multi loop. Safe to share: the only state touched from outside is the incoming
 /// queue, behind a lock; the multi handle and every easy handle belong to the loop thread.
 public final class TransferLoop: @unchecked Sendable {
-    /// The process-wide loop for one-off requests (HTTPDNS queries, the lab's checks).
-    public static let shared = TransferLoop(maxActive: 64, name: "ipdirect.curl-shared")
+    /// The process-wide loop for one-off requests (HTTPDNS queries, the lab's checks). Its limit
+    /// is wide: every resolver in the process shares it, a queued query's resolver deadline is
+    /// already running, and queries held by a slow or silent endpoint must not make quick ones
+    /// behind them miss theirs.
+    public static let shared = TransferLoop(maxActive: 256, name: "ipdirect.curl-shared")
 
     private let multi: UnsafeMutableRawPointer
     private let maxActive: Int

@@ -68,13 +68,16 @@ final class TmuxPane: Sendable {
             in: .whitespacesAndNewlines)
     }
 
-    /// Waits until the screen satisfies `condition`; returns the last screen either way.
+    /// Waits until the screen satisfies `condition` and has settled (the same on two captures in a
+    /// row, so a half-redrawn screen is never read); returns the last screen either way.
     @discardableResult
     func wait(seconds: Double = 20, until condition: (String) -> Bool) async -> String {
         let deadline = Date().addingTimeInterval(seconds)
+        var previous: String?
         var text = await screen()
-        while !condition(text) && Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(100))
+        while !(condition(text) && text == previous) && Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(condition(text) ? 50 : 100))
+            previous = text
             text = await screen()
         }
         return text

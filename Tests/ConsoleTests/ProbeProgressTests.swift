@@ -9,27 +9,30 @@ struct ProbeProgressTests {
     func progressOnTerminalOnly() async throws {
         let directory = try EndToEndTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // Two URLs of the lab's slow origin (3 s each, one at a time): long enough to see the line.
+        // Four URLs of the lab's slow origin (3 s each, one at a time): long enough to see the line
+        // even while the other suites load the machine.
         let probe =
             "XDG_CONFIG_HOME='\(directory)' XDG_CACHE_HOME='\(directory)' '\(Tmux.binary)' probe --lab "
-            + "--scenario direct-sni --concurrency 1 --format jsonl slow.lab.test/1 slow.lab.test/2"
+            + "--scenario direct-sni --concurrency 1 --format jsonl slow.lab.test/1 slow.lab.test/2 slow.lab.test/3 slow.lab.test/4"
         let command =
-            "cd '\(directory)' && \(probe) > terminal.jsonl; echo TERMINAL-EXITED-$?; "
+            "cd '\(directory)' && \(probe) > terminal.jsonl; echo TERMINAL-EXITED-$?; read go; "
             + "\(probe) 2>&1 | cat > piped.txt; echo PIPED-EXITED"
         let pane = try await TmuxPane(width: 120, height: 30, command: command)
         defer { pane.close() }
 
-        let running = await pane.wait(seconds: 30) { $0.contains("/2 done") }
-        let line = running.split(separator: "\n").first { $0.contains("/2 done") }.map(String.init) ?? ""
+        let running = await pane.wait(seconds: 30) { $0.contains("/4 done") }
+        let line = running.split(separator: "\n").first { $0.contains("/4 done") }.map(String.init) ?? ""
         #expect(line.contains("ok") && line.contains("failed") && line.contains("elapsed"), "\(running)")
         let ended = await pane.wait(seconds: 40) { $0.contains("TERMINAL-EXITED") }
         #expect(ended.contains("TERMINAL-EXITED-0"), "\(ended)")
-        #expect(!ended.contains("/2 done"), "the progress line is still on screen:\n\(ended)")
+        #expect(!ended.contains("/4 done"), "the progress line is still on screen:\n\(ended)")
+        // The piped run starts once the screen has been read (Enter answers the shell's `read`).
+        try await pane.send("Enter")
 
         let piped = await pane.wait(seconds: 40) { $0.contains("PIPED-EXITED") }
         #expect(piped.contains("PIPED-EXITED"), "\(piped)")
         let text = (try? String(contentsOfFile: directory + "/piped.txt", encoding: .utf8)) ?? ""
-        #expect(text.split(separator: "\n").count == 2, "two JSON lines and nothing else:\n\(text)")
+        #expect(text.split(separator: "\n").count == 4, "four JSON lines and nothing else:\n\(text)")
         #expect(!text.contains("done ·") && !text.contains("\r"), "\(text)")
     }
 }
