@@ -14,20 +14,20 @@ struct CompareEndToEndTests {
     }
 
     @Test("a key remapped in [keys] opens the compare view: the lab's four providers and its hijacking DNS server")
-    func remappedCompare() throws {
+    func remappedCompare() async throws {
         let directory = try EndToEndTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = try config("theme = \"light\"\n[keys]\ncompare-providers = \"C\"", in: directory)
-        let pane = try TmuxPane(
+        let pane = try await TmuxPane(
             width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))
         defer { pane.close() }
-        try #require(pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
-        try pane.type("hijacked.lab.test")
-        try pane.send("Enter")
-        _ = pane.wait(for: "Verdict:")
-        try pane.send("v")  // no longer bound: nothing happens
-        try pane.send("C")
-        let screen = pane.wait { $0.contains("lab-doh") && $0.contains("DNS server") && !$0.contains("asking") }
+        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try await pane.type("hijacked.lab.test")
+        try await pane.send("Enter")
+        _ = await pane.wait(for: "Verdict:")
+        try await pane.send("v")  // no longer bound: nothing happens
+        try await pane.send("C")
+        let screen = await pane.wait { $0.contains("lab-doh") && $0.contains("DNS server") && !$0.contains("asking") }
         for name in ["lab-alicloud", "lab-alicloud-legacy", "lab-tencent", "lab-doh"] {
             let row = screen.split(separator: "\n").first { $0.hasPrefix(" \(name) ") }
             #expect(row?.contains("127.0.0.1") == true && row?.contains("A differs") == true, "\(screen)")
@@ -35,23 +35,23 @@ struct CompareEndToEndTests {
         let system = screen.split(separator: "\n").first { $0.hasPrefix(" DNS server") }
         #expect(system?.contains("127.0.0.2") == true && system?.hasSuffix("B") == true, "\(screen)")
         #expect(screen.contains("the system column gave B"), "\(screen)")
-        try pane.send("?")
-        #expect(pane.wait(for: "[compare-providers]").contains("C      "))
-        try pane.send("q")
-        _ = pane.wait { $0.contains("Pane is dead") }
-        #expect(pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
+        try await pane.send("?")
+        #expect(await pane.wait(for: "[compare-providers]").contains("C      "))
+        try await pane.send("q")
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
     @Test("a clash in [keys] stops the console before it draws, with the sentence and status 2")
-    func clash() throws {
+    func clash() async throws {
         let directory = try EndToEndTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = try config("[keys]\nquit = \"r\"", in: directory)
-        let pane = try TmuxPane(
+        let pane = try await TmuxPane(
             width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))
         defer { pane.close() }
-        _ = pane.wait { $0.contains("Pane is dead") }
-        let screen = pane.screenAndHistory()
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        let screen = await pane.screenAndHistory()
         #expect(screen.contains("'r' would mean both"), "\(screen)")
         #expect(screen.contains("IPDIRECT-EXITED-2"), "\(screen)")
     }
