@@ -1,20 +1,10 @@
 // Resolution in a batch is bounded like transfers are: a few hundred distinct names under a low
 // descriptor limit each get their real answer, never "too many open files" dressed as a DNS error.
 import Foundation
+import TestSupport
 import Testing
 
-/// The `ipdirect` binary built beside the test bundle, when the build made one.
-private let ipdirectBinary: String? = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("ipdirect").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    return nil
-}()
-
-@Suite("Bounded resolution", .enabled(if: ipdirectBinary != nil, "the ipdirect binary is not built"))
+@Suite("Bounded resolution", .enabled(if: BuiltBinary.ipdirect != nil, "the ipdirect binary is not built"))
 struct BoundedResolutionTests {
     @Test("300 distinct names with ulimit -n 256: each answered NXDOMAIN and no such name, in words")
     func manyNamesUnderDescriptorLimit() async throws {
@@ -32,7 +22,7 @@ struct BoundedResolutionTests {
         process.arguments = [
             "-c",
             #"ulimit -n 256 && exec "$0" probe --lab --input "$1" --concurrency 100 --format jsonl --timeout 10 --scenario direct-sni > "$2" 2>/dev/null"#,
-            ipdirectBinary!, directory + "/urls.txt", directory + "/out.jsonl",
+            BuiltBinary.ipdirect!, directory + "/urls.txt", directory + "/out.jsonl",
         ]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = directory
