@@ -1,5 +1,5 @@
-// The agent's target list: the `probe --input` format (one URL a line, '#' comments), re-read
-// when the file changes or on SIGHUP; a file that is gone or unusable keeps the last good list.
+// The agent's target list: the `probe --input` format (a URL a line with its own settings, '#'
+// comments), re-read when it changes or on SIGHUP; a gone or unusable file keeps the last good list.
 import Foundation
 import NameResolution
 import Probe
@@ -11,13 +11,66 @@ public struct AgentTarget: Sendable, Hashable {
     /// `host` or `host:port`: the `target` label. The path never becomes a label, so a list's
     /// metric series stay bounded by its hosts, not by its URLs.
     public var label: String
+    /// Its own scenarios, method and headers over the command line's.
+    public var settings: TargetSettings
 
-    /// - Parameter url: the URL; it must parse as a probe URL.
+    /// - Parameters:
+    ///   - url: the URL; it must parse as a probe URL.
+    ///   - settings: what it sets for itself.
     /// - Throws: `ProbeURLError` when it does not.
-    public init(_ url: String) throws(ProbeURLError) {
+    public init(_ url: String, settings: TargetSettings = TargetSettings()) throws(ProbeURLError) {
         let parsed = try ProbeURL.parse(url)
         self.url = url
+        self.settings = settings
         label = parsed.hasExplicitPort ? "\(parsed.host):\(parsed.port)" : parsed.host
+    }
+
+    /// Refuses what the agent does not send: POST would repeat a change every round.
+    ///
+    /// - Throws: `TargetSettingError` for method POST.
+    public static func check(_ settings: TargetSettings) throws(TargetSettingError) {
+        if settings.method == .post {
+            throw TargetSettingError("the agent sends GET or HEAD; POST would repeat a change every round")
+        }
+    }
+
+    /// The configuration file's `[[agent.targets]]` as targets, each checked.
+    ///
+    /// - Parameters:
+    ///   - file: the tables as written.
+    ///   - rewrite: applied to each URL (the lab's port for a lab name).
+    /// - Throws: `TargetSettingError` naming the entry and what is wrong with it.
+    public static func configured(
+        _ file: AgentFileSettings, rewrite: (String) -> String = { $0 }
+    ) throws(TargetSettingError) -> [AgentTarget] {
+        var targets: [AgentTarget] = []
+        for entry in file.targets {
+            let name = "the configuration's agent.targets #\(entry.number) (\(entry.url))"
+            do {
+                var settings = TargetSettings()
+                if !entry.scenarios.isEmpty {
+                    settings.scenarios = try TargetSettings.scenario(entry.scenarios.joined(separator: ","))
+                }
+                if let method = entry.method { settings.method = try TargetSettings.method(method) }
+                for line in entry.headers { settings.headers.append(try HeaderField(parsing: line)) }
+                try check(settings)
+                targets.append(try AgentTarget(rewrite(entry.url), settings: settings))
+            } catch let error as TargetSettingError {
+                throw TargetSettingError("\(name): \(error.reason)")
+            } catch let error as ProbeURLError {
+                throw TargetSettingError("\(name): \(error.reason)")
+            } catch {
+                throw TargetSettingError("\(name): \(error)")
+            }
+        }
+        return merged(targets, [])
+    }
+
+    /// `first`, then the targets of `then` whose URL `first` does not have: a URL in both keeps
+    /// the settings `first` gives it.
+    public static func merged(_ first: [AgentTarget], _ then: [AgentTarget]) -> [AgentTarget] {
+        var seen = Set(first.map(\.url))
+        return first + then.filter { seen.insert($0.url).inserted }
     }
 }
 
@@ -25,7 +78,7 @@ public struct AgentTarget: Sendable, Hashable {
 public enum TargetListError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file cannot be read (deleted, unreadable).
     case unreadable(path: String, reason: String)
-    /// Lines that are not URLs; `line` counts from 1.
+    /// Lines that are not targets (a bad URL or setting); `line` counts from 1.
     case badLines(path: String, lines: [(line: Int, reason: String)])
     /// The file holds no URL at all (often a file caught half-written).
     case empty(path: String)
@@ -37,7 +90,7 @@ public enum TargetListError: Error, Sendable, Equatable, CustomStringConvertible
         case .badLines(let path, let lines):
             let shown = lines.prefix(3).map { "line \($0.line): \($0.reason)" }.joined(separator: "; ")
             let more = lines.count > 3 ? " (and \(lines.count - 3) more)" : ""
-            return "the targets file \(path) has lines that are not URLs: \(shown)\(more); fix them and save again"
+            return "the targets file \(path) has lines that are not targets: \(shown)\(more); fix them and save again"
         case .empty(let path):
             return "the targets file \(path) has no URL in it"
         }
@@ -46,7 +99,8 @@ public enum TargetListError: Error, Sendable, Equatable, CustomStringConvertible
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.description == rhs.description }
 }
 
-/// Parses the `--input` format: one URL a line; `#` starts a comment; blank lines are skipped.
+/// Parses the `--input` format: one URL a line, optionally followed by its own settings
+/// (`TargetLine`); `#` starts a comment; blank lines are skipped.
 public enum TargetList {
     /// The non-empty entries of a list, with their line numbers (from 1).
     public static func entries(_ text: String) -> [(line: Int, text: String)] {
@@ -59,7 +113,7 @@ public enum TargetList {
         return found
     }
 
-    /// Reads and checks a whole list: every line must be a URL, and there must be one.
+    /// Reads and checks a whole list: every line must be a URL with usable settings, and there must be one.
     ///
     /// - Parameters:
     ///   - path: the file.
@@ -84,10 +138,16 @@ public enum TargetList {
         var bad: [(line: Int, reason: String)] = []
         for (line, entry) in entries(text) {
             do {
-                let target = try AgentTarget(rewrite(entry))
+                let parsed = try TargetLine.parse(entry)
+                try AgentTarget.check(parsed.settings)
+                let target = try AgentTarget(rewrite(parsed.url), settings: parsed.settings)
                 if seen.insert(target.url).inserted { targets.append(target) }
-            } catch {
+            } catch let error as TargetSettingError {
                 bad.append((line, error.reason))
+            } catch let error as ProbeURLError {
+                bad.append((line, error.reason))
+            } catch {
+                bad.append((line, "\(error)"))
             }
         }
         guard bad.isEmpty else { throw .badLines(path: path, lines: bad) }
@@ -124,6 +184,9 @@ public final class TargetsFile: Sendable {
     }
 
     public let path: String
+    /// Targets from elsewhere (the configuration file), probed too; a URL the file also has
+    /// takes the file's settings.
+    public let configured: [AgentTarget]
     private let rewrite: @Sendable (String) -> String
     private let state = Locked(State())
 
@@ -132,9 +195,13 @@ public final class TargetsFile: Sendable {
     /// - Parameters:
     ///   - path: the list.
     ///   - rewrite: applied to each URL (the lab's port for a lab name).
+    ///   - configured: targets from the configuration file, merged after the file's.
     /// - Throws: `TargetListError` when the first read fails.
-    public init(path: String, rewrite: @escaping @Sendable (String) -> String = { $0 }) throws(TargetListError) {
+    public init(
+        path: String, rewrite: @escaping @Sendable (String) -> String = { $0 }, configured: [AgentTarget] = []
+    ) throws(TargetListError) {
         self.path = path
+        self.configured = configured
         self.rewrite = rewrite
         let identity = Self.identity(of: path)
         let targets = try TargetList.read(path, rewrite: rewrite)
@@ -144,8 +211,8 @@ public final class TargetsFile: Sendable {
         }
     }
 
-    /// The list in force.
-    public var targets: [AgentTarget] { state.withLock { $0.targets } }
+    /// The list in force: the file's, then the configured ones it does not have.
+    public var targets: [AgentTarget] { AgentTarget.merged(state.withLock { $0.targets }, configured) }
 
     /// Re-reads the file when it changed (or always, with `force`).
     ///
@@ -162,13 +229,14 @@ public final class TargetsFile: Sendable {
                 $0.targets = targets
                 $0.lastProblem = nil
             }
-            return .loaded(count: targets.count)
+            return .loaded(count: AgentTarget.merged(targets, configured).count)
         } catch {
             return state.withLock { state -> Reload in
                 state.identity = identity
                 let repeated = state.lastProblem == error && !force
                 state.lastProblem = error
-                return repeated ? .unchanged : .keptLast(count: state.targets.count, because: error)
+                let count = AgentTarget.merged(state.targets, configured).count
+                return repeated ? .unchanged : .keptLast(count: count, because: error)
             }
         }
     }

@@ -66,6 +66,8 @@ public final class ProbeAgent: Sendable {
         var rounds = 0
         /// The last round of each URL, to say what changed.
         var last: [String: WatchRound] = [:]
+        /// An engine for each set of per-target settings in use (the plain engine has none).
+        var engines: [TargetSettings: ProbeEngine] = [:]
     }
 
     public let engine: ProbeEngine
@@ -76,7 +78,8 @@ public final class ProbeAgent: Sendable {
     private let state = Locked(State())
 
     /// - Parameters:
-    ///   - engine: probes each URL (the engine `probe` and the console use).
+    ///   - engine: probes each URL (the engine `probe` and the console use); a target with
+    ///     settings of its own gets one like it with those settings over its options.
     ///   - source: the target list.
     ///   - schedule: interval, jitter and concurrency.
     ///   - sinks: metrics, traces, JSON Lines.
@@ -211,7 +214,11 @@ public final class ProbeAgent: Sendable {
                 "targets reloaded from \(file.path): \(count) targets", metadata: ["event": "targets-reloaded"])
             sinks.metrics?.keep(only: file.targets)
             let urls = Set(file.targets.map(\.url))
-            state.withLock { $0.last = $0.last.filter { urls.contains($0.key) } }
+            let settings = Set(file.targets.map(\.settings))
+            state.withLock {
+                $0.last = $0.last.filter { urls.contains($0.key) }
+                $0.engines = $0.engines.filter { settings.contains($0.key) }
+            }
         case .keptLast(let count, let problem):
             logger.warning(
                 "\(problem); keeping the last good list of \(count) targets",
@@ -224,14 +231,28 @@ public final class ProbeAgent: Sendable {
         let stop = BatchStop()
         let started = Date()
         let targets = targets
+        let engines = targets.map(engine(for:))
         Task {
             let tally = Locked((ok: 0, done: 0))
-            await engine.probeAll(targets.map(\.url), inFlight: schedule.concurrency, stop: stop) { item in
-                guard let report = item.report, !stop.isPulled else { return }
-                self.handle(report, target: targets[item.index], round: number, roundStart: started)
-                tally.withLock {
-                    $0.done += 1
-                    if !report.verdict.works.isEmpty { $0.ok += 1 }
+            // At most `concurrency` targets under way, whichever engine each uses.
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for (index, target) in targets.enumerated() {
+                    if running >= max(1, schedule.concurrency) {
+                        await group.next()
+                        running -= 1
+                    }
+                    guard !stop.isPulled else { break }
+                    running += 1
+                    group.addTask {
+                        guard let report = await engines[index].report(target.url, emit: { _ in }), !stop.isPulled
+                        else { return }
+                        self.handle(report, target: target, round: number, roundStart: started)
+                        tally.withLock {
+                            $0.done += 1
+                            if !report.verdict.works.isEmpty { $0.ok += 1 }
+                        }
+                    }
                 }
             }
             guard !stop.isPulled else { return }
@@ -245,6 +266,17 @@ public final class ProbeAgent: Sendable {
             wake.yield(.roundDone)
         }
         return (stop, started, number)
+    }
+
+    /// The engine that probes `target`: the agent's own, or one with the target's settings over its options.
+    private func engine(for target: AgentTarget) -> ProbeEngine {
+        guard !target.settings.isEmpty else { return engine }
+        return state.withLock { state in
+            if let made = state.engines[target.settings] { return made }
+            let made = engine.with(options: target.settings.applied(to: engine.options))
+            state.engines[target.settings] = made
+            return made
+        }
     }
 
     private func handle(_ report: URLReport, target: AgentTarget, round: Int, roundStart: Date) {

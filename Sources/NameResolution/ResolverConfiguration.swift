@@ -52,6 +52,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var providers: [ProviderSetting] = []
     /// The console's theme and keys, carried for the console; the resolver ignores them.
     public var console = ConsoleSettings()
+    /// The agent's `[[agent.targets]]`, carried for the agent; the resolver ignores them.
+    public var agent = AgentFileSettings()
 
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
@@ -245,6 +247,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var dohMethod: DoHMethod?
     public var providers: [ProviderSetting]?
     public var console = ConsoleSettings()
+    /// `[agent]`; nil when this layer does not have it.
+    public var agent: AgentFileSettings?
 
     public init(
         provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
@@ -316,7 +320,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys",
+            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -409,6 +413,9 @@ public struct ConfigurationLayer: Sendable, Equatable {
         layer.providers = providers.0
         warnings += providers.1
         layer.console = try ConsoleSettings.parse(table, path: path)
+        let agent = try AgentFileSettings.parse(table, path: path)
+        layer.agent = agent.settings
+        warnings += agent.warnings
         return (layer, warnings)
     }
 
@@ -441,6 +448,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         merged.dohMethod = dohMethod ?? base.dohMethod
         merged.providers = providers ?? base.providers
         merged.console = console.over(base.console)
+        merged.agent = agent ?? base.agent
         return merged
     }
 
@@ -472,6 +480,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         configuration.dohMethod = merged.dohMethod ?? .get
         configuration.providers = merged.providers ?? []
         configuration.console = merged.console
+        configuration.agent = merged.agent ?? AgentFileSettings()
         return configuration
     }
 }

@@ -31,7 +31,20 @@ public final class ProbeEngine: Sendable {
         loop = TransferLoop(maxActive: options.concurrency)
     }
 
+    private init(resolve: @escaping HostResolver, options: ProbeOptions, proxyVariables: [String]) {
+        self.resolve = resolve
+        self.options = options
+        self.proxyVariables = proxyVariables
+        loop = TransferLoop(maxActive: options.concurrency)
+    }
+
     deinit { loop.stop() }
+
+    /// An engine with the same resolver and environment but other options (a target's own
+    /// scenarios, method or headers), on a multi loop of its own.
+    public func with(options: ProbeOptions) -> ProbeEngine {
+        ProbeEngine(resolve: resolve, options: options, proxyVariables: proxyVariables)
+    }
 
     /// Probes one URL, reporting as it goes.
     ///

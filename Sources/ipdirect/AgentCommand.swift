@@ -17,7 +17,10 @@ struct AgentCommand: AsyncParsableCommand {
             Runs until SIGTERM or SIGINT, which end it within a second (exporters flushed, exit 0). \
             Targets: URLs as arguments, or --input FILE in the probe --input format (one URL a line, \
             '#' comments), re-read when it changes and on SIGHUP; a file that is deleted or has a bad \
-            line keeps the last good list, and the log says so.
+            line keeps the last good list, and the log says so. A line may set the URL's own settings \
+            after it: scenario=direct-sni,direct-https method=HEAD header="X-A: b". The configuration \
+            file's [[agent.targets]] tables (url, scenarios, method, headers) are probed too; a URL \
+            in both takes the command line's or the file's settings.
             --metrics-listen HOST:PORT serves /metrics for Prometheus; --otlp-endpoint URL sends each \
             probe as a trace over OTLP/HTTP protobuf; --jsonl FILE writes the records probe --format \
             jsonl writes, rotated past --rotate SIZE. Every metric and span carries the --label pairs.
@@ -122,9 +125,6 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage(error.description)
         }
         if !urls.isEmpty && input != nil { throw usage("give URLs or --input FILE, not both") }
-        guard !urls.isEmpty || input != nil || providerOptions.lab else {
-            throw usage("no target given (URLs or --input FILE)")
-        }
         if let cacert, !FileManager.default.fileExists(atPath: cacert) {
             throw usage("--cacert \(cacert) does not exist")
         }
@@ -136,13 +136,10 @@ struct AgentCommand: AsyncParsableCommand {
         var options = ProbeOptions()
         if !scenario.isEmpty { options.scenarios = scenario }
         options.method = method.rawValue
-        options.headers = try header.map { line in
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
-                throw usage("a header is 'Name: value', not '\(line)'")
-            }
-            return HeaderField(
-                name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        do {
+            options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }
+        } catch {
+            throw usage(error.reason)
         }
         options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
         options.concurrency = concurrency * 4
@@ -162,14 +159,22 @@ struct AgentCommand: AsyncParsableCommand {
         // What to probe.
         let source: AgentTargetSource
         do {
+            let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
+            let configured = try AgentTarget.configured(session.configuration.agent, rewrite: rewrite)
             if let input {
-                let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
-                source = .file(try TargetsFile(path: input, rewrite: rewrite))
-            } else if urls.isEmpty, let hosts = session.lab?.endpoints.hosts {
+                source = .file(try TargetsFile(path: input, rewrite: rewrite, configured: configured))
+            } else if !urls.isEmpty {
+                source = .fixed(AgentTarget.merged(try urls.map { try AgentTarget(rewrite($0)) }, configured))
+            } else if !configured.isEmpty {
+                source = .fixed(configured)
+            } else if let hosts = session.lab?.endpoints.hosts {
                 source = .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
             } else {
-                source = .fixed(try urls.map { try AgentTarget(session.labTarget($0)) })
+                throw UsageError("no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file)")
             }
+        } catch let error as UsageError {
+            await session.close()
+            throw error
         } catch {
             await session.close()
             throw usage("\(error)")

@@ -24,13 +24,9 @@ enum ProbeOrder: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// `probe --method`; accepted in any case (`head` is HEAD).
-enum RequestMethod: String, ExpressibleByArgument, CaseIterable {
-    case get = "GET"
-    case head = "HEAD"
-    case post = "POST"
-
-    init?(argument: String) {
-        self.init(rawValue: argument.uppercased())
+extension RequestMethod: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(anyCase: argument)
     }
 }
 

@@ -113,7 +113,19 @@ struct ProbeCommand: AsyncParsableCommand {
             for line in text.split(whereSeparator: \.isNewline) {
                 let entry = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let trimmed = entry.trimmingCharacters(in: .whitespaces)
-                if !trimmed.isEmpty { wanted.append(trimmed) }
+                guard !trimmed.isEmpty else { continue }
+                // The agent's list format: a URL may carry its own settings, which probe does not apply.
+                switch Result(catching: { () throws(TargetSettingError) in try TargetLine.parse(trimmed) }) {
+                case .success(let parsed) where parsed.settings.isEmpty:
+                    wanted.append(parsed.url)
+                case .success(let parsed):
+                    complain(
+                        "cannot probe '\(parsed.url)' as written: its own settings (scenario=, method=, header=) are "
+                            + "read by ipdirect agent; give probe --scenario, --method and --header instead")
+                    badInput = true
+                case .failure:
+                    wanted.append(trimmed)
+                }
             }
         }
         guard !wanted.isEmpty || providerOptions.lab else { throw usage("no URL given (arguments or --input FILE)") }
@@ -146,13 +158,10 @@ struct ProbeCommand: AsyncParsableCommand {
         let chosen = method ?? (options.body == nil ? .get : .post)
         options.method = chosen.rawValue
         if chosen == .head && options.body != nil { throw usage("--data goes with POST") }
-        options.headers = try header.map { line in
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
-                throw usage("a header is 'Name: value', not '\(line)'")
-            }
-            return HeaderField(
-                name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        do {
+            options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }
+        } catch {
+            throw usage(error.reason)
         }
         if let watch, !(watch > 0) { throw usage("--watch takes the seconds between rounds, more than 0") }
         if let count, count < 1 { throw usage("--count must be at least 1") }

@@ -135,6 +135,42 @@ struct AgentCommandTests {
         print("agent stopped \(String(format: "%.2f", seconds)) s after SIGTERM")
     }
 
+    @Test(
+        "[[agent.targets]] in the configuration file are probed with their settings; a bad one is refused",
+        .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
+    func configuredTargets() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.file("ipdirect"), withIntermediateDirectories: true)
+        let config = scratch.file("ipdirect/config.toml")
+        try """
+        [[agent.targets]]
+        url = "https://sni-a.lab.test/"
+        scenarios = ["direct-sni"]
+        method = "HEAD"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let jsonl = scratch.file("probes.jsonl")
+        let run = try AgentRun(["--interval", "1", "--jsonl", jsonl], scratch: scratch)
+        #expect(await eventually { !run.events("round-finished").isEmpty })
+        #expect((run.events("round-finished").first?["message"] as? String)?.contains("1 targets probed") == true)
+        run.signal(SIGTERM)
+        #expect(await run.exitStatus(within: 10) == 0)
+        let records = try Data(contentsOf: URL(fileURLWithPath: jsonl)).split(separator: 0x0A)
+        let record = try #require(
+            try records.first.flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        #expect(record["host"] as? String == "sni-a.lab.test")
+        let attempts = record["attempts"] as? [[String: Any]] ?? []
+        #expect(!attempts.isEmpty && attempts.allSatisfy { $0["scenario"] as? String == "direct-sni" })
+
+        try """
+        [[agent.targets]]
+        url = "https://sni-a.lab.test/"
+        method = "POST"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let refused = try AgentRun(["--interval", "1"], scratch: scratch)
+        #expect(await refused.exitStatus(within: 30) == 2)
+    }
+
     @Test("bad settings are refused with a sentence and exit 2", .enabled(if: ipdirectBinary != nil))
     func badSettings() async throws {
         let scratch = try ScratchDirectory()
@@ -142,6 +178,7 @@ struct AgentCommandTests {
         for arguments in [
             ["--label", "target=x", "https://plain.lab.test/"], ["--rotate", "big", "https://plain.lab.test/"],
             ["--input", scratch.file("missing.txt")], ["--otlp-endpoint", "ftp://x", "https://plain.lab.test/"],
+            ["--header", "no colon", "https://plain.lab.test/"],
         ] {
             let run = try AgentRun(arguments, scratch: scratch)
             #expect(await run.exitStatus(within: 30) == 2)

@@ -136,6 +136,59 @@ struct AgentLoopTests {
         #expect(rotated.count <= 8 * 1024 || rotated.split(separator: 0x0A).count == 1)
     }
 
+    @Test("each target is probed with its own scenarios, method and headers over the command line's")
+    func perTargetSettings() async throws {
+        let lab = try await Lab.start()
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let list = scratch.file("targets.txt")
+        try "\(lab.url("sni-a.lab.test")) scenario=direct-sni method=head header=\"X-Probe: own\"\n".write(
+            toFile: list, atomically: true, encoding: .utf8)
+        // The configuration's target has none of its own: the command line's apply.
+        let file = try TargetsFile(path: list, configured: [try AgentTarget(lab.url("sni-b.lab.test"))])
+        let path = scratch.file("agent.jsonl")
+        let log = CapturedLog()
+        let jsonl = try RotatingJSONL(path: path, limit: nil, metrics: nil, logger: log.logger)
+        var options = ProbeOptions()
+        options.headers = [HeaderField(name: "X-Probe", value: "base"), HeaderField(name: "X-Base", value: "1")]
+        options.timeout = 10
+        let agent = ProbeAgent(
+            engine: lab.engine(try lab.resolverCache(), options: options), source: .file(file),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(jsonl: jsonl),
+            logger: log.logger)
+        await withAgent(agent) {
+            #expect(await eventually { agent.roundsCompleted >= 1 })
+        }
+        try await lab.shutdown()
+
+        var seen: [String: (scenarios: Set<String>, methods: Set<String>, probe: Set<String>, base: Set<String>)] = [:]
+        for line in try Data(contentsOf: URL(fileURLWithPath: path)).split(separator: 0x0A) {
+            let record = try #require(try JSONSerialization.jsonObject(with: line) as? [String: Any])
+            let host = try #require(record["host"] as? String)
+            for attempt in record["attempts"] as? [[String: Any]] ?? [] {
+                var entry = seen[host] ?? ([], [], [], [])
+                entry.scenarios.insert(attempt["scenario"] as? String ?? "?")
+                for hop in attempt["hops"] as? [[String: Any]] ?? [] {
+                    entry.methods.insert(hop["method"] as? String ?? "?")
+                    for header in hop["requestHeaders"] as? [[String: Any]] ?? [] {
+                        let value = header["value"] as? String ?? ""
+                        if header["name"] as? String == "X-Probe" { entry.probe.insert(value) }
+                        if header["name"] as? String == "X-Base" { entry.base.insert(value) }
+                    }
+                }
+                seen[host] = entry
+            }
+        }
+        let own = try #require(seen["sni-a.lab.test"])
+        #expect(own.scenarios == ["direct-sni"])
+        #expect(own.methods == ["HEAD"])
+        #expect(own.probe == ["own"] && own.base == ["1"])
+        let plain = try #require(seen["sni-b.lab.test"])
+        #expect(plain.scenarios.count > 1 && plain.scenarios.contains("direct-https"))
+        #expect(plain.methods == ["GET"])
+        #expect(plain.probe == ["base"] && plain.base == ["1"])
+    }
+
     @Test("disk full for the JSON Lines file: probing goes on, failures counted, said once a minute")
     func diskFull() async throws {
         let lab = try await Lab.start()

@@ -2,6 +2,8 @@
 // emptied file keeps the last good list, and says so once.
 import Agent
 import Foundation
+import NameResolution
+import Probe
 import Testing
 
 @Suite("Targets file")
@@ -64,6 +66,98 @@ struct TargetsFileTests {
         try "https://c.example/\n".write(toFile: path, atomically: true, encoding: .utf8)
         #expect(file.check() == .loaded(count: 1))
         #expect(file.targets.map(\.url) == ["https://c.example/"])
+    }
+
+    @Test("a line may carry its own scenarios, method and headers; a bad one is named by line")
+    func lineSettings() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.file("targets.txt")
+        try """
+        https://a.example/ scenario=direct-sni,direct-https method=head header="X-A: b c" header='X-B: d'
+        https://b.example/
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try TargetsFile(path: path)
+        #expect(file.targets.map(\.url) == ["https://a.example/", "https://b.example/"])
+        #expect(
+            file.targets.first?.settings
+                == TargetSettings(
+                    scenarios: [.directSNI, .directHTTPS], method: .head,
+                    headers: [HeaderField(name: "X-A", value: "b c"), HeaderField(name: "X-B", value: "d")]))
+        #expect(file.targets.last?.settings.isEmpty == true)
+
+        for (line, reason) in [
+            ("https://a.example/ scenario=direct-ssl", "'direct-ssl' is not a scenario"),
+            ("https://a.example/ method=POST", "the agent sends GET or HEAD"),
+            ("https://a.example/ header=nocolon", "a header is 'Name: value'"),
+            ("https://a.example/ colour=red", "'colour' is not a setting"),
+            ("https://a.example/ header=\"X-A: b", "is not closed; add the closing \""),
+        ] {
+            try "https://b.example/\n\(line)\n".write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(throws: TargetListError.self) { try TargetsFile(path: path) }
+            do {
+                _ = try TargetsFile(path: path)
+            } catch {
+                #expect("\(error)".contains("line 2: ") && "\(error)".contains(reason), "\(error)")
+            }
+        }
+    }
+
+    @Test("[[agent.targets]] in the configuration file: read, merged after the file's, checked with sentences")
+    func configuredTargets() throws {
+        let toml = """
+            [[agent.targets]]
+            url = "https://c.example/health"
+            scenarios = ["direct-sni"]
+            method = "HEAD"
+            headers = ["X-Probe: agent"]
+
+            [[agent.targets]]
+            url = "https://a.example/"
+            """
+        let layer = try ConfigurationLayer.toml(toml, path: "config.toml")
+        #expect(layer.warnings.isEmpty)
+        let configuration = layer.layer.resolved(defaultCachePath: nil)
+        let configured = try AgentTarget.configured(configuration.agent)
+        #expect(configured.map(\.url) == ["https://c.example/health", "https://a.example/"])
+        #expect(
+            configured.first?.settings
+                == TargetSettings(
+                    scenarios: [.directSNI], method: .head, headers: [HeaderField(name: "X-Probe", value: "agent")]))
+
+        // Merged with the targets file: its lines first; a URL in both keeps the file's settings.
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.file("targets.txt")
+        try "https://a.example/ method=GET\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try TargetsFile(path: path, configured: configured)
+        #expect(file.targets.map(\.url) == ["https://a.example/", "https://c.example/health"])
+        #expect(file.targets.first?.settings.method == .get)
+
+        for (entry, reason) in [
+            ("url = \"https://a.example/\"\nscenarios = [\"direct-ssl\"]", "'direct-ssl' is not a scenario"),
+            ("url = \"https://a.example/\"\nmethod = \"POST\"", "the agent sends GET or HEAD"),
+            ("url = \"https://a.example/\"\nheaders = [\"nocolon\"]", "a header is 'Name: value'"),
+            ("url = \"https://exa mple/\"", "exa mple"),
+        ] {
+            let text = "[[agent.targets]]\nurl = \"https://b.example/\"\n\n[[agent.targets]]\n\(entry)\n"
+            let settings = try ConfigurationLayer.toml(text, path: "config.toml").layer.resolved(defaultCachePath: nil)
+                .agent
+            do {
+                _ = try AgentTarget.configured(settings)
+                Issue.record("accepted: \(entry)")
+            } catch {
+                #expect("\(error)".contains("agent.targets #2"), "\(error)")
+                #expect("\(error)".contains(reason), "\(error)")
+            }
+        }
+        // The shape is checked where the file is read.
+        for bad in [
+            "[[agent.targets]]\nscenarios = [\"direct-sni\"]\n",
+            "[[agent.targets]]\nurl = \"https://a/\"\nheaders = 3\n",
+        ] {
+            #expect(throws: ConfigurationError.self) { try ConfigurationLayer.toml(bad, path: "config.toml") }
+        }
     }
 
     @Test("a file that is unusable at start is refused with the reason")

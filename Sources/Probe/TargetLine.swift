@@ -1,0 +1,190 @@
+// One line of a `--input` list: a URL, then optional `key=value` words that set that URL's own
+// scenarios, method and headers (`scenario=direct-sni method=HEAD header="X-A: b"`); one header parser.
+import CurlTransport
+import Foundation
+
+/// The methods a probe may send; accepted in any case (`head` is HEAD).
+public enum RequestMethod: String, Sendable, Codable, CaseIterable, Hashable {
+    case get = "GET"
+    case head = "HEAD"
+    case post = "POST"
+
+    /// - Parameter text: the method in any case.
+    public init?(anyCase text: String) {
+        self.init(rawValue: text.uppercased())
+    }
+}
+
+/// A setting of one target that cannot be used, in words.
+public struct TargetSettingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong and what to write instead.
+    public let reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { reason }
+}
+
+extension HeaderField {
+    /// Parses `Name: value` (the form of `--header` and of a list's `header=` word).
+    ///
+    /// - Throws: `TargetSettingError` when there is no name before a colon.
+    public init(parsing line: String) throws(TargetSettingError) {
+        guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
+            !line[..<colon].trimmingCharacters(in: .whitespaces).isEmpty
+        else {
+            throw TargetSettingError("a header is 'Name: value', not '\(line)'")
+        }
+        self.init(
+            name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+            value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+}
+
+/// What one target sets for itself over the command line's options.
+public struct TargetSettings: Sendable, Hashable {
+    /// The scenarios to try; nil keeps the command line's.
+    public var scenarios: [Scenario]?
+    /// The method; nil keeps the command line's.
+    public var method: RequestMethod?
+    /// Headers added to the command line's; one of the same name replaces the command line's.
+    public var headers: [HeaderField]
+
+    public init(scenarios: [Scenario]? = nil, method: RequestMethod? = nil, headers: [HeaderField] = []) {
+        self.scenarios = scenarios
+        self.method = method
+        self.headers = headers
+    }
+
+    /// Whether the target sets nothing of its own.
+    public var isEmpty: Bool { scenarios == nil && method == nil && headers.isEmpty }
+
+    /// `base` with these settings over it.
+    public func applied(to base: ProbeOptions) -> ProbeOptions {
+        var options = base
+        if let scenarios { options.scenarios = scenarios }
+        if let method { options.method = method.rawValue }
+        if !headers.isEmpty {
+            let names = Set(headers.map { $0.name.lowercased() })
+            options.headers = base.headers.filter { !names.contains($0.name.lowercased()) } + headers
+        }
+        return options
+    }
+
+    /// Parses a comma-separated scenario list (`direct-sni,direct-https`), the form of the
+    /// list's `scenario=` word and of the configuration's `scenarios` entries.
+    ///
+    /// - Throws: `TargetSettingError` naming a scenario not in the set.
+    public static func scenario(_ text: String) throws(TargetSettingError) -> [Scenario] {
+        var found: [Scenario] = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let scenario = Scenario(rawValue: name) else {
+                throw TargetSettingError(
+                    "'\(name)' is not a scenario; use \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !found.contains(scenario) { found.append(scenario) }
+        }
+        guard !found.isEmpty else { throw TargetSettingError("scenario= names at least one scenario") }
+        return found
+    }
+
+    /// Parses a method name.
+    ///
+    /// - Throws: `TargetSettingError` for a method not in the set.
+    public static func method(_ text: String) throws(TargetSettingError) -> RequestMethod {
+        guard let method = RequestMethod(anyCase: text) else {
+            throw TargetSettingError(
+                "'\(text)' is not a method; use \(RequestMethod.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return method
+    }
+}
+
+/// A list entry: the URL and what it sets for itself.
+public struct TargetLine: Sendable, Hashable {
+    /// The URL as written.
+    public var url: String
+    public var settings: TargetSettings
+
+    public init(url: String, settings: TargetSettings = TargetSettings()) {
+        self.url = url
+        self.settings = settings
+    }
+
+    /// The words that may follow the URL.
+    public static let keys = ["scenario", "method", "header"]
+
+    /// Parses one entry (comments already cut): the URL, then `key=value` words. A value with
+    /// spaces is quoted (`header="X-A: b"`, or with single quotes); `scenario=` takes a
+    /// comma-separated list and may be repeated, as may `header=`.
+    ///
+    /// - Throws: `TargetSettingError` for an unknown key, a bad value or an unclosed quote.
+    public static func parse(_ text: String) throws(TargetSettingError) -> TargetLine {
+        let words = try split(text)
+        guard let url = words.first else { throw TargetSettingError("the line is empty") }
+        var line = TargetLine(url: url)
+        for word in words.dropFirst() {
+            guard let equals = word.firstIndex(of: "="), equals != word.startIndex else {
+                throw TargetSettingError(
+                    "'\(word)' after the URL is not a setting; write key=value with a key of \(keys.joined(separator: ", "))"
+                )
+            }
+            let key = String(word[..<equals])
+            let value = String(word[word.index(after: equals)...])
+            switch key {
+            case "scenario", "scenarios":
+                let more = try TargetSettings.scenario(value)
+                line.settings.scenarios =
+                    (line.settings.scenarios ?? [])
+                    + more.filter {
+                        !(line.settings.scenarios ?? []).contains($0)
+                    }
+            case "method":
+                line.settings.method = try TargetSettings.method(value)
+            case "header":
+                line.settings.headers.append(try HeaderField(parsing: value))
+            default:
+                throw TargetSettingError("'\(key)' is not a setting; use \(keys.joined(separator: ", "))")
+            }
+        }
+        return line
+    }
+
+    /// Splits at spaces outside quotes; quotes group and are removed, `\` escapes in double quotes.
+    private static func split(_ text: String) throws(TargetSettingError) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for character in text {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if let open = quote {
+                if character == open {
+                    quote = nil
+                } else if character == "\\" && open == "\"" {
+                    escaped = true
+                } else {
+                    current.append(character)
+                }
+            } else if character == "\"" || character == "'" {
+                quote = character
+                inWord = true
+            } else if character.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if let quote {
+            throw TargetSettingError("a value opened with \(quote) is not closed; add the closing \(quote)")
+        }
+        if inWord { words.append(current) }
+        return words
+    }
+}
