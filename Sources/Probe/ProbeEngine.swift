@@ -11,6 +11,9 @@ public final class ProbeEngine: Sendable {
     public let proxyVariables: [String]
     private let resolve: HostResolver
     private let loop: TransferLoop
+    /// The engine whose multi loop this one shares (`with(options:)`), kept alive with it;
+    /// nil when the loop is this engine's own.
+    private let parent: ProbeEngine?
 
     /// Creates an engine with its own libcurl multi loop.
     ///
@@ -29,21 +32,23 @@ public final class ProbeEngine: Sendable {
             .filter { !(environment[$0] ?? "").isEmpty }
             .sorted()
         loop = TransferLoop(maxActive: options.concurrency)
+        parent = nil
     }
 
-    private init(resolve: @escaping HostResolver, options: ProbeOptions, proxyVariables: [String]) {
-        self.resolve = resolve
+    private init(sharing parent: ProbeEngine, options: ProbeOptions) {
+        resolve = parent.resolve
         self.options = options
-        self.proxyVariables = proxyVariables
-        loop = TransferLoop(maxActive: options.concurrency)
+        proxyVariables = parent.proxyVariables
+        loop = parent.loop
+        self.parent = parent.parent ?? parent
     }
 
-    deinit { loop.stop() }
+    deinit { if parent == nil { loop.stop() } }
 
-    /// An engine with the same resolver and environment but other options (a target's own
-    /// scenarios, method or headers), on a multi loop of its own.
+    /// An engine with the same resolver, environment and multi loop (so the same bound on
+    /// requests under way) but other options: a target's own scenarios, method or headers.
     public func with(options: ProbeOptions) -> ProbeEngine {
-        ProbeEngine(resolve: resolve, options: options, proxyVariables: proxyVariables)
+        ProbeEngine(sharing: self, options: options)
     }
 
     /// Probes one URL, reporting as it goes.

@@ -30,7 +30,11 @@ struct AgentCommand: AsyncParsableCommand {
     @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
     var urls: [String] = []
 
-    @Option(name: .long, help: "Read targets from FILE, one URL a line; re-read on change and on SIGHUP.")
+    @Option(
+        name: .long,
+        help:
+            "Read targets from FILE, one URL a line (with its own scenario=, method=, header=); re-read on change and on SIGHUP."
+    )
     var input: String?
 
     @Option(name: .long, help: "Seconds from the start of one round to the next (default 60).")
