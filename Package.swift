@@ -182,7 +182,8 @@ let package = Package(
         .testTarget(
             name: "AgentTests",
             dependencies: [
-                "Agent", "Probe", "Lab", "NameResolution", .product(name: "Logging", package: "swift-log"),
+                "Agent", "Probe", "Lab", "NameResolution", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),

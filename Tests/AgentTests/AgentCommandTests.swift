@@ -3,18 +3,10 @@
 // list, SIGTERM ends it cleanly (exit 0, exporters flushed).
 import Foundation
 import NameResolution
+import TestSupport
 import Testing
 
-/// The `ipdirect` binary built beside the test bundle, when the build made one.
-private let ipdirectBinary: String? = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("ipdirect").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    return nil
-}()
+private let ipdirectBinary = BuiltBinary.ipdirect
 
 /// One `ipdirect agent` process; its log lines (JSON) as they arrive.
 private final class AgentRun: @unchecked Sendable {

@@ -6,7 +6,8 @@ import Lab
 import NameResolution
 import Testing
 
-/// Whether Python can decode OTLP with opentelemetry-proto, installing it with pip when missing.
+/// Whether Python can decode OTLP with opentelemetry-proto (scripts/install-deps.sh installs it
+/// before `make test`; pip is tried here only for a bare `swift test`).
 let otlpProtoAvailable: Bool = {
     func check(_ arguments: [String]) -> Bool {
         let process = Process()
