@@ -13,12 +13,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A redirect: the first line is the base URL (a default when it does not parse), the rest
     /// the `Location` value resolved against it.
     case location
-    /// Alibaba Cloud JSON answers (single and batch).
+    /// Alibaba Cloud answers: v2 (clear, and the payload of an AES-CBC or AES-GCM answer once
+    /// opened; the `/ss` service-IP list) and legacy JSON (single and batch).
     case alicloud
-    /// Tencent DNSPod D+ text answers.
+    /// Tencent DNSPod D+ text answers (one name or a line per name; sealed answers opened).
     case tencent
     /// DoH JSON answers.
     case dohJSON = "doh-json"
+    /// DNS wire-format replies (RFC 8484 DoH and `--dns-server`), read by c-ares.
+    case dohWire = "doh-wire"
     /// The persistent cache file.
     case cacheFile = "cache-file"
     /// The TOML configuration file.
@@ -43,9 +46,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             let location = parts.count > 1 ? String(parts[1]) : String(parts[0])
             if let next = try? base.resolving(location) { Self.exercise(next.text) }
             _ = Redaction.url(location)
-        case .alicloud: ParserEntryPoints.aliCloud(bytes)
+        case .alicloud:
+            ParserEntryPoints.aliCloudV2(bytes)
+            ParserEntryPoints.aliCloud(bytes)
         case .tencent: ParserEntryPoints.tencent(bytes)
         case .dohJSON: ParserEntryPoints.dohJSON(bytes)
+        case .dohWire: ParserEntryPoints.dohWire(bytes)
         case .cacheFile: ParserEntryPoints.cacheFile(bytes, path: Self.scratchFile)
         case .configuration: ParserEntryPoints.configuration(bytes)
         case .headerLines:

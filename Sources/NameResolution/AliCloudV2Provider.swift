@@ -164,7 +164,9 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                 // The display form never carries the query: it holds the signature.
                 let (response, ms) = try await transport.get(
                     base.url + target, display: base.url, checkName: base.checkName)
-                return try parse(response, hosts: hosts, families: families, ms: ms, server: base.label)
+                return try parse(
+                    status: response.status, body: response.body, date: response.header("Date"), hosts: hosts,
+                    families: families, ms: ms, server: base.label)
             } catch {
                 lastError = error
                 guard Self.shouldRotate(error) else { throw error }
@@ -183,20 +185,21 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         }
     }
 
-    /// Reads a response: errors by `code`, `mode` 1/2 `data` opened with the key, then answers.
+    /// Reads a response (its status, body and `Date` header): errors by `code`, `mode` 1/2
+    /// `data` opened with the key, then answers.
     func parse(
-        _ response: TransferRecord, hosts: [String], families: Set<IPFamily>, ms: Double, server: String
+        status: Int, body: [UInt8], date: String?, hosts: [String], families: Set<IPFamily>, ms: Double,
+        server: String
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
         let code = (object?["code"] as? String) ?? (object?["Code"] as? String)
-        guard (200..<300).contains(response.status), code == "success" else {
+        guard (200..<300).contains(status), code == "success" else {
             if let code, code != "success" {
                 throw AliCloudV2Errors.explain(
-                    code: code, status: response.status, account: account, signed: secret != nil,
-                    serverDate: response.header("Date"), now: now())
+                    code: code, status: status, account: account, signed: secret != nil, serverDate: date, now: now())
             }
-            if !(200..<300).contains(response.status) { throw .http(status: response.status, code: nil) }
-            throw .malformed(detail: "expected {\"code\":\"success\",...}, got \(preview(response.body))")
+            if !(200..<300).contains(status) { throw .http(status: status, code: nil) }
+            throw .malformed(detail: "expected {\"code\":\"success\",...}, got \(preview(body))")
         }
         let dataObject: [String: Any]
         let responseMode = integer(object?["mode"]) ?? 0

@@ -1,6 +1,7 @@
 // Public doors onto the parsers that take bytes from outside (each HTTPDNS answer format, the
 // persistent cache file), for the fuzz targets and their corpus replay test; nothing else calls them.
 import Foundation
+import WireCiphers
 
 /// Runs one parser over untrusted bytes and throws the result away: a fuzz target only looks
 /// for traps, hangs and memory errors.
@@ -12,10 +13,66 @@ public enum ParserEntryPoints {
             body, hosts: ["fuzz.lab.test", "b.lab.test"], families: [.v4, .v6], ms: 0)
     }
 
-    /// Tencent DNSPod D+: the text answer, for each family set it is asked with.
+    /// Alibaba Cloud v2 (`/v2/d`): the answer in the clear; the same bytes as the decrypted
+    /// payload of a mode 1 (AES-CBC) and mode 2 (AES-GCM) answer, sealed here under the fuzz key
+    /// so they reach the parser of what decryption gives; the bytes as sealed `data` that must
+    /// fail to open cleanly; and the service-IP (`/ss`) answer.
+    public static func aliCloudV2(_ body: [UInt8]) {
+        let hosts = ["fuzz.lab.test", "b.lab.test"]
+        func parse(_ bytes: [UInt8]) {
+            _ = try? aliCloudV2Provider.parse(
+                status: 200, body: bytes, date: nil, hosts: hosts, families: [.v4, .v6], ms: 0, server: "fuzz")
+        }
+        parse(body)
+        let key = aliCloudV2Provider.key
+        let sealedCBC = try? WireCipher.aesCBC(encrypt: true, key: key, iv: [UInt8](repeating: 1, count: 16), body)
+        let sealedGCM = try? WireCipher.aesGCM(encrypt: true, key: key, iv: [UInt8](repeating: 2, count: 12), body)
+        for (mode, sealed) in [
+            (1, sealedCBC.map { [UInt8](repeating: 1, count: 16) + $0 }),
+            (2, sealedGCM.map { [UInt8](repeating: 2, count: 12) + $0 }), (1, body), (2, body),
+        ] {
+            guard let sealed else { continue }
+            let answer: [String: Any] = ["code": "success", "mode": mode, "data": Data(sealed).base64EncodedString()]
+            guard let bytes = try? JSONSerialization.data(withJSONObject: answer) else { continue }
+            parse(Array(bytes))
+        }
+        let start = AliCloudServiceIPs.Base(url: "https://203.107.1.1", label: "203.107.1.1")
+        _ = try? AliCloudServiceIPs.serviceIPs(body, start: start, serviceName: "fuzz.lab.test")
+    }
+
+    /// The v2 provider the alicloud target parses with: AES key 00112233...eeff, no transfer ever made.
+    private static let aliCloudV2Provider = try! AliCloudV2Provider(
+        servers: AliCloudServiceIPs(endpoint: "https://fuzz.lab.test"), account: "139450", secret: nil,
+        cipher: .aesCBC, key: "00112233445566778899aabbccddeeff", sdns: [:],
+        transport: HTTPDNSTransport(timeout: 1, caFile: nil))
+
+    /// Tencent DNSPod D+: the text answer for each family set it is asked with, the whole answer
+    /// (one line, or a `name.:` line per name), and the bytes as a sealed answer to open.
     public static func tencent(_ body: [UInt8]) {
+        let text = String(decoding: body, as: UTF8.self)
         for families: Set<IPFamily> in [[.v4], [.v6], [.v4, .v6]] {
             _ = try? TencentProvider.parse(body, host: "fuzz.lab.test", families: families, ms: 0)
+            for hosts in [["fuzz.lab.test"], ["fuzz.lab.test", "b.lab.test"]] {
+                _ = try? TencentProvider.parseLines(text, hosts: hosts, families: families, ms: 0, server: nil)
+            }
+        }
+        for algorithm in TencentAlgorithm.allCases {
+            _ = try? algorithm.open(text, key: "fuzzkey1")
+        }
+    }
+
+    /// An RFC 8484 DNS message (DoH wire format, and the replies of `--dns-server`), read by
+    /// c-ares for each family with and without the id check, then screened as the provider does.
+    public static func dohWire(_ message: [UInt8]) {
+        _ = DNSMessage.header(message)
+        _ = DNSMessage.questionName(message)
+        for family in [IPFamily.v4, .v6] {
+            _ = try? DNSMessage.addresses(in: message, host: "fuzz.lab.test.", family: family, id: nil)
+            guard let reply = try? DNSMessage.addresses(in: message, host: "fuzz.lab.test", family: family, id: 0)
+            else { continue }
+            _ = try? ProviderAnswer.screened(
+                host: "fuzz.lab.test", rawV4: family == .v4 ? reply.raw : [], rawV6: family == .v6 ? reply.raw : [],
+                ttl: reply.ttl ?? 60, answered: [family], ms: 0)
         }
     }
 
