@@ -8,60 +8,40 @@ import Testing
 
 private let ipdirectBinary = BuiltBinary.ipdirect
 
-/// One `ipdirect agent` process; its log lines (JSON) as they arrive.
+/// One `ipdirect agent` process; its log lines (JSON) as they arrive. Started through TestSupport's
+/// ChildProcess (posix_spawn): Foundation's Process.run crashed under the parallel suite.
 private final class AgentRun: @unchecked Sendable {
-    let process = Process()
-    let errors = Pipe()
+    let child: ChildProcess
     let scratch: ScratchDirectory
-    private let events = Locked([[String: Any]]())
 
     init(_ arguments: [String], scratch: ScratchDirectory) throws {
         self.scratch = scratch
-        process.executableURL = URL(fileURLWithPath: ipdirectBinary!)
-        process.arguments = ["agent", "--lab", "--log-format", "json"] + arguments
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = scratch.path
         environment["XDG_CACHE_HOME"] = scratch.path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let handle = errors.fileHandleForReading
-        let events = events
-        Thread.detachNewThread {
-            var buffer = Data()
-            while case let chunk = handle.availableData, !chunk.isEmpty {
-                buffer += chunk
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = buffer[..<newline]
-                    if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
-                        events.withLock { $0.append(object) }
-                    } else {
-                        events.withLock {
-                            $0.append(["event": "not-json", "message": String(decoding: line, as: UTF8.self)])
-                        }
-                    }
-                    buffer = Data(buffer[(newline + 1)...])
-                }
-            }
+        child = try ChildProcess(
+            ipdirectBinary!, ["agent", "--lab", "--log-format", "json"] + arguments, environment: environment,
+            captureOutput: false, errors: .captured)
+    }
+
+    /// Every complete log line so far; a line that is not JSON is kept as a `not-json` event.
+    var all: [[String: Any]] {
+        let text = child.errorsText
+        guard let end = text.lastIndex(of: "\n") else { return [] }
+        return text[..<end].split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                ?? ["event": "not-json", "message": String(line)]
         }
     }
 
     /// The log lines of one event kind.
-    func events(_ kind: String) -> [[String: Any]] { events.withLock { $0.filter { $0["event"] as? String == kind } } }
+    func events(_ kind: String) -> [[String: Any]] { all.filter { $0["event"] as? String == kind } }
 
-    var all: [[String: Any]] { events.withLock { $0 } }
-
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    func signal(_ number: Int32) { child.signal(number) }
 
     /// Waits for the exit (at most `seconds`, then kills it); the status, nil when killed.
     func exitStatus(within seconds: Double) async -> Int32? {
-        for _ in 0..<Int(seconds * 20) where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationStatus
+        (try? await child.exitStatus(within: seconds)) ?? nil
     }
 }
 

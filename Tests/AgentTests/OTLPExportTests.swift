@@ -4,6 +4,7 @@ import Agent
 import Foundation
 import Lab
 import NameResolution
+import TestSupport
 import Testing
 
 /// Whether Python can decode OTLP with opentelemetry-proto (scripts/install-deps.sh installs it
@@ -68,50 +69,33 @@ private let receiverScript = #"""
     server.serve_forever()
     """#
 
-/// The Python receiver, running; its spans as they arrive.
+/// The Python receiver, running; its spans as they arrive (started with TestSupport's ChildProcess:
+/// Foundation's Process.run crashed under the parallel suite).
 private final class OTLPReceiver: @unchecked Sendable {
-    let process = Process()
-    let output = Pipe()
-    private let lines = Locked([[String: Any]]())
-    private let listening = Locked(0)
+    let child: ChildProcess
 
     init() async throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-c", receiverScript]
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let handle = output.fileHandleForReading
-        let lines = lines
-        let listening = listening
-        Thread.detachNewThread {
-            var buffer = Data()
-            while case let chunk = handle.availableData, !chunk.isEmpty {
-                buffer += chunk
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    if let object = try? JSONSerialization.jsonObject(with: buffer[..<newline]) as? [String: Any] {
-                        if let port = object["port"] as? Int {
-                            listening.withLock { $0 = port }
-                        } else {
-                            lines.withLock { $0.append(object) }
-                        }
-                    }
-                    buffer = Data(buffer[(newline + 1)...])
-                }
-            }
+        child = try ChildProcess("/usr/bin/env", ["python3", "-u", "-c", receiverScript], errors: .discarded)
+        _ = await eventually(within: 30) { self.port > 0 }
+    }
+
+    /// Every complete JSON line the receiver printed so far.
+    private var objects: [[String: Any]] {
+        let text = child.outputText
+        guard let end = text.lastIndex(of: "\n") else { return [] }
+        return text[..<end].split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        _ = await eventually(within: 30) { listening.withLock { $0 } > 0 }
     }
 
     /// The port it listens on; 0 when it did not start.
-    var port: Int { listening.withLock { $0 } }
+    var port: Int { objects.lazy.compactMap { $0["port"] as? Int }.first ?? 0 }
 
-    var spans: [[String: Any]] { lines.withLock { $0 } }
+    var spans: [[String: Any]] { objects.filter { $0["port"] == nil } }
 
     func stop() {
         // SIGKILL: a child of the test runner may start with SIGTERM ignored.
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { usleep(20_000) }
+        child.signal(SIGKILL)
     }
 }
 

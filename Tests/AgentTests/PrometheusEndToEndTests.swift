@@ -3,6 +3,7 @@
 import Agent
 import Foundation
 import Lab
+import TestSupport
 import Testing
 
 /// Prometheus's binary; installed by scripts/install-deps.sh (as `make test` runs it) when
@@ -25,7 +26,7 @@ let prometheusBinary: String? = {
 
 /// A Prometheus server on loopback scraping one target every second, in a scratch directory.
 private final class PrometheusServer: @unchecked Sendable {
-    let process = Process()
+    let child: ChildProcess
     let port = freePort()
     let scratch: ScratchDirectory
 
@@ -41,14 +42,13 @@ private final class PrometheusServer: @unchecked Sendable {
             static_configs:
               - targets: ['\(target)']
         """.write(toFile: config, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--config.file=\(config)", "--storage.tsdb.path=\(scratch.file("data"))",
-            "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // Through TestSupport's ChildProcess: Foundation's Process.run crashed under the parallel suite.
+        child = try ChildProcess(
+            binary,
+            [
+                "--config.file=\(config)", "--storage.tsdb.path=\(scratch.file("data"))",
+                "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
+            ], captureOutput: false, errors: .discarded)
     }
 
     /// The instant vector for a PromQL query: each series' labels and value.
@@ -69,8 +69,7 @@ private final class PrometheusServer: @unchecked Sendable {
 
     func stop() {
         // SIGKILL: a child of the test runner may start with SIGTERM ignored.
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { usleep(20_000) }
+        child.signal(SIGKILL)
         scratch.remove()
     }
 }

@@ -90,33 +90,18 @@ struct ParsingTests {
 
     @Test("alicloud signature is md5 of host-secret-expiry, lowercase hex")
     func signature() {
-        // md5("a.test-s3cret-1700000000"), computed independently with `md5sum`.
+        // Vectors computed independently: printf '%s' a.test-s3cret-1700000000 | md5sum
         #expect(
             AliCloudProvider.signature(host: "a.test", secret: "s3cret", expiry: 1_700_000_000)
-                == Self.md5("a.test-s3cret-1700000000"))
+                == "24f731e8a9c8daa7b5dd6b44f1b52f1a")
         let provider = AliCloudProvider(
             endpoint: "http://127.0.0.1:8000/139450/d", account: "139450", secret: "s3cret",
             transport: HTTPDNSTransport(timeout: 2, caFile: nil))
         let url = provider.url(for: "a.test", families: [.v4], now: Date(timeIntervalSince1970: 1_700_000_000))
         #expect(
             url
-                == "http://127.0.0.1:8000/139450/sign_d?host=a.test&query=4&t=1700000600&s=\(Self.md5("a.test-s3cret-1700000600"))"
+                == "http://127.0.0.1:8000/139450/sign_d?host=a.test&query=4&t=1700000600&s=65fd6398556bb53e8baf9874d6a0ff0a"
         )
-    }
-
-    static func md5(_ text: String) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/md5sum")
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try? process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return String(out.prefix(32))
     }
 
     @Test("tencent text formats")
