@@ -76,6 +76,9 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         title.append(Span("  failed: \(failure)", .fg(.red)))
     }
     lines.append(title)
+    // A run that ended before any lookup (a host that is not a URL) has nothing more to show:
+    // no "resolving", no empty matrix.
+    if run.finished && run.resolution == nil && run.report == nil && run.attempts.isEmpty { return lines }
 
     // What each source answered, one line each.
     if let resolution = run.resolution {

@@ -174,6 +174,20 @@ struct ReducerTests {
         #expect(reduce(into: &s, action: .key(.character("N"))) == [.setLabFault(LabFault.none)])
     }
 
+    @Test("a probe refused before any lookup shows its reason, not 'resolving' and an empty matrix")
+    func refusedProbe() {
+        var s = ConsoleFixtures.emptyState(size: TerminalSize(width: 100, height: 24))
+        _ = reduce(into: &s, action: .key(.character("p")))
+        ConsoleFixtures.send(&s, keys: "/nohost")
+        _ = reduce(into: &s, action: .key(.enter))
+        _ = reduce(into: &s, action: .probeEvent(runID: 1, .failed("not a valid URL (no host)")))
+        _ = reduce(into: &s, action: .probeEnded(runID: 1))
+        let text = render(s).text
+        #expect(text.contains("failed: not a valid URL (no host)"))
+        #expect(!text.contains("resolving"))
+        #expect(!text.contains("direct-sni    -"))
+    }
+
     @Test("two quick presses of F step the lab fault twice, before the lab has answered the first")
     func quickFaultPresses() {
         var s = state()
