@@ -34,6 +34,62 @@ enum TOMLPreflight {
                     "line \(lineNumber), column \(column): a table header '[' must be followed by a name (letters, digits, '_' or '-', or a quoted name) and ']'"
             }
         }
+        if let line = braceAfterOpener(Array(text.utf8)) {
+            return
+                "line \(line): a '}' right after '[' or ',' closes nothing TOML allows; end the array with ']' or remove the ','"
+        }
+        return nil
+    }
+
+    /// The line of a `}` whose previous character outside strings and comments (blanks and
+    /// newlines skipped) is `[` or `,`: toml++ asserts on it inside an array (`a=[}`, found by
+    /// `make fuzz`), and no valid TOML has it.
+    private static func braceAfterOpener(_ bytes: [UInt8]) -> Int? {
+        let newline = UInt8(ascii: "\n")
+        var line = 1
+        var index = 0
+        var last: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case newline:
+                line += 1
+            case UInt8(ascii: "#"):
+                while index < bytes.count, bytes[index] != newline { index += 1 }
+                continue
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                let triple = index + 2 < bytes.count && bytes[index + 1] == byte && bytes[index + 2] == byte
+                index += triple ? 3 : 1
+                while index < bytes.count {
+                    let inner = bytes[index]
+                    if inner == UInt8(ascii: "\\") && byte == UInt8(ascii: "\"") {
+                        index += 2
+                        continue
+                    }
+                    if inner == newline {
+                        if !triple { break }  // the outer loop counts it
+                        line += 1
+                    }
+                    if inner == byte
+                        && (!triple
+                            || (index + 2 < bytes.count && bytes[index + 1] == byte && bytes[index + 2] == byte))
+                    {
+                        index += triple ? 3 : 1
+                        break
+                    }
+                    index += 1
+                }
+                last = byte
+                continue
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                break
+            case UInt8(ascii: "}") where last == UInt8(ascii: "[") || last == UInt8(ascii: ","):
+                return line
+            default:
+                last = byte
+            }
+            index += 1
+        }
         return nil
     }
 

@@ -178,8 +178,14 @@ struct ConfigurationTests {
         // A NUL would otherwise cut the file short in silence (the library takes a C string).
         let cut = try #require(try loadError(Array("provider = \"system\"\u{0}\nprovider = \"bogus\"\n".utf8)))
         #expect(cut.contains("NUL"))
-        // Ordinary tables and arrays still load.
+        // The second finding: toml++ asserts on a '}' where an array expects a value (`a=[}`).
+        for text in ["a=[}", "prefetch = [\n  \"a\", # c\n }\n"] {
+            let sentence = try #require(try loadError(Array(text.utf8)), "accepted: \(text)")
+            #expect(sentence.contains("'}' right after '[' or ','"), "\(sentence)")
+        }
+        // Ordinary tables and arrays still load, braces inside strings and comments included.
         #expect(try loadError(Array("prefetch = [\n  \"a.example\",\n]\n[sdns]\n".utf8)) == nil)
+        #expect(try loadError(Array("prefetch = [\"[}\", ',}', # [}\n]\n".utf8)) == nil)
         #expect(try loadError(Array("\u{FEFF}provider = \"system\"\r\n\tprefetch = [ \"a\" ]\n".utf8)) == nil)
     }
 
