@@ -25,16 +25,7 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         async let v4 = families.contains(.v4) ? ask(host, .v4) : nil
         async let v6 = families.contains(.v6) ? ask(host, .v6) : nil
         let (a, b) = await (v4, v6)
-        // One family failing while the other answers still gives a usable answer.
-        var parts: [Family] = []
-        var failures: [ResolutionError] = []
-        for result in [a, b].compactMap({ $0 }) {
-            switch result {
-            case .success(let part): parts.append(part)
-            case .failure(let error): failures.append(error)
-            }
-        }
-        if parts.isEmpty, let first = failures.first { throw first }
+        let parts = try answeredFamilies([a, b])
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.raw)
         let ttl = parts.compactMap(\.ttl).min() ?? 60

@@ -44,17 +44,8 @@ public struct DoHWireProvider: HTTPDNSProvider {
         async let v4 = families.contains(.v4) ? ask(host, .v4) : nil
         async let v6 = families.contains(.v6) ? ask(host, .v6) : nil
         let (a, b) = await (v4, v6)
-        // One family failing while the other answers still gives a usable answer; "no record of
-        // that family" is an answer too (cached as empty), not a failure.
-        var parts: [(family: IPFamily, addresses: DNSReplyAddresses, ms: Double)] = []
-        var failures: [ResolutionError] = []
-        for result in [a, b].compactMap({ $0 }) {
-            switch result {
-            case .success(let part): parts.append(part)
-            case .failure(let error): failures.append(error)
-            }
-        }
-        if parts.isEmpty, let first = failures.first { throw first }
+        // "No record of that family" is an answer too (cached as empty), not a failure.
+        let parts = try answeredFamilies([a, b])
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.addresses.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.addresses.raw)
         let ttl = parts.compactMap(\.addresses.ttl).min() ?? 60

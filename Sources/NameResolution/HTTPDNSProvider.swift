@@ -147,6 +147,24 @@ extension HTTPDNSProvider {
         return results
     }
 
+    /// What the per-family queries of one name gave (nil for a family not asked): one family
+    /// failing while the other answers still gives a usable answer; with none answering, the
+    /// first failure is the name's.
+    func answeredFamilies<Part>(
+        _ results: [Result<Part, ResolutionError>?]
+    ) throws(ResolutionError) -> [Part] {
+        var parts: [Part] = []
+        var failures: [ResolutionError] = []
+        for result in results.compactMap({ $0 }) {
+            switch result {
+            case .success(let part): parts.append(part)
+            case .failure(let error): failures.append(error)
+            }
+        }
+        if parts.isEmpty, let first = failures.first { throw first }
+        return parts
+    }
+
     /// The one name of a one-name request; an answer that leaves it out is malformed, not a crash.
     func single(
         _ host: String, from results: [String: Result<ProviderAnswer, ResolutionError>]
