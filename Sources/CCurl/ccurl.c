@@ -2,6 +2,7 @@
 // Logic stays in Swift; this file only adapts calling conventions and reads OpenSSL state.
 #include "CCurl.h"
 
+#include <openssl/crypto.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
@@ -9,6 +10,17 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
+
+// OpenSSL frees its global state from an atexit handler unless told not to, and a process that
+// exits (a command returning, `resolve --cached` leaving its background request behind) does not
+// stop the transfer loop's thread first: a transfer still in a handshake or reading an error then
+// runs on freed OpenSSL state and the exit becomes a SIGSEGV (seen under `make tsan`:
+// ERR_lib_error_string on a freed lock, from curl_multi_perform). The first OpenSSL
+// initialisation decides, so this runs when the program is loaded, before libcurl or anything
+// else touches OpenSSL; the operating system reclaims the memory at exit anyway.
+__attribute__((constructor)) static void ccurl_keep_openssl_until_exit(void) {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
 
 CURLcode ccurl_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);

@@ -21,6 +21,15 @@ public final class TransferLoop: @unchecked Sendable {
     /// Set by the loop thread, under the lock, just before it cleans the multi handle up:
     /// from then on nobody may wake it.
     private var closed = false
+    /// Held while a transfer's continuation is resumed, and taken once by the waiting task when
+    /// its await returns. The resume happens before the task goes on (the language promises it),
+    /// but when the resume wins the race with the task's own suspension, Swift's runtime (6.3)
+    /// tells ThreadSanitizer nothing of that order: it releases in `resume` and acquires only
+    /// when it starts a suspended task, not when an await finds the continuation already resumed.
+    /// TSan then took the task's next use of its own memory (the next continuation, set up where
+    /// the last one lived; the record this thread built) for a race. This lock states the order
+    /// in terms TSan sees, for every caller, instead of hiding reports.
+    private let handOff = NSLock()
 
     // Owned by the loop thread.
     /// Transfers not yet started, oldest at `waitingHead` (the slots before it are spent).
@@ -58,8 +67,8 @@ public final class TransferLoop: @unchecked Sendable {
     /// - Parameter spec: what to send.
     /// - Returns: what happened, failures included.
     public func perform(_ spec: TransferSpec) async -> TransferRecord {
-        await withUnsafeContinuation { continuation in
-            let transfer = Transfer(spec: spec, continuation: continuation)
+        let record = await withUnsafeContinuation { continuation in
+            let transfer = Transfer(spec: spec, continuation: continuation, handOff: handOff)
             lock.lock()
             guard !closed else {
                 lock.unlock()
@@ -70,6 +79,9 @@ public final class TransferLoop: @unchecked Sendable {
             curl_multi_wakeup(multi)
             lock.unlock()
         }
+        // After the resumer's unlock: everything it did for this transfer is ordered before what follows.
+        handOff.withLock {}
+        return record
     }
 
     /// Performs one exchange and throws when it failed.
@@ -177,6 +189,8 @@ public final class TransferLoop: @unchecked Sendable {
 private final class Transfer {
     let spec: TransferSpec
     let continuation: UnsafeContinuation<TransferRecord, Never>
+    /// The loop's `handOff` lock, held while `continuation` is resumed.
+    private let handOff: NSLock
     private(set) var easy: EasyHandle?
     private var check: UnsafeMutablePointer<ccurl_tls_check>?
     private var unmanaged: Unmanaged<Transfer>?
@@ -193,9 +207,10 @@ private final class Transfer {
     var responseBytes = 0
     var log = CurlLog()
 
-    init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>) {
+    init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>, handOff: NSLock) {
         self.spec = spec
         self.continuation = continuation
+        self.handOff = handOff
         switch spec.bodyLimit {
         case .keepFirst(let count), .failBeyond(let count): bodyCap = count
         }
@@ -273,7 +288,14 @@ private final class Transfer {
 
     /// Resumes the waiting task with a failure that happened before libcurl ran.
     func fail(_ error: CurlError) {
-        continuation.resume(returning: record(failure: error))
+        resume(record(failure: error))
+    }
+
+    /// Hands `record` to the waiting task, under `handOff` (see TransferLoop.handOff).
+    private func resume(_ record: TransferRecord) {
+        handOff.lock()
+        continuation.resume(returning: record)
+        handOff.unlock()
     }
 
     /// Reads the handle and resumes the waiting task.
@@ -318,7 +340,7 @@ private final class Transfer {
         record.preTransferUs = easy.offset(CURLINFO_PRETRANSFER_TIME_T)
         record.startTransferUs = easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
         record.totalUs = easy.offset(CURLINFO_TOTAL_TIME_T)
-        continuation.resume(returning: record)
+        resume(record)
     }
 
     private func record(failure: CurlError?) -> TransferRecord {
