@@ -8,8 +8,10 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // OpenSSL frees its global state from an atexit handler unless told not to, and a process that
 // exits (a command returning, `resolve --cached` leaving its background request behind) does not
@@ -103,8 +105,98 @@ static void ccurl_tls_check_reset_chain(ccurl_tls_check *check) {
 void ccurl_tls_check_free(ccurl_tls_check *check) {
     if (!check) return;
     ccurl_tls_check_reset_chain(check);
+    X509_STORE_free(check->trust);
     free(check->expected_name);
     free(check);
+}
+
+// MARK: - Trust stores, parsed once
+
+// libcurl keeps a parsed CA store between connections only when no CA directory is set, and
+// Debian's libcurl has one by default (/etc/ssl/certs): it parsed the whole CA bundle (about
+// 140 certificates) again for every connection, some 25 ms of CPU per HTTPS request. The hook
+// hands each connection a store parsed once per (file, directory) instead; the directory is
+// looked up lazily by hash, as libcurl does. Kept 24 hours, libcurl's CA cache default, so a
+// long-running agent sees an updated bundle.
+#define CCURL_TRUST_SLOTS 8
+#define CCURL_TRUST_SECONDS (24 * 60 * 60)
+
+typedef struct ccurl_trust_slot {
+    char *file;
+    char *directory;
+    X509_STORE *store;
+    time_t loaded;
+} ccurl_trust_slot;
+
+static pthread_mutex_t ccurl_trust_lock = PTHREAD_MUTEX_INITIALIZER;
+static ccurl_trust_slot ccurl_trust_slots[CCURL_TRUST_SLOTS];
+
+static int ccurl_same(const char *a, const char *b) {
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+// A new store for the file and directory, with the flags libcurl sets on its own; NULL when
+// the file does not load (libcurl then loads it itself and reports the error as it always has).
+static X509_STORE *ccurl_trust_load(const char *file, const char *directory) {
+    X509_STORE *store = X509_STORE_new();
+    if (!store) return NULL;
+    if ((file && X509_STORE_load_file(store, file) != 1) ||
+        (directory && X509_STORE_load_path(store, directory) != 1)) {
+        X509_STORE_free(store);
+        return NULL;
+    }
+    // As libcurl: intermediates in the trust store are trust anchors too.
+    X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN);
+    return store;
+}
+
+int ccurl_tls_check_use_trust(ccurl_tls_check *check, const char *file, const char *directory) {
+    if (!check || (!file && !directory)) return 0;
+    time_t now = time(NULL);
+    X509_STORE *store = NULL;
+    pthread_mutex_lock(&ccurl_trust_lock);
+    ccurl_trust_slot *free_slot = NULL;
+    ccurl_trust_slot *oldest = &ccurl_trust_slots[0];
+    for (int i = 0; i < CCURL_TRUST_SLOTS; i++) {
+        ccurl_trust_slot *slot = &ccurl_trust_slots[i];
+        if (!slot->store) {
+            if (!free_slot) free_slot = slot;
+            continue;
+        }
+        if (slot->loaded < oldest->loaded) oldest = slot;
+        if (ccurl_same(slot->file, file) && ccurl_same(slot->directory, directory)) {
+            if (now - slot->loaded < CCURL_TRUST_SECONDS && X509_STORE_up_ref(slot->store) == 1) {
+                store = slot->store;
+            } else {
+                free_slot = slot;  // expired: reloaded into the same slot below
+            }
+            break;
+        }
+    }
+    if (!store) {
+        store = ccurl_trust_load(file, directory);
+        ccurl_trust_slot *slot = free_slot ? free_slot : oldest;
+        char *file_copy = file ? strdup(file) : NULL;
+        char *directory_copy = directory ? strdup(directory) : NULL;
+        int copied = (!file || file_copy) && (!directory || directory_copy);
+        if (store && copied && X509_STORE_up_ref(store) == 1) {
+            X509_STORE_free(slot->store);
+            free(slot->file);
+            free(slot->directory);
+            slot->file = file_copy;
+            slot->directory = directory_copy;
+            slot->store = store;
+            slot->loaded = now;
+        } else {
+            free(file_copy);
+            free(directory_copy);
+        }
+    }
+    pthread_mutex_unlock(&ccurl_trust_lock);
+    if (!store) return 0;
+    X509_STORE_free(check->trust);
+    check->trust = store;
+    return 1;
 }
 
 static void ccurl_tls_check_keep(ccurl_tls_check *check, X509 *cert) {
@@ -168,6 +260,8 @@ static CURLcode ccurl_ssl_ctx_function(CURL *easy, void *ssl_ctx, void *userptr)
             if (X509_VERIFY_PARAM_set1_host(param, name, length) != 1) return CURLE_SSL_CERTPROBLEM;
         }
     }
+    // Runs after libcurl set its own trust up, so this store is the one the handshake uses.
+    if (check->trust) SSL_CTX_set1_cert_store(ctx, check->trust);
     SSL_CTX_set_cert_verify_callback(ctx, ccurl_verify_certificate, check);
     return CURLE_OK;
 }

@@ -13,8 +13,7 @@ import Foundation
 
 /// Combined CA bundles, built once per extra file for the life of the process.
 ///
-/// The lab's own CA is not combined: lab transfers need no public CA, and libcurl reads the
-/// whole file for every new connection (its CA cache is off while the TLS hook is installed).
+/// The lab's own CA is not combined: lab transfers need no public CA.
 public enum CABundle {
     /// The bundle libcurl trusts by default (its compiled-in `CURLINFO_CAINFO`), else the usual places.
     public static let system: String? = {
@@ -24,6 +23,13 @@ public enum CABundle {
                 "/etc/ssl/cert.pem",
             ]
         return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
+    }()
+
+    /// The CA file and directory libcurl trusts when told nothing (`CURLINFO_CAINFO`,
+    /// `CURLINFO_CAPATH`); a transfer given its own CA file keeps the directory, as libcurl does.
+    static let libcurlDefaults: (file: String?, directory: String?) = {
+        let easy = try? EasyHandle()
+        return (easy?.string(CURLINFO_CAINFO), easy?.string(CURLINFO_CAPATH))
     }()
 
     private final class Built: @unchecked Sendable {

@@ -76,6 +76,11 @@ final class EasyHandle {
         try check(ccurl_easy_setopt_string(raw, option, value))
     }
 
+    /// Clears a string option, compiled-in default included (`CURLOPT_CAPATH` set to NULL).
+    func clear(_ option: CURLoption) throws(CurlError) {
+        try check(ccurl_easy_setopt_string(raw, option, nil))
+    }
+
     /// Sets a list option (`CURLOPT_HTTPHEADER`, `CURLOPT_RESOLVE`, ...), replacing any
     /// earlier list for the same option; the handle keeps the list alive.
     func set(_ option: CURLoption, list values: [String]) throws(CurlError) {

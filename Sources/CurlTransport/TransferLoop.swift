@@ -279,6 +279,13 @@ private final class Transfer {
                 check = made
                 let code = ccurl_easy_install_tls_check(easy.raw, made)
                 if code != CURLE_OK && spec.checkName != nil { return code }
+                // The hook hands the handshake a trust store parsed once, so libcurl is told to
+                // load nothing: it would parse the whole CA bundle again for every connection.
+                let trust = CABundle.libcurlDefaults
+                if code == CURLE_OK && ccurl_tls_check_use_trust(made, spec.caFile ?? trust.file, trust.directory) == 1 {
+                    try easy.clear(CURLOPT_CAINFO)
+                    try easy.clear(CURLOPT_CAPATH)
+                }
             }
         } catch {
             return CURLcode(UInt32(error.code))

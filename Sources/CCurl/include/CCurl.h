@@ -67,6 +67,9 @@ typedef struct ccurl_tls_check {
     int sni_sent;
     /// The SNI host name as OpenSSL had it for this connection ("" when none was sent).
     char sni[256];
+    /// The trust store handed to the handshake (see ccurl_tls_check_use_trust), or NULL to
+    /// leave trust to libcurl. Private to the shim.
+    void *trust;
 } ccurl_tls_check;
 
 /// NULL when memory runs out (the caller must then fail the transfer, not run it unchecked).
@@ -75,6 +78,11 @@ void ccurl_tls_check_free(ccurl_tls_check *check);
 /// Installs the hook on an easy handle (CURLOPT_SSL_CTX_FUNCTION/DATA). Returns
 /// CURLE_NOT_BUILT_IN when libcurl's TLS backend is not OpenSSL.
 CURLcode ccurl_easy_install_tls_check(CURL *easy, ccurl_tls_check *check);
+/// Makes the handshake trust the CAs of `file` and of `directory` (either may be NULL) through a
+/// store parsed once per pair and shared, instead of libcurl parsing the file per connection.
+/// Returns 1 when it will (the caller then clears CURLOPT_CAINFO and CURLOPT_CAPATH so libcurl
+/// loads nothing), 0 when the file does not load (libcurl then loads it and reports the error).
+int ccurl_tls_check_use_trust(ccurl_tls_check *check, const char *file, const char *directory);
 /// OpenSSL's text for a verify error ("hostname mismatch", "certificate has expired", ...).
 const char *ccurl_verify_error_string(long error);
 
