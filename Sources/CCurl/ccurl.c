@@ -260,8 +260,10 @@ static CURLcode ccurl_ssl_ctx_function(CURL *easy, void *ssl_ctx, void *userptr)
             if (X509_VERIFY_PARAM_set1_host(param, name, length) != 1) return CURLE_SSL_CERTPROBLEM;
         }
     }
-    // Runs after libcurl set its own trust up, so this store is the one the handshake uses.
-    if (check->trust) SSL_CTX_set1_cert_store(ctx, check->trust);
+    // The store chains are verified against (OpenSSL's verify store, which libcurl never
+    // touches): libcurl may set its own cert store after this callback, and caches that one
+    // per multi handle, so replacing the cert store would hand one transfer's CAs to the next.
+    if (check->trust && SSL_CTX_set1_verify_cert_store(ctx, check->trust) != 1) return CURLE_SSL_CACERT_BADFILE;
     SSL_CTX_set_cert_verify_callback(ctx, ccurl_verify_certificate, check);
     return CURLE_OK;
 }

@@ -282,7 +282,8 @@ private final class Transfer {
                 // The hook hands the handshake a trust store parsed once, so libcurl is told to
                 // load nothing: it would parse the whole CA bundle again for every connection.
                 let trust = CABundle.libcurlDefaults
-                if code == CURLE_OK && ccurl_tls_check_use_trust(made, spec.caFile ?? trust.file, trust.directory) == 1 {
+                if code == CURLE_OK && ccurl_tls_check_use_trust(made, spec.caFile ?? trust.file, trust.directory) == 1
+                {
                     try easy.clear(CURLOPT_CAINFO)
                     try easy.clear(CURLOPT_CAPATH)
                 }

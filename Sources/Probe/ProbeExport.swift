@@ -8,13 +8,9 @@ import TerminalText
 public enum ProbeExport {
     /// One JSON object per line, each a whole `URLReport`.
     public static func jsonLines(_ reports: [URLReport], redact: Bool = true) -> Data {
-        let encoder = ProbeJSON.encoder(pretty: false)
         var data = Data()
         for report in reports {
-            if let line = try? encoder.encode(redact ? Redaction.report(report) : report) {
-                data.append(line)
-                data.append(0x0A)
-            }
+            if let line = ProbeJSON.line(redact ? Redaction.report(report) : report) { data.append(line) }
         }
         return data
     }

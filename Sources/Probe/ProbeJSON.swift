@@ -92,6 +92,13 @@ extension Verdict {
 }
 
 enum ProbeJSON {
+    /// One JSON Lines record (compact JSON and its newline); nil when the value cannot be encoded.
+    static func line<T: Encodable>(_ value: T) -> Data? {
+        guard var bytes = try? CompactJSONEncoder.encode(value) else { return nil }
+        bytes.append(0x0A)
+        return Data(bytes)
+    }
+
     static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting =

@@ -140,9 +140,7 @@ public final class ReportWriter: Sendable {
     ///
     /// - Parameter report: the report, already redacted when it should be.
     public static func jsonLine(_ report: URLReport) -> Data {
-        var line = (try? ProbeJSON.encoder(pretty: false).encode(report)) ?? Data()
-        line.append(0x0A)
-        return line
+        ProbeJSON.line(report) ?? Data()
     }
 
     /// Completes the document (closes the JSON array); later writes are ignored. Idempotent.

@@ -201,9 +201,7 @@ extension URLReport {
 extension WatchRound {
     /// The round as one line of JSON (with its newline), the record `probe --watch` prints.
     public func jsonLine() -> Data {
-        var line = (try? ProbeJSON.encoder(pretty: false).encode(self)) ?? Data("{}".utf8)
-        line.append(0x0A)
-        return line
+        ProbeJSON.line(self) ?? Data("{}\n".utf8)
     }
 }
 

@@ -16,7 +16,6 @@ enum ProbeBatch {
         var jsonl: String?
         /// Add to `--jsonl` rather than start it afresh (it is the `--resume` file).
         var appendJSONL: Bool
-        var redact: Bool
         /// Rank each host's addresses (`--rank`) before the report is written.
         var rank = false
     }
@@ -46,13 +45,15 @@ enum ProbeBatch {
             case .json: .jsonArray
             case .jsonl: .jsonLines
             }
-        var writers = [ReportWriter(stdoutFormat, descriptor: STDOUT_FILENO, redact: outputs.redact)]
+        // The engine's reports are redacted already (unless --no-redact): a writer's own pass over
+        // every header and log line again was a second full copy of each report, for nothing.
+        var writers = [ReportWriter(stdoutFormat, descriptor: STDOUT_FILENO, redact: false)]
         do {
             if let jsonl = outputs.jsonl {
                 writers.append(
-                    try ReportWriter(.jsonLines, path: jsonl, redact: outputs.redact, appending: outputs.appendJSONL))
+                    try ReportWriter(.jsonLines, path: jsonl, redact: false, appending: outputs.appendJSONL))
             }
-            if let har = outputs.har { writers.append(try ReportWriter(.har, path: har, redact: outputs.redact)) }
+            if let har = outputs.har { writers.append(try ReportWriter(.har, path: har, redact: false)) }
         } catch {
             throw UsageError("\(error)")
         }

@@ -248,8 +248,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 usable, engine: engine,
                 outputs: ProbeBatch.Outputs(
                     format: format, har: har, jsonl: jsonl,
-                    appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!),
-                    redact: options.redact, rank: rank),
+                    appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!), rank: rank),
                 order: order, progress: ProgressLine.stderrIsTerminal && !quiet, complain: complain)
         } catch {
             await session.close()

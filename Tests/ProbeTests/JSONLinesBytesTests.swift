@@ -1,0 +1,124 @@
+// JSON Lines are written by a fast in-order encoder: a script reading them must find the same
+// documents Foundation's JSONEncoder wrote, strings escaped byte for byte as it escapes them.
+import CurlTransport
+import Foundation
+import Lab
+import NameResolution
+import Probe
+import Testing
+
+@Suite("JSON Lines bytes")
+struct JSONLinesBytesTests {
+    /// What JSON Lines were before: Foundation's encoder, compact, slashes as they are, dates as
+    /// ISO8601DateFormatter writes them (TimestampTests holds the export to that). Its keys of
+    /// synthesised types came in hash order, different each run, so documents are compared.
+    private static func foundationLine(_ report: URLReport) throws -> String {
+        let encoder = Self.foundationEncoder()
+        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+    }
+
+    private static func foundationEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            var container = encoder.singleValueContainer()
+            try container.encode(formatter.string(from: date))
+        }
+        return encoder
+    }
+
+    /// The same JSON document: objects, arrays, strings and numbers equal, whatever the key order.
+    private static func sameDocument(_ a: String, _ b: String) throws -> Bool {
+        let left = try JSONSerialization.jsonObject(with: Data(a.utf8)) as? NSDictionary
+        let right = try JSONSerialization.jsonObject(with: Data(b.utf8)) as? NSDictionary
+        return left != nil && left == right
+    }
+
+    private static func written(_ report: URLReport) -> String {
+        String(decoding: ProbeExport.jsonLines([report], redact: false), as: UTF8.self)
+    }
+
+    /// Every C0 control, DEL, quotes, backslashes, slashes, bidi and zero-width characters,
+    /// combining marks, emoji and a lone carriage return: all in places a server fills.
+    static let hostile =
+        String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) }) + "\u{7F}\"\\/ \\\"a\"b/c\u{202E}evil\u{200B}"
+        + "e\u{301} 👩🏽‍💻 日本 \r\n\t"
+
+    static func hostileReport() -> URLReport {
+        let certificate = CertificateReport(
+            chain: [
+                CertificateSummary(
+                    subject: "CN=\(hostile)", subjectAlternativeNames: [hostile, "a.test"], issuer: "O=\"x\"/y",
+                    notBefore: Date(timeIntervalSince1970: 0),
+                    notAfter: Date(timeIntervalSince1970: 1_795_420_800.5678),
+                    sha256: "ab:cd")
+            ], verifyResult: 62, verifyMessage: hostile)
+        let hop = Hop(
+            url: "https://a.test/p?q=\(hostile)", originalURL: "https://a.test/", method: "POST",
+            requestHeaders: [HeaderField(name: "X-\u{1B}", value: hostile)], requestBodyBytes: 12,
+            remoteIP: "2001:db8::1", remotePort: 443, resolver: .httpdns, sni: hostile, checkedName: "a.test",
+            outcome: .certNameMismatch, status: 599, httpVersion: "HTTP/1.1",
+            responseHeaders: [HeaderField(name: "Location", value: "/?=\u{0}"), HeaderField(name: "", value: "")],
+            responseBytes: Int.max, bodyPreview: hostile,
+            timings: PhaseTimings(
+                nameLookup: 0, connect: 0.1, tlsDone: 1e-7, preTransfer: 123_456_789.125, firstByte: 1e21,
+                total: 12.0),
+            certificate: certificate, error: hostile,
+            log: [CurlLogLine(atMs: 0.5, kind: .info, text: hostile), CurlLogLine(atMs: 3, kind: .headerIn, text: "")],
+            startedAt: Date(timeIntervalSince1970: 1_700_000_000.001))
+        let attempts = [
+            Attempt(
+                url: "https://a.test/", scenario: .directSNI, ip: "192.0.2.1", ipSource: .httpdns, sni: "a.test",
+                checkedName: "a.test", outcome: .certNameMismatch, status: 200, httpVersion: "HTTP/2",
+                timings: hop.timings, certificate: certificate, error: hostile, hops: [hop, hop],
+                reproduce: "curl '\(hostile)'"),
+            Attempt(url: "http://a.test/", scenario: .directHTTP, outcome: .skipped),
+        ]
+        return URLReport(
+            url: "https://a.test/\(hostile)", host: "a.test",
+            resolution: HostResolution(
+                host: "a.test", system: SystemAnswer(error: hostile), httpdns: HTTPDNSAnswer(provider: hostile)),
+            attempts: attempts,
+            verdict: Verdict(
+                works: [.directSNI, .directHTTPS], recommended: nil, summary: hostile, notes: [hostile, ""]))
+    }
+
+    @Test("hostile text, odd numbers and absent values: the document and escapes JSONEncoder wrote")
+    func hostileBytes() throws {
+        let report = Self.hostileReport()
+        let line = Self.written(report)
+        let expected = try Self.foundationLine(report)
+        #expect(try Self.sameDocument(line, expected))
+        #expect(line.hasSuffix("}\n") && line.filter { $0 == "\n" }.count == 1)
+        // Strings escaped exactly as JSONEncoder escapes them.
+        let escaped = String(decoding: try Self.foundationEncoder().encode(Self.hostile), as: UTF8.self)
+        #expect(line.contains("\"bodyPreview\":\(escaped),"))
+        // Keys in the order the model lists them, the same every run.
+        #expect(line.contains("\"timings\":{\"nameLookup\":0,\"connect\":0.1,\"tlsDone\":1e-07,"))
+        // And it reads back as the same report.
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return try #require(formatter.date(from: try decoder.singleValueContainer().decode(String.self)))
+        }
+        let decoded = try decoder.decode(URLReport.self, from: Data(line.utf8))
+        #expect(decoded.attempts.first?.hops.first?.bodyPreview == Self.hostile)
+        #expect(decoded.verdict.summary == Self.hostile)
+    }
+
+    @Test("a real trace of every lab name is the document JSONEncoder wrote")
+    func labBytes() async throws {
+        try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
+            let reports = await lab.engine(ProbeOptions(allIPs: true, timeout: 3))
+                .probeAll(LabScenarioTests.everyName.map { lab.url($0, "/echo?a=1/2") })
+            #expect(reports.count == LabScenarioTests.everyName.count)
+            for report in reports {
+                let expected = try Self.foundationLine(report)
+                #expect(try Self.sameDocument(Self.written(report), expected), "\(report.url)")
+            }
+        }
+    }
+}
