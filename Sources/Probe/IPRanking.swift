@@ -239,27 +239,8 @@ public enum TCPConnectTimer {
 
     private static func start(_ ip: String, port: Int) -> Start {
         let isV6 = ip.contains(":")
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        if isV6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-            guard inet_pton(AF_INET6, ip, &address.sin6_addr) == 1 else { return .invalid }
-            withUnsafeBytes(of: address) { bytes in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-            guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return .invalid }
-            withUnsafeBytes(of: address) { bytes in
-                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        }
+        guard let (address, length) = socketAddress(ip, port: port) else { return .invalid }
+        var storage = address
         #if canImport(Glibc)
             let streamType = Int32(SOCK_STREAM.rawValue)
         #else
@@ -282,6 +263,30 @@ public enum TCPConnectTimer {
         if code == EINPROGRESS { return .inProgress(fd, started) }
         close(fd)
         return .failed(code)
+    }
+
+    /// The socket address of an IP literal and port; nil when `ip` is not one.
+    private static func socketAddress(_ ip: String, port: Int) -> (sockaddr_storage, socklen_t)? {
+        let networkPort = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+        /// `address` copied into the storage every family fits in, with its own length.
+        func stored<Address>(_ address: Address) -> (sockaddr_storage, socklen_t) {
+            var storage = sockaddr_storage()
+            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            }
+            return (storage, socklen_t(MemoryLayout<Address>.size))
+        }
+        if ip.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = networkPort
+            guard inet_pton(AF_INET6, ip, &address.sin6_addr) == 1 else { return nil }
+            return stored(address)
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = networkPort
+        guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return nil }
+        return stored(address)
     }
 
     /// A failed connect as a sentence with what it likely means.

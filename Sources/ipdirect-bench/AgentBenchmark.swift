@@ -14,12 +14,7 @@ enum AgentBenchmark {
         let seconds = Double(environment["AGENT_BENCH_SECONDS"] ?? "") ?? 600
         let count = Int(environment["AGENT_BENCH_TARGETS"] ?? "") ?? 1000
         let interval = environment["AGENT_BENCH_INTERVAL"] ?? "10"
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("ipdirect").path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            print("skipped: no ipdirect binary beside the bench (\(binary)); build the ipdirect product too")
-            return
-        }
+        guard let binary = releaseIPDirect("agent") else { return }
 
         // The lab lives here, so its ledger (every request it answered) is not in the agent's figures.
         let lab = try await Lab.start()

@@ -14,12 +14,7 @@ enum BatchBenchmark {
     static let memoryAim = 150.0
 
     static func run() async throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("ipdirect").path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            print("skipped: build the release ipdirect first (make bench does): \(binary) is missing")
-            return
-        }
+        guard let binary = releaseIPDirect("batch") else { return }
         // IPDIRECT_BENCH_BASELINE: another ipdirect binary (main before streaming) for the 5,000-URL ratio.
         let baseline = ProcessInfo.processInfo.environment["IPDIRECT_BENCH_BASELINE"].flatMap {
             FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil

@@ -178,14 +178,11 @@ enum ConsoleBenchmark {
 
     /// Runs the real console under a private tmux server and reads its CPU time over 10 s idle.
     static func idleCPU() {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("ipdirect").path
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"),
-            FileManager.default.isExecutableFile(atPath: binary)
-        else {
-            print("idle CPU: skipped (needs /usr/bin/tmux and \(binary))")
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
+            print("idle CPU: skipped (needs /usr/bin/tmux)")
             return
         }
+        guard let binary = releaseIPDirect("idle CPU") else { return }
         let socket = "ipdirect-bench-\(getpid())"
         let tmux = "/usr/bin/tmux -L \(socket) -f /dev/null"
         defer {

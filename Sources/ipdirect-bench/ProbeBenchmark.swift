@@ -14,12 +14,7 @@ enum ProbeBenchmark {
     static let aim = 1.10
 
     static func run() async throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("ipdirect").path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            print("skipped: build the release ipdirect first (make bench does): \(binary) is missing")
-            return
-        }
+        guard let binary = releaseIPDirect("probe") else { return }
         guard let curl = ["/usr/bin/curl", "/usr/local/bin/curl"].first(where: FileManager.default.isExecutableFile)
         else {
             print("skipped: curl is not installed")

@@ -13,6 +13,18 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("agent", AgentBenchmark.run),
 ]
 
+/// The release `ipdirect` beside this benchmark binary (`make bench` builds both); nil, with a
+/// line saying what to build, when it is not there.
+func releaseIPDirect(_ benchmark: String) -> String? {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("ipdirect").path
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+        print("\(benchmark): skipped: build the release ipdirect first (make bench does): \(binary) is missing")
+        return nil
+    }
+    return binary
+}
+
 /// Run only when named (`ipdirect-bench agent`): they take minutes, not seconds.
 let longRunning: Set<String> = ["agent"]
 
