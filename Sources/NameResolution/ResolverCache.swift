@@ -441,6 +441,14 @@ public final class ResolverCache: Sendable {
         return fetch(host, families: families).started
     }
 
+    /// Waits until the requests under way (those a `lookup` miss started) have finished and
+    /// stored their answers. A one-shot command calls it before saving the cache, so a miss's
+    /// answer is there for the next read, as the SDKs' background resolve keeps it.
+    public func backgroundRequestsFinished() async {
+        let running = state.withLock { $0.inflight.values.map(\.task) }
+        for task in running { _ = await task.value }
+    }
+
     /// The in-flight request for `host` covering `families`, or a new one.
     func fetchTask(_ host: String, families: Set<IPFamily>) -> Task<Outcome, Never> {
         fetch(host, families: families).task

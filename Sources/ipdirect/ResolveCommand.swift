@@ -12,7 +12,8 @@ struct ResolveCommand: AsyncParsableCommand {
         discussion: """
             HTTPDNS is asked every time, as dig would; the CACHE HELD column shows what the cache held
             for the name before (and whether it differs). --cached reads the cache instead, as the SDKs'
-            non-blocking read does: the cached answer, or a miss (which starts a background resolve).
+            non-blocking read does: the cached answer, or a miss (which starts a background resolve,
+            finished and cached before the command ends, so the next read finds it).
 
             Exit status: 0 when every name got addresses from at least one side (with --cached: from the
             cache), 1 when some got none, 2 for bad usage.
@@ -83,8 +84,12 @@ struct ResolveCommand: AsyncParsableCommand {
         }
         if cached {
             let reads = CachedRead.read(hosts, family: wanted, cache: session.cache)
+            // A miss started a background request, as in the SDKs; it finishes and is saved
+            // before the command ends, so the next read finds its answer.
+            let misses = reads.filter { $0.entry == nil }.count
+            if misses > 0 { await session.cache.backgroundRequestsFinished() }
             await session.close()
-            try CachedRead.print(reads, format: format, provider: session.providerDescription)
+            try CachedRead.print(reads, format: format, provider: session.providerDescription, misses: misses)
             if reads.contains(where: { $0.entry == nil }) { throw ExitCode(1) }
             return
         }
@@ -209,7 +214,7 @@ enum CachedRead {
         }
     }
 
-    static func print(_ reads: [Read], format: TableOrJSON, provider: String) throws {
+    static func print(_ reads: [Read], format: TableOrJSON, provider: String, misses: Int) throws {
         if format == .json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -217,7 +222,12 @@ enum CachedRead {
             Swift.print(String(decoding: try encoder.encode(reads), as: UTF8.self))
             return
         }
-        Swift.print("HTTPDNS: \(TerminalText.escaped(provider)) (cache read, no request)")
+        let requests =
+            misses == 0
+            ? "no request"
+            : "\(misses == 1 ? "the miss" : "each miss") asked the service in the background, as the SDKs do;"
+                + " what it answered is cached for the next read"
+        Swift.print("HTTPDNS: \(TerminalText.escaped(provider)) (cache read, \(requests))")
         let rows = reads.map { read -> [String] in
             guard let entry = read.entry else { return [read.host, read.family.rawValue, "miss", "-", "-"] }
             let left = read.secondsLeft.map { $0 >= 0 ? "\($0)s" : "expired" } ?? "-"

@@ -25,8 +25,37 @@ import Testing
 
         let cached = try await run(["resolve", "--lab", "--cached", "--type", "v4", "sni-a.lab.test"])
         #expect(cached.status == 1)
-        #expect(cached.output.contains("cache read, no request"))
+        #expect(cached.output.contains("cache read, the miss asked the service in the background"))
         #expect(cached.output.contains("miss"))
+    }
+
+    /// The SDKs' read: a miss starts a background request and the next read finds its answer.
+    /// A one-shot command used to exit before that request finished, so nothing was ever kept.
+    @Test("--cached: a miss is resolved in the background and saved, so the next read is a hit")
+    func cachedMissIsKeptForTheNextRead() async throws {
+        try await withLab { lab in
+            let e = lab.endpoints
+            let directory = NSTemporaryDirectory() + "ipdirect-cached-" + UUID().uuidString
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_CACHE_HOME"] = directory
+            environment["XDG_CONFIG_HOME"] = directory
+            let read = [
+                "resolve", "--cached", "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account,
+                "--timeout", "10", "--type", "v4", "sni-a.lab.test",
+            ]
+            let first = try await run(read, environment: environment)
+            #expect(first.status == 1, "\(first.output)")
+            #expect(first.output.contains("miss"))
+            #expect(first.output.contains("cached for the next read"))
+
+            let second = try await run(read, environment: environment)
+            #expect(second.status == 0, "\(second.output)")
+            #expect(second.output.contains("cache read, no request"))
+            #expect(second.output.contains("127.0.0.1"))
+            #expect(!second.output.contains("miss"))
+        }
     }
 
     @Test("resolve --lab --all-providers: the lab's four providers and its DNS server, agreement marked, in JSON")
