@@ -216,14 +216,17 @@ public final class Lab: Sendable {
     /// Makes one of the alicloud service IPs `/ss` names answer HTTP 503 (nil: none).
     public func setServiceIPDown(_ ip: String?) { ledger.downServiceIP = ip }
 
-    /// Every query the HTTPDNS service answered, oldest first.
+    /// The queries the HTTPDNS service answered, oldest first (the latest 10,000 or more).
     public func httpdnsQueries() -> [LabHTTPDNSQuery] { ledger.queries }
 
-    /// Every query the lab's DNS server answered, oldest first.
+    /// The queries the lab's DNS server answered, oldest first (the latest 10,000 or more).
     public func dnsQueries() -> [LabDNSQueryRecord] { ledger.dnsQueries }
 
-    /// Every request an origin answered, oldest first.
+    /// The requests the origins answered, oldest first (the latest 10,000 or more).
     public func originRequests() -> [LabOriginRequest] { ledger.originRequests }
+
+    /// How many requests the origins answered since the lab started.
+    public func originRequestsServed() -> Int { ledger.originRequestsServed }
 
     /// Closes every listener and connection, stops the lab's threads and frees its ports.
     /// Calling it again does nothing.

@@ -1,13 +1,17 @@
-// What a running lab remembers: the HTTPDNS fault in force, every query and origin request
-// it answered, and the hosts' URLs (the redirect origin points at sni-b's port).
+// What a running lab remembers: the HTTPDNS fault in force, the latest queries and origin
+// requests it answered, and the hosts' URLs (the redirect origin points at sni-b's port).
 import Foundation
 
 /// The lab's shared, lock-protected record; servers on any event loop write to it.
 final class LabLedger: @unchecked Sendable {
     private let lock = NSLock()
     private var _fault: HTTPDNSFault
+    /// Records of each kind kept, newest last: a console left on the lab for days, or a
+    /// 100,000-URL batch against it, must not grow without bound.
+    static let keep = 10_000
     private var _queries: [LabHTTPDNSQuery] = []
     private var _originRequests: [LabOriginRequest] = []
+    private var _originRequestsServed = 0
     private var _dnsQueries: [LabDNSQueryRecord] = []
     private var _hosts: [String: String] = [:]
     private var _downServiceIP: String?
@@ -33,8 +37,23 @@ final class LabLedger: @unchecked Sendable {
     var queries: [LabHTTPDNSQuery] { lock.withLock { _queries } }
     var originRequests: [LabOriginRequest] { lock.withLock { _originRequests } }
 
-    func record(_ query: LabHTTPDNSQuery) { lock.withLock { _queries.append(query) } }
-    func record(_ request: LabOriginRequest) { lock.withLock { _originRequests.append(request) } }
+    /// How many requests the origins answered in all (the kept list holds the latest).
+    var originRequestsServed: Int { lock.withLock { _originRequestsServed } }
+
+    func record(_ query: LabHTTPDNSQuery) { lock.withLock { Self.keepLatest(query, in: &_queries) } }
+    func record(_ request: LabOriginRequest) {
+        lock.withLock {
+            _originRequestsServed += 1
+            Self.keepLatest(request, in: &_originRequests)
+        }
+    }
     var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
-    func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { _dnsQueries.append(query) } }
+    func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { Self.keepLatest(query, in: &_dnsQueries) } }
+
+    /// Appends, dropping the oldest once a quarter more than `keep` has gathered (so the
+    /// cost of dropping is spread over many appends).
+    private static func keepLatest<Record>(_ record: Record, in list: inout [Record]) {
+        list.append(record)
+        if list.count > keep + keep / 4 { list.removeFirst(list.count - keep) }
+    }
 }

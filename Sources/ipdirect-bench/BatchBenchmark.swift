@@ -82,7 +82,7 @@ enum BatchBenchmark {
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        let servedBefore = lab.originRequests().count
+        let servedBefore = lab.originRequestsServed()
         let start = Date()
         try process.run()
         let pid = process.processIdentifier
@@ -97,7 +97,7 @@ enum BatchBenchmark {
             let elapsed = Date().timeIntervalSince(start)
             if curve && elapsed - lastPrinted >= 15 {
                 lastPrinted = elapsed
-                let done = lab.originRequests().count - servedBefore
+                let done = lab.originRequestsServed() - servedBefore
                 print(String(format: "%6.0f s  %8d   %6.1f", elapsed, done, rss))
             }
             if elapsed > timeLimit && !interrupted {
@@ -107,7 +107,7 @@ enum BatchBenchmark {
         }
         let seconds = Date().timeIntervalSince(start)
         return Result(
-            done: lab.originRequests().count - servedBefore, seconds: seconds, peakMB: peak, interrupted: interrupted)
+            done: lab.originRequestsServed() - servedBefore, seconds: seconds, peakMB: peak, interrupted: interrupted)
     }
 
     /// A field of /proc/PID/status in MB (VmRSS now, VmHWM the peak so far); 0 once it is gone.
