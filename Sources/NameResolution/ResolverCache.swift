@@ -15,10 +15,7 @@ public struct WallClock: ResolverClock {
 }
 
 /// A cache key: the normalised name (lowercase, no trailing dot) and the family.
-///
-/// Hashes and compares the family as a bit: `IPFamily`'s own hashing goes through its raw
-/// string, which cost `lookup` a second string hash.
-struct CacheKey: Hashable, Sendable {
+struct CacheKey: Sendable {
     let host: String
     let family: IPFamily
 
@@ -26,21 +23,49 @@ struct CacheKey: Hashable, Sendable {
         self.host = ResolverCache.normalized(host)
         self.family = family
     }
+}
 
-    private var isV4: Bool {
-        switch family {
-        case .v4: true
-        case .v6: false
+/// The cached entries: one plain dictionary per family, keyed by the normalised name.
+///
+/// Keyed by the name alone, `lookup` hashes and compares just the `String` it was given, as a
+/// `[String: CacheEntrySnapshot]` would: a (name, family) key cost a retain, a release and a
+/// second hash input on every lookup.
+struct CacheEntries {
+    var v4: [String: CacheEntrySnapshot] = [:]
+    var v6: [String: CacheEntrySnapshot] = [:]
+
+    subscript(key: CacheKey) -> CacheEntrySnapshot? {
+        get {
+            switch key.family {
+            case .v4: v4[key.host]
+            case .v6: v6[key.host]
+            }
+        }
+        set {
+            switch key.family {
+            case .v4: v4[key.host] = newValue
+            case .v6: v6[key.host] = newValue
+            }
         }
     }
 
-    static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
-        lhs.isV4 == rhs.isV4 && lhs.host == rhs.host
+    /// Runs `body` on the dictionary of `family`, in place.
+    @inline(__always)
+    mutating func withTable<T>(_ family: IPFamily, _ body: (inout [String: CacheEntrySnapshot]) -> T) -> T {
+        switch family {
+        case .v4: body(&v4)
+        case .v6: body(&v6)
+        }
     }
 
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(host)
-        hasher.combine(isV4)
+    var all: [CacheEntrySnapshot] { Array(v4.values) + Array(v6.values) }
+
+    var count: Int { v4.count + v6.count }
+
+    /// Forgets `host` (a normalised name) in both families.
+    mutating func remove(_ host: String) {
+        v4[host] = nil
+        v6[host] = nil
     }
 }
 
@@ -92,7 +117,7 @@ public final class ResolverCache: Sendable {
 
     struct State {
         var configuration: ResolverConfiguration
-        var entries: [CacheKey: CacheEntrySnapshot] = [:]
+        var entries = CacheEntries()
         var inflight: [String: InFlight] = [:]
         /// When a background request for a name last failed: lookups of a name the service
         /// cannot answer must not turn into a request each.
@@ -159,23 +184,18 @@ public final class ResolverCache: Sendable {
     ///   in the background so a later lookup finds it.
     public func lookup(_ host: String, family: IPFamily) -> CacheEntrySnapshot? {
         let now = clock.now()
-        let key = CacheKey(host: host, family: family)
         var follow = LookupFollow.hit
         var listening = false
-        let found: CacheEntrySnapshot? = state.withLock { s in
-            listening = !s.subscribers.isEmpty
-            guard let index = s.entries.index(forKey: key) else {
-                follow = .fetch(expired: false)
-                return nil
-            }
-            let reuseExpired = s.configuration.reuseExpired
-            // One access to the stored entry: judged, counted and copied out in place, so
-            // the entry is copied (its strings and arrays retained) once, for the caller.
-            return Self.serve(&s.entries.values[index], now: now, reuseExpired: reuseExpired, follow: &follow)
-        }
+        // Most names arrive normalised: those are looked up as given, without a copy.
+        let found =
+            Self.isNormalized(host)
+            ? probe(host, family: family, now: now, follow: &follow, listening: &listening)
+            : probe(Self.normalized(host), family: family, now: now, follow: &follow, listening: &listening)
+        if case .hit = follow, !listening { return found }
+        let key = CacheKey(host: host, family: family)
         switch follow {
         case .hit:
-            if listening, let found {
+            if let found {
                 emit([
                     ResolverEvent(time: now, kind: .hit, host: key.host, family: family, detail: Self.describe(found))
                 ])
@@ -211,6 +231,25 @@ public final class ResolverCache: Sendable {
             if refresh { _ = startFetch(key.host, families: [family]) }
         }
         return found
+    }
+
+    /// `lookup`'s one access to the state: the stored entry judged, counted and copied out in
+    /// place, so it is copied (its strings and arrays retained) once, for the caller.
+    @inline(__always)
+    private func probe(
+        _ name: String, family: IPFamily, now: Date, follow: inout LookupFollow, listening: inout Bool
+    ) -> CacheEntrySnapshot? {
+        state.withLock { s in
+            listening = !s.subscribers.isEmpty
+            let reuseExpired = s.configuration.reuseExpired
+            return s.entries.withTable(family) { table in
+                guard let index = table.index(forKey: name) else {
+                    follow = .fetch(expired: false)
+                    return nil
+                }
+                return Self.serve(&table.values[index], now: now, reuseExpired: reuseExpired, follow: &follow)
+            }
+        }
     }
 
     private enum LookupFollow {
@@ -347,8 +386,7 @@ public final class ResolverCache: Sendable {
                     continue
                 }
                 // A system-fallback entry serves `lookup`, but `resolve` always asks HTTPDNS again.
-                guard let index = s.entries.index(forKey: key), s.entries.values[index].source != .systemFallback
-                else {
+                guard var entry = s.entries[key], entry.source != .systemFallback else {
                     need.insert(family)
                     events.append(
                         ResolverEvent(
@@ -356,16 +394,17 @@ public final class ResolverCache: Sendable {
                             detail: "\(name) \(family.rawValue) not cached; asking HTTPDNS"))
                     continue
                 }
-                switch Freshness(of: s.entries.values[index], now: now, reuseExpired: s.configuration.reuseExpired) {
+                switch Freshness(of: entry, now: now, reuseExpired: s.configuration.reuseExpired) {
                 case .fresh:
-                    s.entries.values[index].hits += 1
-                    let entry = s.entries.values[index]
+                    entry.hits += 1
+                    s.entries[key] = entry
                     cached[family] = entry
                     events.append(
                         ResolverEvent(time: now, kind: .hit, host: name, family: family, detail: Self.describe(entry)))
                 case .stale(let refresh):
-                    s.entries.values[index].hits += 1
-                    var stale = s.entries.values[index]
+                    entry.hits += 1
+                    s.entries[key] = entry
+                    var stale = entry
                     stale.source = .stale
                     cached[family] = stale
                     if refresh { staleRefresh.insert(family) }
@@ -548,7 +587,7 @@ public final class ResolverCache: Sendable {
 
     /// Every entry, sorted by name then family: a copy, safe to keep.
     public func entries() -> [CacheEntrySnapshot] {
-        state.withLock { Array($0.entries.values) }.sorted {
+        state.withLock { $0.entries.all }.sorted {
             ($0.host, $0.family.rawValue) < ($1.host, $1.family.rawValue)
         }
     }
@@ -559,9 +598,9 @@ public final class ResolverCache: Sendable {
         let removed = state.withLock { s -> Int in
             let before = s.entries.count
             if let name {
-                s.entries = s.entries.filter { $0.key.host != name }
+                s.entries.remove(name)
             } else {
-                s.entries = [:]
+                s.entries = CacheEntries()
             }
             return before - s.entries.count
         }
@@ -654,16 +693,45 @@ public final class ResolverCache: Sendable {
     /// Lowercase, no trailing dot: `Sni-A.Lab.Test.` and `sni-a.lab.test` are one entry.
     static func normalized(_ host: String) -> String {
         // Most names arrive clean; only a name with an uppercase letter or a final dot is copied.
-        // The check walks the bytes in place: through the UTF-8 view it cost lookup more than
-        // the dictionary search.
-        let clean =
-            host.utf8.withContiguousStorageIfAvailable { bytes in
-                bytes.last != 46 && !bytes.contains { $0 &- 65 < 26 }
-            } ?? (host.utf8.last != 46 && !host.utf8.contains { $0 &- 65 < 26 })
-        if clean { return host }
+        if isNormalized(host) { return host }
         var name = host.lowercased()
         while name.hasSuffix(".") { name.removeLast() }
         return name
+    }
+
+    /// Whether `normalized` keeps `host` as it is: no ASCII uppercase letter, no final dot.
+    @inline(__always)
+    static func isNormalized(_ host: String) -> Bool {
+        host.utf8.withContiguousStorageIfAvailable { isNormalized(UnsafeRawBufferPointer($0)) }
+            ?? (host.utf8.last != 46 && !host.utf8.contains { $0 &- 65 < 26 })
+    }
+
+    /// The check on a name's UTF-8 bytes, eight at a time: byte by byte, it cost `lookup` as
+    /// much as hashing the name.
+    static func isNormalized(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        guard count > 0 else { return true }
+        if bytes[count - 1] == 46 { return false }
+        guard count >= 8 else { return !bytes.contains { $0 &- 65 < 26 } }
+        var upper: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= count {
+            upper |= uppercaseBits(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        // The last word overlaps the one before: bytes seen twice are harmless.
+        if offset < count { upper |= uppercaseBits(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) }
+        return upper == 0
+    }
+
+    /// A high bit set in each byte of `word` that is an ASCII uppercase letter (0x41-0x5A).
+    /// Bytes of multi-byte UTF-8 characters (0x80 and up) never count.
+    @inline(__always)
+    static func uppercaseBits(_ word: UInt64) -> UInt64 {
+        let ascii = word & 0x7F7F_7F7F_7F7F_7F7F
+        let atLeastA = ascii &+ 0x3F3F_3F3F_3F3F_3F3F  // high bit set where a byte is 0x41 or more
+        let pastZ = ascii &+ 0x2525_2525_2525_2525  // high bit set where a byte is 0x5B or more
+        return atLeastA & ~pastZ & ~word & 0x8080_8080_8080_8080
     }
 
     static func describe(_ entry: CacheEntrySnapshot) -> String {

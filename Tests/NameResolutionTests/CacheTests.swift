@@ -182,6 +182,37 @@ struct CacheTests {
         #expect(cache.entries().map(\.host) == ["ok.test"])
     }
 
+    @Test("a name is one entry whatever its ASCII case or final dot, at every length and position")
+    func nameCase() {
+        let cache = ResolverCache(configuration: Self.config(), provider: ScriptedProvider())
+        // Lengths 1 to 40 cross the 8-byte words the case check reads.
+        for length in 1...40 {
+            let name = String(repeating: "a", count: length)
+            cache.insert(
+                CacheEntrySnapshot(
+                    host: name, family: .v4, ips: ["192.0.2.1"], ttl: 600, resolvedAt: Date(), source: .httpdns))
+            for position in 0..<length {
+                var bytes = Array(name.utf8)
+                bytes[position] = UInt8(ascii: "A")
+                let upper = String(decoding: bytes, as: UTF8.self)
+                #expect(cache.lookup(upper, family: .v4)?.host == name, "\(upper) finds \(name)")
+                #expect(cache.lookup(upper + ".", family: .v4)?.host == name, "\(upper). finds \(name)")
+            }
+            #expect(cache.lookup(name + ".", family: .v4)?.host == name)
+            #expect(cache.lookup(name, family: .v6) == nil)
+        }
+        // Letters beside 'A'-'Z' ('@' and '[') and bytes of non-ASCII characters are not case.
+        for name in ["@[`{.test", "b\u{DC}cher.example.test", "\u{C9}\u{C9}\u{C9}\u{C9}\u{C9}.test"] {
+            cache.insert(
+                CacheEntrySnapshot(
+                    host: name, family: .v6, ips: ["2001:db8::1"], ttl: 600, resolvedAt: Date(), source: .httpdns))
+            #expect(cache.lookup(name, family: .v6)?.host == name)
+        }
+        #expect(
+            cache.entries().filter { $0.family == .v6 }.map(\.host).sorted()
+                == ["@[`{.test", "b\u{DC}cher.example.test", "\u{C9}\u{C9}\u{C9}\u{C9}\u{C9}.test"].sorted())
+    }
+
     @Test("events tell hit, miss, refresh, expired and flush")
     func events() async throws {
         let clock = ManualClock()
