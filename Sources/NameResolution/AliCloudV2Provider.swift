@@ -390,7 +390,10 @@ enum AliCloudV2Errors {
 /// Discovery follows iOS SDK 3.4.2 (`Scheduler/HttpdnsScheduleCenter.m`): the service list
 /// starts as the region's start IPs; `GET /{account}/ss` on a start IP replaces it with the
 /// service IPs the answer names; a failing start IP is skipped for the next; a failing
-/// service IP rotates to the next one.
+/// service IP rotates to the next one. The list is asked for again in the background, the old
+/// one serving meanwhile, once a day, and after a whole round of the list has failed if the last
+/// asking is 30 s old (`currentActiveServiceServerV4Host` and `rotateServiceServerHost`); when
+/// that asking fails, the list in use stays.
 final class AliCloudServiceIPs: Sendable {
     /// A base URL (`http://203.107.1.1`), how to name it to a user, and the name its
     /// certificate must carry over HTTPS (nil: the URL's own host).
@@ -409,10 +412,29 @@ final class AliCloudServiceIPs: Sendable {
         var serviceName: String
     }
 
+    /// How old the list may grow before it is asked for again (the SDK's 24 hours).
+    static let refreshAfter: TimeInterval = 24 * 60 * 60
+    /// After a whole round of failing service IPs, the list is asked for again if the last
+    /// asking is at least this old.
+    static let refreshAfterRoundAtLeast: TimeInterval = 30
+
+    /// Where discovery stands.
+    private struct Schedule {
+        /// The first discovery, which the first queries wait for.
+        var first: Task<[Base], Never>?
+        /// The list in use, once the first discovery has finished.
+        var list: [Base]?
+        /// When discovery last started.
+        var askedAt = Date.distantPast
+        var refreshing = false
+        /// The service IP in use, as an index into `list`.
+        var index = 0
+    }
+
     private let fixed: Base?
     private let discovery: Discovery?
-    private let discovered = Locked<Task<[Base], Never>?>(nil)
-    private let index = Locked<Int>(0)
+    private let schedule = Locked(Schedule())
+    private let now: @Sendable () -> Date
     /// Why discovery fell back to the start IPs, when it did.
     let discoveryProblem = Locked<String?>(nil)
 
@@ -422,12 +444,16 @@ final class AliCloudServiceIPs: Sendable {
         let label = URLComponents(string: base)?.host ?? base
         fixed = Base(url: base, label: label)
         discovery = nil
+        now = { Date() }
     }
 
     /// Queries go to the service IPs discovered from `discovery.starts`.
-    init(discovery: Discovery) {
+    ///
+    /// - Parameter now: the clock the refresh intervals are read on (tests move it).
+    init(discovery: Discovery, now: @escaping @Sendable () -> Date = { Date() }) {
         fixed = nil
         self.discovery = discovery
+        self.now = now
     }
 
     /// The start bases for a region (`https://IP`, checked against `serviceName`, as the SDK asks
@@ -459,17 +485,56 @@ final class AliCloudServiceIPs: Sendable {
             + known.startIPv6.map { Base(url: "https://[\($0)]", label: $0, checkName: serviceName) }
     }
 
-    /// The service list: the fixed endpoint, or the discovered service IPs (discovery runs once).
+    /// The service list: the fixed endpoint, or the discovered service IPs (asked for again in
+    /// the background once a day).
     func list() async -> [Base] {
         if let fixed { return [fixed] }
         guard let discovery else { return [] }
-        let task = discovered.withLock { task in
-            if let task { return task }
-            let made = Task { await Self.discover(discovery, problem: discoveryProblem) }
-            task = made
-            return made
+        let time = now()
+        let (first, current, refresh) = schedule.withLock { s -> (Task<[Base], Never>?, [Base]?, Bool) in
+            if let list = s.list {
+                let due = !s.refreshing && time.timeIntervalSince(s.askedAt) >= Self.refreshAfter
+                if due { s.refreshing = true }
+                return (nil, list, due)
+            }
+            if s.first == nil {
+                s.askedAt = time
+                let problem = discoveryProblem
+                s.first = Task {
+                    await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
+                        ?? discovery.starts
+                }
+            }
+            return (s.first, nil, false)
         }
-        return await task.value
+        if refresh { startRefresh(discovery, at: time) }
+        if let current { return current }
+        let found = await first!.value
+        return schedule.withLock { s in
+            if s.list == nil { s.list = found }
+            return s.list ?? found
+        }
+    }
+
+    /// Asks for the list again in the background; the old one serves until a new one comes,
+    /// and stays when none does.
+    private func startRefresh(_ discovery: Discovery, at time: Date) {
+        schedule.withLock {
+            $0.askedAt = time
+            $0.refreshing = true
+        }
+        let problem = discoveryProblem
+        Task {
+            let found = await Self.discover(
+                discovery, problem: problem, fallingBackTo: "keeping the service IPs in use")
+            schedule.withLock { s in
+                s.refreshing = false
+                if let found {
+                    s.list = found
+                    s.index = 0
+                }
+            }
+        }
     }
 
     func count() async -> Int { await list().count }
@@ -477,21 +542,29 @@ final class AliCloudServiceIPs: Sendable {
     func current() async throws(ResolutionError) -> Base {
         let list = await list()
         guard !list.isEmpty else { throw .misconfigured("alicloud has no service IP to ask") }
-        return list[index.withLock { $0 } % list.count]
+        return list[schedule.withLock { $0.index } % list.count]
     }
 
-    /// Moves on from `base` unless someone already did.
+    /// Moves on from `base` unless someone already did; after a whole round of the list, asks
+    /// for it again if the last asking is 30 s old.
     func rotate(past base: Base) async {
         let list = await list()
-        index.withLock { index in
-            guard !list.isEmpty, list[index % list.count] == base else { return }
-            index += 1
+        let time = now()
+        let refresh = schedule.withLock { s -> Bool in
+            guard !list.isEmpty, list[s.index % list.count] == base else { return false }
+            s.index += 1
+            return s.index % list.count == 0 && !s.refreshing
+                && time.timeIntervalSince(s.askedAt) >= Self.refreshAfterRoundAtLeast
         }
+        if refresh, let discovery { startRefresh(discovery, at: time) }
     }
 
     /// Asks each start IP in turn for `/{account}/ss`; the first usable answer gives the
-    /// service IPs. With none, the start IPs themselves serve, as the SDK's list starts out.
-    static func discover(_ discovery: Discovery, problem: Locked<String?>) async -> [Base] {
+    /// service IPs. Nil when none gives one (the first time, the start IPs themselves then
+    /// serve, as the SDK's list starts out), with the reasons and `fallback` in `problem`.
+    static func discover(
+        _ discovery: Discovery, problem: Locked<String?>, fallingBackTo fallback: String
+    ) async -> [Base]? {
         var failures: [String] = []
         for start in discovery.starts {
             // iOS 3.4.2 sends region=global since 2024 (the service schedules by proximity).
@@ -506,6 +579,7 @@ final class AliCloudServiceIPs: Sendable {
                 }
                 let found = try serviceIPs(response.body, start: start, serviceName: discovery.serviceName)
                 guard !found.isEmpty else { throw .malformed(detail: "the /ss answer names no service IP") }
+                problem.withLock { $0 = nil }
                 return found
             } catch {
                 failures.append("\(start.label): \(error)")
@@ -513,10 +587,9 @@ final class AliCloudServiceIPs: Sendable {
         }
         problem.withLock {
             $0 =
-                "service discovery failed on every start IP (\(failures.joined(separator: "; "))): "
-                + "asking the start IPs directly"
+                "service discovery failed on every start IP (\(failures.joined(separator: "; "))): \(fallback)"
         }
-        return discovery.starts
+        return nil
     }
 
     /// Reads `{"service_ip":[..],"service_ipv6":[..]}`: IPv4 first, then IPv6 (the SDK picks

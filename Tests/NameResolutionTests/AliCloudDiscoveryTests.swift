@@ -116,4 +116,73 @@ struct AliCloudDiscoveryTests {
             try ProviderFactory.make(config)
         }
     }
+
+    // MARK: Asking for the list again
+
+    /// A discovery against the lab whose clock the test moves, and the count of `/ss` asked.
+    private static func schedule(_ lab: Lab, clock: Locked<Date>) -> (AliCloudServiceIPs, @Sendable () -> Int) {
+        let e = lab.endpoints
+        let discovery = AliCloudServiceIPs.Discovery(
+            starts: [AliCloudServiceIPs.Base(url: e.httpdns, label: "start")], account: e.account,
+            sessionID: "AAAAAAAAAAAA", transport: HTTPDNSTransport(discovering(lab)), serviceName: "lab")
+        let servers = AliCloudServiceIPs(discovery: discovery, now: { clock.withLock { $0 } })
+        return (servers, { lab.httpdnsQueries().filter { $0.format == "alicloud-ss" }.count })
+    }
+
+    /// Polls between short sleeps until `condition` holds or 20 s pass.
+    private static func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<400 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return condition()
+    }
+
+    @Test("the service IP list is asked for again after a day, in the background, the old list serving meanwhile")
+    func asksAgainAfterADay() async throws {
+        try await withLab { lab in
+            let clock = Locked(Date())
+            let (servers, asked) = Self.schedule(lab, clock: clock)
+            #expect(await servers.list().map(\.label) == ["127.0.0.2", "127.0.0.1"])
+            clock.withLock { $0 += 23 * 3600 }
+            _ = try await servers.current()
+            #expect(asked() == 1, "a list younger than a day stands")
+            clock.withLock { $0 += 3600 }
+            #expect(await servers.list().map(\.label) == ["127.0.0.2", "127.0.0.1"])
+            #expect(await Self.eventually { asked() == 2 }, "a day on, /ss is asked again")
+        }
+    }
+
+    @Test("after a whole round of failing service IPs the list is asked for again, at most every 30 s")
+    func asksAgainAfterAFailedRound() async throws {
+        try await withLab { lab in
+            let clock = Locked(Date())
+            let (servers, asked) = Self.schedule(lab, clock: clock)
+            let list = await servers.list()
+            for base in list { await servers.rotate(past: base) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(asked() == 1, "the list was asked for just now: not again")
+            clock.withLock { $0 += 31 }
+            for base in list { await servers.rotate(past: base) }
+            #expect(await Self.eventually { asked() == 2 })
+        }
+    }
+
+    @Test("when asking again fails, the service IPs in use stay, and the reason is kept")
+    func keepsTheListWhenAskingAgainFails() async throws {
+        try await withLab { lab in
+            let clock = Locked(Date())
+            let (servers, _) = Self.schedule(lab, clock: clock)
+            let list = await servers.list()
+            try await lab.setFault(.down)
+            clock.withLock { $0 += 24 * 3600 }
+            _ = await servers.list()
+            #expect(
+                await Self.eventually {
+                    servers.discoveryProblem.withLock { $0?.contains("keeping the service IPs in use") == true }
+                })
+            #expect(await servers.list() == list)
+            try await lab.setFault(.none)
+        }
+    }
 }
