@@ -51,6 +51,10 @@ enum CompactJSONEncoder {
                 try writeDouble(Self.same(value, as: Double.self))
             } else if T.self == Date.self {
                 writeString(ProbeJSON.timestamp(Self.same(value, as: Date.self)))
+            } else if let text = Self.integerText(value) {
+                // Every other integer type: their encode(to:) would come back here through the
+                // single-value container, for ever.
+                bytes.append(contentsOf: text.utf8)
             } else if T.self == Data.self || T.self == URL.self || T.self == Decimal.self || T.self == Float.self {
                 throw Unsupported()  // JSONEncoder writes these its own way
             } else {
@@ -66,6 +70,20 @@ enum CompactJSONEncoder {
         }
 
         @exclusivity(unchecked) private var spareFrames: [Frame] = []
+
+        /// The decimal text of a fixed-width integer other than `Int`, nil for anything else.
+        private static func integerText<T>(_ value: T) -> String? {
+            if T.self == Int64.self { return String(same(value, as: Int64.self)) }
+            if T.self == Int32.self { return String(same(value, as: Int32.self)) }
+            if T.self == Int16.self { return String(same(value, as: Int16.self)) }
+            if T.self == Int8.self { return String(same(value, as: Int8.self)) }
+            if T.self == UInt.self { return String(same(value, as: UInt.self)) }
+            if T.self == UInt64.self { return String(same(value, as: UInt64.self)) }
+            if T.self == UInt32.self { return String(same(value, as: UInt32.self)) }
+            if T.self == UInt16.self { return String(same(value, as: UInt16.self)) }
+            if T.self == UInt8.self { return String(same(value, as: UInt8.self)) }
+            return nil
+        }
 
         /// `value` as the type it is already known to be (its metatype was compared).
         private static func same<T, U>(_ value: T, as type: U.Type) -> U {

@@ -4,8 +4,9 @@ import CurlTransport
 import Foundation
 import Lab
 import NameResolution
-import Probe
 import Testing
+
+@testable import Probe
 
 @Suite("JSON Lines bytes")
 struct JSONLinesBytesTests {
@@ -120,5 +121,34 @@ struct JSONLinesBytesTests {
                 #expect(try Self.sameDocument(Self.written(report), expected), "\(report.url)")
             }
         }
+    }
+
+    /// Every integer width, floats, optionals, nested arrays and empty containers: the kinds of
+    /// value a future model field may bring. A Float falls back to JSONEncoder; the rest are
+    /// written in order (an integer other than Int once recursed through its own encode(to:)).
+    struct Everything: Codable {
+        var i8: Int8 = -8, i16: Int16 = -16, i32: Int32 = -32, i64: Int64 = .min
+        var u8: UInt8 = 8, u16: UInt16 = 16, u32: UInt32 = 32, u64: UInt64 = .max, u: UInt = 7
+        var nested: [[Int?]] = [[1, nil], [], [3]]
+        var empty: [String: Int] = [:]
+        var maybe: UInt16? = nil
+    }
+
+    struct WithFloat: Codable {
+        var f: Float = 0.1
+        var s = "x"
+    }
+
+    @Test("integers of every width, optionals and nested arrays: the document JSONEncoder writes")
+    func everyKindOfValue() throws {
+        let fast = String(decoding: try CompactJSONEncoder.encodeInOrder(Everything()), as: UTF8.self)
+        let foundation = String(decoding: try Self.foundationEncoder().encode(Everything()), as: UTF8.self)
+        #expect(try Self.sameDocument(fast, foundation))
+        #expect(fast.contains(#""i64":-9223372036854775808"#) && fast.contains(#""u64":18446744073709551615"#))
+        // A Float is not written in order; the fallback still gives JSONEncoder's document.
+        #expect(throws: CompactJSONEncoder.Unsupported.self) { try CompactJSONEncoder.encodeInOrder(WithFloat()) }
+        let fallback = String(decoding: try CompactJSONEncoder.encode(WithFloat()), as: UTF8.self)
+        let expected = String(decoding: try Self.foundationEncoder().encode(WithFloat()), as: UTF8.self)
+        #expect(try Self.sameDocument(fallback, expected))
     }
 }
