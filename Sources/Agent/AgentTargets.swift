@@ -100,19 +100,8 @@ public enum TargetListError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// Parses the `--input` format: one URL a line, optionally followed by its own settings
-/// (`TargetLine`); `#` starts a comment; blank lines are skipped.
+/// (`TargetLine`); `#` outside quotes starts a comment; blank lines are skipped.
 public enum TargetList {
-    /// The non-empty entries of a list, with their line numbers (from 1).
-    public static func entries(_ text: String) -> [(line: Int, text: String)] {
-        var found: [(Int, String)] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let entry = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let trimmed = entry.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty { found.append((index + 1, trimmed)) }
-        }
-        return found
-    }
-
     /// Reads and checks a whole list: every line must be a URL with usable settings, and there must be one.
     ///
     /// - Parameters:
@@ -136,7 +125,7 @@ public enum TargetList {
         var targets: [AgentTarget] = []
         var seen = Set<String>()
         var bad: [(line: Int, reason: String)] = []
-        for (line, entry) in entries(text) {
+        for (line, entry) in TargetLine.entries(text) {
             do {
                 let parsed = try TargetLine.parse(entry)
                 try AgentTarget.check(parsed.settings)

@@ -114,6 +114,41 @@ public struct TargetLine: Sendable, Hashable {
     /// The words that may follow the URL.
     public static let keys = ["scenario", "method", "header"]
 
+    /// The entries of a list (`probe --input`, the agent's targets): one a line, with its line
+    /// number (from 1); blank lines and comments left out.
+    public static func entries(_ text: String) -> [(line: Int, text: String)] {
+        var found: [(Int, String)] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let entry = withoutComment(line).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !entry.isEmpty { found.append((index + 1, entry)) }
+        }
+        return found
+    }
+
+    /// A line up to the `#` that starts its comment: one outside quotes, so a quoted header
+    /// value may hold a `#` (`header="X-Tag: a#b"`). Quotes read as `parse` reads them.
+    static func withoutComment(_ line: Substring) -> Substring {
+        var quote: Character?
+        var escaped = false
+        for index in line.indices {
+            let character = line[index]
+            if escaped {
+                escaped = false
+            } else if let open = quote {
+                if character == open {
+                    quote = nil
+                } else if character == "\\" && open == "\"" {
+                    escaped = true
+                }
+            } else if character == "\"" || character == "'" {
+                quote = character
+            } else if character == "#" {
+                return line[..<index]
+            }
+        }
+        return line
+    }
+
     /// Parses one entry (comments already cut): the URL, then `key=value` words. A value with
     /// spaces is quoted (`header="X-A: b"`, or with single quotes); `scenario=` takes a
     /// comma-separated list and may be repeated, as may `header=`.

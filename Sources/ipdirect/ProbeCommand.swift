@@ -110,10 +110,7 @@ struct ProbeCommand: AsyncParsableCommand {
             guard let text = try? String(contentsOfFile: input, encoding: .utf8) else {
                 throw usage("cannot read --input \(input)")
             }
-            for line in text.split(whereSeparator: \.isNewline) {
-                let entry = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-                let trimmed = entry.trimmingCharacters(in: .whitespaces)
-                guard !trimmed.isEmpty else { continue }
+            for (_, trimmed) in TargetLine.entries(text) {
                 // The agent's list format: a URL may carry its own settings, which probe does not apply.
                 switch Result(catching: { () throws(TargetSettingError) in try TargetLine.parse(trimmed) }) {
                 case .success(let parsed) where parsed.settings.isEmpty:

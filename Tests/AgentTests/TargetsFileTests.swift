@@ -21,6 +21,18 @@ struct TargetsFileTests {
         #expect(file.targets.map(\.label) == ["a.example", "b.example:8443"])
     }
 
+    @Test("a # inside a quoted header value is part of the value; outside quotes it starts a comment")
+    func hashInQuotes() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let path = scratch.file("targets.txt")
+        let list = #"https://a.example/ header="X-Tag: a#b" header='X-Other: #1' # the comment"# + "\n"
+        try list.write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try TargetsFile(path: path)
+        let headers = try #require(file.targets.first?.settings.headers)
+        #expect(headers.map(\.value) == ["a#b", "#1"])
+    }
+
     @Test("a change is loaded; a deleted, broken or empty file keeps the last good list and says why")
     func keepsLastGood() throws {
         let scratch = try ScratchDirectory()
