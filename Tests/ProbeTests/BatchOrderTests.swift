@@ -32,7 +32,11 @@ struct BatchOrderTests {
                     #expect(started <= input.count + 3, "\(started) started with \(input.count) handed on")
                 })
             #expect(input == Array(urls.indices))
-            #expect(waits == [0], "said it waited for the slow URL once")
+            // The slow URL held the window first, and each URL is named at most once. On a loaded
+            // machine a fast URL may hold it up too (a clean-clone CI run once saw [0, 3]), so the
+            // test does not ask for the slow one alone.
+            #expect(waits.first == 0, "said it waited for the slow URL: \(waits)")
+            #expect(Set(waits).count == waits.count, "a URL was named twice: \(waits)")
         }
     }
 
