@@ -1,5 +1,6 @@
-// CCurl: typed wrappers over libcurl's variadic calls, and the OpenSSL certificate hook.
-// Logic stays in Swift; this file only adapts calling conventions and reads OpenSSL state.
+// CCurl: typed wrappers over libcurl's variadic calls, and the OpenSSL certificate hook with the
+// trust stores it shares. Logic stays in Swift; this file adapts calling conventions, reads OpenSSL
+// state and keeps the one OpenSSL object that outlives a transfer (a parsed trust store).
 #include "CCurl.h"
 
 #include <openssl/crypto.h>
