@@ -429,6 +429,12 @@ final class AliCloudServiceIPs: Sendable {
         var refreshing = false
         /// The service IP in use, as an index into `list`.
         var index = 0
+
+        /// Marks an asking under way, decided under the same lock, so two callers never both start one.
+        mutating func startRefresh(at time: Date) {
+            askedAt = time
+            refreshing = true
+        }
     }
 
     private let fixed: Base?
@@ -494,7 +500,7 @@ final class AliCloudServiceIPs: Sendable {
         let (first, current, refresh) = schedule.withLock { s -> (Task<[Base], Never>?, [Base]?, Bool) in
             if let list = s.list {
                 let due = !s.refreshing && time.timeIntervalSince(s.askedAt) >= Self.refreshAfter
-                if due { s.refreshing = true }
+                if due { s.startRefresh(at: time) }
                 return (nil, list, due)
             }
             if s.first == nil {
@@ -507,7 +513,7 @@ final class AliCloudServiceIPs: Sendable {
             }
             return (s.first, nil, false)
         }
-        if refresh { startRefresh(discovery, at: time) }
+        if refresh { refreshInBackground(discovery) }
         if let current { return current }
         let found = await first!.value
         return schedule.withLock { s in
@@ -516,13 +522,9 @@ final class AliCloudServiceIPs: Sendable {
         }
     }
 
-    /// Asks for the list again in the background; the old one serves until a new one comes,
-    /// and stays when none does.
-    private func startRefresh(_ discovery: Discovery, at time: Date) {
-        schedule.withLock {
-            $0.askedAt = time
-            $0.refreshing = true
-        }
+    /// Asks for the list again in the background (the caller marked it under way); the old one
+    /// serves until a new one comes, and stays when none does.
+    private func refreshInBackground(_ discovery: Discovery) {
         let problem = discoveryProblem
         Task {
             let found = await Self.discover(
@@ -553,10 +555,14 @@ final class AliCloudServiceIPs: Sendable {
         let refresh = schedule.withLock { s -> Bool in
             guard !list.isEmpty, list[s.index % list.count] == base else { return false }
             s.index += 1
-            return s.index % list.count == 0 && !s.refreshing
-                && time.timeIntervalSince(s.askedAt) >= Self.refreshAfterRoundAtLeast
+            guard
+                s.index % list.count == 0 && !s.refreshing
+                    && time.timeIntervalSince(s.askedAt) >= Self.refreshAfterRoundAtLeast
+            else { return false }
+            s.startRefresh(at: time)
+            return true
         }
-        if refresh, let discovery { startRefresh(discovery, at: time) }
+        if refresh, let discovery { refreshInBackground(discovery) }
     }
 
     /// Asks each start IP in turn for `/{account}/ss`; the first usable answer gives the
