@@ -128,23 +128,9 @@ public struct TargetLine: Sendable, Hashable {
     /// A line up to the `#` that starts its comment: one outside quotes, so a quoted header
     /// value may hold a `#` (`header="X-Tag: a#b"`). Quotes read as `parse` reads them.
     static func withoutComment(_ line: Substring) -> Substring {
-        var quote: Character?
-        var escaped = false
-        for index in line.indices {
-            let character = line[index]
-            if escaped {
-                escaped = false
-            } else if let open = quote {
-                if character == open {
-                    quote = nil
-                } else if character == "\\" && open == "\"" {
-                    escaped = true
-                }
-            } else if character == "\"" || character == "'" {
-                quote = character
-            } else if character == "#" {
-                return line[..<index]
-            }
+        var quoting = Quoting()
+        for index in line.indices where quoting.read(line[index]) == .plain && line[index] == "#" {
+            return line[..<index]
         }
         return line
     }
@@ -190,36 +176,63 @@ public struct TargetLine: Sendable, Hashable {
         var words: [String] = []
         var current = ""
         var inWord = false
-        var quote: Character?
-        var escaped = false
+        var quoting = Quoting()
         for character in text {
-            if escaped {
+            switch quoting.read(character) {
+            case .mark:
+                inWord = true  // an opening quote starts a word, even an empty one
+            case .quoted:
                 current.append(character)
-                escaped = false
-            } else if let open = quote {
-                if character == open {
-                    quote = nil
-                } else if character == "\\" && open == "\"" {
-                    escaped = true
-                } else {
-                    current.append(character)
-                }
-            } else if character == "\"" || character == "'" {
-                quote = character
-                inWord = true
-            } else if character.isWhitespace {
+            case .plain where character.isWhitespace:
                 if inWord { words.append(current) }
                 current = ""
                 inWord = false
-            } else {
+            case .plain:
                 current.append(character)
                 inWord = true
             }
         }
-        if let quote {
+        if let quote = quoting.unclosed {
             throw TargetSettingError("a value opened with \(quote) is not closed; add the closing \(quote)")
         }
         if inWord { words.append(current) }
         return words
+    }
+
+    /// How a list line quotes, read one character at a time: `"..."` with `\` escapes, or
+    /// `'...'` as written. One reader for splitting words and for finding a comment.
+    struct Quoting {
+        /// What a character is to the line.
+        enum Reading { case mark, quoted, plain }
+
+        private var open: Character?
+        private var escaped = false
+
+        /// The quote still open at the end of a line, if one is.
+        var unclosed: Character? { open }
+
+        /// A quote or escape mark (dropped from the word), a character inside quotes, or one outside.
+        mutating func read(_ character: Character) -> Reading {
+            if escaped {
+                escaped = false
+                return .quoted
+            }
+            if let quote = open {
+                if character == quote {
+                    open = nil
+                    return .mark
+                }
+                if character == "\\" && quote == "\"" {
+                    escaped = true
+                    return .mark
+                }
+                return .quoted
+            }
+            if character == "\"" || character == "'" {
+                open = character
+                return .mark
+            }
+            return .plain
+        }
     }
 }
