@@ -67,6 +67,4 @@ enum LabBenchmark {
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
-
-    private static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 }

@@ -146,13 +146,6 @@ enum ProbeBenchmark {
         let failed = runs.values.joined().filter { $0.status != 0 }.count
         if failed > 0 { print("\(failed) runs exited non-zero: the numbers above are not comparable") }
     }
-
-    private static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted.count % 2 == 1
-            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-    }
 }
 
 /// One child process run to completion: its wall time and its own CPU time (from wait4's rusage).

@@ -1,0 +1,11 @@
+// The one summary the benchmarks report a run of rounds by: on a shared, noisy machine the
+// median is what a round typically costs, where a mean would carry every interruption.
+import Foundation
+
+/// The middle value (the mean of the two middle ones for an even count); 0 for none.
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
