@@ -8,31 +8,45 @@ public protocol ResolverClock: Sendable {
     func now() -> Date
 }
 
-/// The real time.
+/// The real time, from the kernel's coarse real-time clock where there is one (Linux).
+///
+/// The coarse clock moves in steps of the scheduler tick (1-4 ms), far below a TTL's one second,
+/// and reads in a quarter of the time of a precise one: the precise read was a fifth of a
+/// cache lookup.
 public struct WallClock: ResolverClock {
     public init() {}
-    public func now() -> Date { Date() }
+    public func now() -> Date {
+        #if os(Linux)
+            var time = timespec()
+            clock_gettime(CLOCK_REALTIME_COARSE, &time)
+            return Date(timeIntervalSince1970: TimeInterval(time.tv_sec) + TimeInterval(time.tv_nsec) / 1e9)
+        #else
+            return Date()
+        #endif
+    }
 }
 
-/// A cache key: the normalised name (lowercase, no trailing dot) and the family.
+/// A cache key: the normalised name and the family.
 struct CacheKey: Sendable {
-    let host: String
+    let host: HostKey
     let family: IPFamily
 
     init(host: String, family: IPFamily) {
-        self.host = ResolverCache.normalized(host)
+        self.host = HostKey(host)
         self.family = family
     }
+
+    /// The normalised name.
+    var name: String { host.name }
 }
 
 /// The cached entries: one plain dictionary per family, keyed by the normalised name.
 ///
-/// Keyed by the name alone, `lookup` hashes and compares just the `String` it was given, as a
-/// `[String: CacheEntrySnapshot]` would: a (name, family) key cost a retain, a release and a
-/// second hash input on every lookup.
+/// Keyed by the name alone, `lookup` hashes the name once and compares it once: a (name, family)
+/// key cost a retain, a release and a second hash input on every lookup.
 struct CacheEntries {
-    var v4: [String: CacheEntrySnapshot] = [:]
-    var v6: [String: CacheEntrySnapshot] = [:]
+    var v4: [HostKey: CacheEntrySnapshot] = [:]
+    var v6: [HostKey: CacheEntrySnapshot] = [:]
 
     subscript(key: CacheKey) -> CacheEntrySnapshot? {
         get {
@@ -51,7 +65,7 @@ struct CacheEntries {
 
     /// Runs `body` on the dictionary of `family`, in place.
     @inline(__always)
-    mutating func withTable<T>(_ family: IPFamily, _ body: (inout [String: CacheEntrySnapshot]) -> T) -> T {
+    mutating func withTable<T>(_ family: IPFamily, _ body: (inout [HostKey: CacheEntrySnapshot]) -> T) -> T {
         switch family {
         case .v4: body(&v4)
         case .v6: body(&v6)
@@ -62,8 +76,8 @@ struct CacheEntries {
 
     var count: Int { v4.count + v6.count }
 
-    /// Forgets `host` (a normalised name) in both families.
-    mutating func remove(_ host: String) {
+    /// Forgets `host` in both families.
+    mutating func remove(_ host: HostKey) {
         v4[host] = nil
         v6[host] = nil
     }
@@ -184,51 +198,46 @@ public final class ResolverCache: Sendable {
     ///   in the background so a later lookup finds it.
     public func lookup(_ host: String, family: IPFamily) -> CacheEntrySnapshot? {
         let now = clock.now()
+        let key = HostKey(host)
         var follow = LookupFollow.hit
         var listening = false
-        // Most names arrive normalised: those are looked up as given, without a copy.
-        let found =
-            Self.isNormalized(host)
-            ? probe(host, family: family, now: now, follow: &follow, listening: &listening)
-            : probe(Self.normalized(host), family: family, now: now, follow: &follow, listening: &listening)
+        let found = probe(key, family: family, now: now, follow: &follow, listening: &listening)
         if case .hit = follow, !listening { return found }
-        let key = CacheKey(host: host, family: family)
+        let name = key.name
         switch follow {
         case .hit:
             if let found {
-                emit([
-                    ResolverEvent(time: now, kind: .hit, host: key.host, family: family, detail: Self.describe(found))
-                ])
+                emit([ResolverEvent(time: now, kind: .hit, host: name, family: family, detail: Self.describe(found))])
             }
         case .waitMiss:
             if listening {
                 emit([
                     ResolverEvent(
-                        time: now, kind: .miss, host: key.host, family: family,
-                        detail: "\(key.host) \(family.rawValue) not cached; a resolve is under way")
+                        time: now, kind: .miss, host: name, family: family,
+                        detail: "\(name) \(family.rawValue) not cached; a resolve is under way")
                 ])
             }
         case .fetch(let expired):
-            let started = startFetch(key.host, families: [family])
+            let started = startFetch(name, families: [family])
             guard started || listening else { break }
             let what = expired ? "expired" : "not cached"
             let next = started ? "resolving in the background" : "a resolve is under way"
             emit([
                 ResolverEvent(
-                    time: now, kind: expired ? .expired : .miss, host: key.host, family: family,
-                    detail: "\(key.host) \(family.rawValue) \(what); \(next)")
+                    time: now, kind: expired ? .expired : .miss, host: name, family: family,
+                    detail: "\(name) \(family.rawValue) \(what); \(next)")
             ])
         case .stale(let refresh):
             if let found {
                 emit([
                     ResolverEvent(
-                        time: now, kind: .expired, host: key.host, family: family,
+                        time: now, kind: .expired, host: name, family: family,
                         detail:
-                            "\(key.host) \(family.rawValue) served expired (\(found.ips.joined(separator: ", "))) while refreshing"
+                            "\(name) \(family.rawValue) served expired (\(found.ips.joined(separator: ", "))) while refreshing"
                     )
                 ])
             }
-            if refresh { _ = startFetch(key.host, families: [family]) }
+            if refresh { _ = startFetch(name, families: [family]) }
         }
         return found
     }
@@ -237,13 +246,13 @@ public final class ResolverCache: Sendable {
     /// place, so it is copied (its strings and arrays retained) once, for the caller.
     @inline(__always)
     private func probe(
-        _ name: String, family: IPFamily, now: Date, follow: inout LookupFollow, listening: inout Bool
+        _ key: HostKey, family: IPFamily, now: Date, follow: inout LookupFollow, listening: inout Bool
     ) -> CacheEntrySnapshot? {
         state.withLock { s in
             listening = !s.subscribers.isEmpty
             let reuseExpired = s.configuration.reuseExpired
             return s.entries.withTable(family) { table in
-                guard let index = table.index(forKey: name) else {
+                guard let index = table.index(forKey: key) else {
                     follow = .fetch(expired: false)
                     return nil
                 }
@@ -541,7 +550,7 @@ public final class ResolverCache: Sendable {
                         continue
                     }
                     let entry = CacheEntrySnapshot(
-                        host: key.host, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
+                        host: key.name, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
                         source: Self.freshSource(s.configuration), hits: s.entries[key]?.hits ?? 0)
                     s.entries[key] = entry
                     events.append(
@@ -578,7 +587,7 @@ public final class ResolverCache: Sendable {
                 // Never displace what HTTPDNS said: the cache keeps what it had.
                 guard s.entries[key] == nil else { return }
                 s.entries[key] = CacheEntrySnapshot(
-                    host: key.host, family: family, ips: ips, ttl: ttl, resolvedAt: now, source: .systemFallback)
+                    host: key.name, family: family, ips: ips, ttl: ttl, resolvedAt: now, source: .systemFallback)
             }
         }
     }
@@ -594,11 +603,12 @@ public final class ResolverCache: Sendable {
 
     /// Removes one name (both families), or everything when `host` is nil.
     public func flush(_ host: String? = nil) {
-        let name = host.map(Self.normalized)
+        let key = host.map(HostKey.init)
+        let name = key?.name
         let removed = state.withLock { s -> Int in
             let before = s.entries.count
-            if let name {
-                s.entries.remove(name)
+            if let key {
+                s.entries.remove(key)
             } else {
                 s.entries = CacheEntries()
             }
@@ -643,7 +653,7 @@ public final class ResolverCache: Sendable {
     public func insert(_ entry: CacheEntrySnapshot) {
         var clean = entry
         let key = CacheKey(host: entry.host, family: entry.family)
-        clean.host = key.host
+        clean.host = key.name
         clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
         clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
         state.withLock { $0.entries[key] = clean }
@@ -692,46 +702,7 @@ public final class ResolverCache: Sendable {
 
     /// Lowercase, no trailing dot: `Sni-A.Lab.Test.` and `sni-a.lab.test` are one entry.
     static func normalized(_ host: String) -> String {
-        // Most names arrive clean; only a name with an uppercase letter or a final dot is copied.
-        if isNormalized(host) { return host }
-        var name = host.lowercased()
-        while name.hasSuffix(".") { name.removeLast() }
-        return name
-    }
-
-    /// Whether `normalized` keeps `host` as it is: no ASCII uppercase letter, no final dot.
-    @inline(__always)
-    static func isNormalized(_ host: String) -> Bool {
-        host.utf8.withContiguousStorageIfAvailable { isNormalized(UnsafeRawBufferPointer($0)) }
-            ?? (host.utf8.last != 46 && !host.utf8.contains { $0 &- 65 < 26 })
-    }
-
-    /// The check on a name's UTF-8 bytes, eight at a time: byte by byte, it cost `lookup` as
-    /// much as hashing the name.
-    static func isNormalized(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let count = bytes.count
-        guard count > 0 else { return true }
-        if bytes[count - 1] == 46 { return false }
-        guard count >= 8 else { return !bytes.contains { $0 &- 65 < 26 } }
-        var upper: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= count {
-            upper |= uppercaseBits(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
-        }
-        // The last word overlaps the one before: bytes seen twice are harmless.
-        if offset < count { upper |= uppercaseBits(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) }
-        return upper == 0
-    }
-
-    /// A high bit set in each byte of `word` that is an ASCII uppercase letter (0x41-0x5A).
-    /// Bytes of multi-byte UTF-8 characters (0x80 and up) never count.
-    @inline(__always)
-    static func uppercaseBits(_ word: UInt64) -> UInt64 {
-        let ascii = word & 0x7F7F_7F7F_7F7F_7F7F
-        let atLeastA = ascii &+ 0x3F3F_3F3F_3F3F_3F3F  // high bit set where a byte is 0x41 or more
-        let pastZ = ascii &+ 0x2525_2525_2525_2525  // high bit set where a byte is 0x5B or more
-        return atLeastA & ~pastZ & ~word & 0x8080_8080_8080_8080
+        HostKey(host).name
     }
 
     static func describe(_ entry: CacheEntrySnapshot) -> String {

@@ -213,6 +213,34 @@ struct CacheTests {
                 == ["@[`{.test", "b\u{DC}cher.example.test", "\u{C9}\u{C9}\u{C9}\u{C9}\u{C9}.test"].sorted())
     }
 
+    @Test("names that differ in one byte, at every length and position, are separate entries")
+    func nameBytes() {
+        let cache = ResolverCache(configuration: Self.config(), provider: ScriptedProvider())
+        // Each name has its own address, so an answer for the wrong name shows. Lengths 1 to 40
+        // cross the 8-byte words (and the overlapping last word) the key reads.
+        var expected: [String: String] = [:]
+        for length in 1...40 {
+            for position in 0..<length {
+                for (letter, last) in [(UInt8(ascii: "b"), 1), (UInt8(ascii: "c"), 2)] {
+                    var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = letter
+                    let name = String(decoding: bytes, as: UTF8.self)
+                    let ip = "10.\(length).\(position).\(last)"
+                    expected[name] = ip
+                    cache.insert(
+                        CacheEntrySnapshot(
+                            host: name, family: .v4, ips: [ip], ttl: 600, resolvedAt: Date(), source: .httpdns))
+                }
+            }
+        }
+        for (name, ip) in expected {
+            #expect(cache.lookup(name, family: .v4)?.ips == [ip], "\(name)")
+        }
+        #expect(cache.entries().count == expected.count)
+        // A name one byte longer or shorter than a cached one is not it.
+        #expect(cache.lookup(String(repeating: "a", count: 9), family: .v4) == nil)
+    }
+
     @Test("events tell hit, miss, refresh, expired and flush")
     func events() async throws {
         let clock = ManualClock()
