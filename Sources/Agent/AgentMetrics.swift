@@ -66,6 +66,10 @@ public final class AgentMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let labels: [(String, String)]
     private let perTarget = Locked([String: [Series]]())
+    /// The labels of the targets in force once a list has been reloaded (nil before: all are).
+    /// `record` holds it for its whole body, so a report from a round that began before a reload
+    /// cannot bring back a removed target's series after `keep(only:)` took them out.
+    private let inForce = Locked<Set<String>?>(nil)
 
     /// Phase-time buckets, in seconds: a LAN probe takes milliseconds, a bad carrier seconds.
     static let durationBuckets: [Duration] = [
@@ -162,6 +166,13 @@ public final class AgentMetrics: Sendable {
     ///   - target: the target it was for.
     ///   - now: the time certificate expiry is counted from.
     public func record(_ report: URLReport, target: AgentTarget, now: Date = Date()) {
+        inForce.withLock { wanted in
+            guard wanted?.contains(target.label) ?? true else { return }
+            recordSeries(report, target: target, now: now)
+        }
+    }
+
+    private func recordSeries(_ report: URLReport, target: AgentTarget, now: Date) {
         let name = target.label
         let targetLabel = [("target", name)]
         for scenario in Scenario.allCases {
@@ -251,15 +262,18 @@ public final class AgentMetrics: Sendable {
     /// - Parameter targets: the list now in force.
     public func keep(only targets: [AgentTarget]) {
         let wanted = Set(targets.map(\.label))
-        let gone = perTarget.withLock { table -> [Series] in
-            let names = table.keys.filter { !wanted.contains($0) }
-            return names.flatMap { table.removeValue(forKey: $0) ?? [] }
-        }
-        for series in gone {
-            switch series {
-            case .counter(let counter): registry.unregisterCounter(counter)
-            case .gauge(let gauge): registry.unregisterGauge(gauge)
-            case .histogram(let histogram): registry.unregisterDurationHistogram(histogram)
+        inForce.withLock { inForce in
+            inForce = wanted
+            let gone = perTarget.withLock { table -> [Series] in
+                let names = table.keys.filter { !wanted.contains($0) }
+                return names.flatMap { table.removeValue(forKey: $0) ?? [] }
+            }
+            for series in gone {
+                switch series {
+                case .counter(let counter): registry.unregisterCounter(counter)
+                case .gauge(let gauge): registry.unregisterGauge(gauge)
+                case .histogram(let histogram): registry.unregisterDurationHistogram(histogram)
+                }
             }
         }
     }

@@ -50,6 +50,29 @@ struct AgentLoopTests {
         #expect(log.lines(containing: "round 2:").count == 1)
     }
 
+    @Test("a report that arrives after its target left the list does not bring its series back")
+    func lateReportAfterRemoval() async throws {
+        let lab = try await Lab.start()
+        let engine = lab.engine(try lab.resolverCache())
+        let plain = try AgentTarget(lab.url("plain.lab.test"))
+        let sni = try AgentTarget(lab.url("sni-a.lab.test"))
+        let report = try #require(await engine.report(plain.url, emit: { _ in }))
+        let metrics = AgentMetrics(labels: [])
+        let series = "target=\"\(plain.label)\""
+        metrics.record(report, target: plain)
+        #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
+        // A reload drops the target while a round that began before it is still probing it.
+        metrics.keep(only: [sni])
+        #expect(!String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
+        metrics.record(report, target: plain)
+        #expect(!String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
+        // A target the list holds again is recorded again.
+        metrics.keep(only: [sni, plain])
+        metrics.record(report, target: plain)
+        #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
+        try await lab.shutdown()
+    }
+
     @Test("a target that leaves the list takes its series out of /metrics")
     func removedTargetSeries() async throws {
         let lab = try await Lab.start()
