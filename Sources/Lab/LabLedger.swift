@@ -8,7 +8,7 @@ final class LabLedger: @unchecked Sendable {
     private var _fault: HTTPDNSFault
     /// Records of each kind kept, newest last: a console left on the lab for days, or a
     /// 100,000-URL batch against it, must not grow without bound.
-    static let keep = 10_000
+    let keep: Int
     private var _queries: [LabHTTPDNSQuery] = []
     private var _originRequests: [LabOriginRequest] = []
     private var _originRequestsServed = 0
@@ -16,7 +16,11 @@ final class LabLedger: @unchecked Sendable {
     private var _hosts: [String: String] = [:]
     private var _downServiceIP: String?
 
-    init(fault: HTTPDNSFault) { _fault = fault }
+    /// - Parameter keep: how many records of each kind to keep (tests use a few).
+    init(fault: HTTPDNSFault, keep: Int = 10_000) {
+        _fault = fault
+        self.keep = keep
+    }
 
     var fault: HTTPDNSFault {
         get { lock.withLock { _fault } }
@@ -40,19 +44,19 @@ final class LabLedger: @unchecked Sendable {
     /// How many requests the origins answered in all (the kept list holds the latest).
     var originRequestsServed: Int { lock.withLock { _originRequestsServed } }
 
-    func record(_ query: LabHTTPDNSQuery) { lock.withLock { Self.keepLatest(query, in: &_queries) } }
+    func record(_ query: LabHTTPDNSQuery) { lock.withLock { keepLatest(query, in: &_queries) } }
     func record(_ request: LabOriginRequest) {
         lock.withLock {
             _originRequestsServed += 1
-            Self.keepLatest(request, in: &_originRequests)
+            keepLatest(request, in: &_originRequests)
         }
     }
     var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
-    func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { Self.keepLatest(query, in: &_dnsQueries) } }
+    func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { keepLatest(query, in: &_dnsQueries) } }
 
     /// Appends, dropping the oldest once a quarter more than `keep` has gathered (so the
     /// cost of dropping is spread over many appends).
-    private static func keepLatest<Record>(_ record: Record, in list: inout [Record]) {
+    private func keepLatest<Record>(_ record: Record, in list: inout [Record]) {
         list.append(record)
         if list.count > keep + keep / 4 { list.removeFirst(list.count - keep) }
     }
