@@ -1,2 +1,3 @@
-// libcurl's public headers, found through pkg-config (libcurl4-openssl-dev).
+// libcurl's public headers, found through pkg-config (libcurl4-openssl-dev); only the CCurl shim
+// and CurlTransport see them.
 #include <curl/curl.h>

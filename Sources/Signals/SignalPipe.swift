@@ -1,7 +1,7 @@
-import Foundation
-
 // Signals delivered through a pipe (the self-pipe trick): the handler only write(2)s the signal
 // number, and the owner reads it as an async stream, a callback, or from its own poll loop.
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,5 @@
-// Every view drawn by the pure render at 80x24 and 120x40, compared with stored text.
+// Every view drawn by the pure render at 80x24 and 120x40, compared with the text stored under
+// __Snapshots__ (SnapshotSupport.swift); a change to a view shows as a diff of those files.
 import Console
 import Foundation
 import Testing
