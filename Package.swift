@@ -45,7 +45,7 @@ let package = Package(
             name: "CNcurses", pkgConfig: "ncursesw",
             providers: [.apt(["libncurses-dev"])]),
 
-        // Thin C shim: non-variadic curl_easy_setopt/getinfo/multi_setopt wrappers and the
+        // Thin C shim: non-variadic curl_easy_setopt/getinfo wrappers, the X509 verify results and the
         // OpenSSL hook that checks the certificate against the original name in the handshake.
         .target(name: "CCurl", dependencies: ["CLibcurl", "COpenSSL"]),
 

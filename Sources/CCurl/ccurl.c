@@ -40,14 +40,8 @@ CURLcode ccurl_easy_setopt_ptr(CURL *easy, CURLoption option, void *value) {
 CURLcode ccurl_easy_setopt_write_function(CURL *easy, CURLoption option, curl_write_callback callback) {
     return curl_easy_setopt(easy, option, callback);
 }
-CURLcode ccurl_easy_setopt_read_function(CURL *easy, curl_read_callback callback) {
-    return curl_easy_setopt(easy, CURLOPT_READFUNCTION, callback);
-}
 CURLcode ccurl_easy_setopt_debug_function(CURL *easy, curl_debug_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, callback);
-}
-CURLcode ccurl_easy_setopt_xferinfo_function(CURL *easy, curl_xferinfo_callback callback) {
-    return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
 }
 
 CURLcode ccurl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
@@ -61,22 +55,6 @@ CURLcode ccurl_easy_getinfo_double(CURL *easy, CURLINFO info, double *value) {
 }
 CURLcode ccurl_easy_getinfo_string(CURL *easy, CURLINFO info, char **value) {
     return curl_easy_getinfo(easy, info, value);
-}
-CURLcode ccurl_easy_getinfo_ptr(CURL *easy, CURLINFO info, void **value) {
-    return curl_easy_getinfo(easy, info, value);
-}
-
-CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
-}
-CURLMcode ccurl_multi_setopt_ptr(CURLM *multi, CURLMoption option, void *value) {
-    return curl_multi_setopt(multi, option, value);
-}
-CURLMcode ccurl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback) {
-    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
-}
-CURLMcode ccurl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback) {
-    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
 }
 
 // MARK: - TLS check hook
@@ -289,7 +267,6 @@ const long ccurl_x509_v_err_self_signed_cert_in_chain = X509_V_ERR_SELF_SIGNED_C
 const long ccurl_x509_v_err_unable_to_get_issuer_cert_locally = X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY;
 const long ccurl_x509_v_err_unable_to_verify_leaf_signature = X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
 const long ccurl_x509_v_err_cert_untrusted = X509_V_ERR_CERT_UNTRUSTED;
-const long ccurl_x509_v_err_permitted_violation = X509_V_ERR_PERMITTED_VIOLATION;
 const long ccurl_x509_v_err_hostname_mismatch = X509_V_ERR_HOSTNAME_MISMATCH;
 
 curl_version_info_data *ccurl_version_info(void) {

@@ -1,6 +1,6 @@
 // CCurl: the thin C shim between Swift and libcurl. Swift cannot call C variadics, so every
-// curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt use goes through one typed wrapper
-// here (prefix ccurl_), as swift-corelibs-foundation's CFURLSessionInterface does.
+// curl_easy_setopt / curl_easy_getinfo use goes through one typed wrapper here (prefix ccurl_),
+// as swift-corelibs-foundation's CFURLSessionInterface does (the multi loop sets no multi option).
 // It also holds the OpenSSL hook that checks the server certificate against the original
 // host name inside the TLS handshake, so nothing of a request reaches a server that fails it.
 #ifndef CCURL_H
@@ -20,9 +20,7 @@ CURLcode ccurl_easy_setopt_string(CURL *easy, CURLoption option, const char *val
 CURLcode ccurl_easy_setopt_ptr(CURL *easy, CURLoption option, void *value);
 /// CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION share this signature.
 CURLcode ccurl_easy_setopt_write_function(CURL *easy, CURLoption option, curl_write_callback callback);
-CURLcode ccurl_easy_setopt_read_function(CURL *easy, curl_read_callback callback);
 CURLcode ccurl_easy_setopt_debug_function(CURL *easy, curl_debug_callback callback);
-CURLcode ccurl_easy_setopt_xferinfo_function(CURL *easy, curl_xferinfo_callback callback);
 
 // MARK: - curl_easy_getinfo, one wrapper per result type
 
@@ -30,14 +28,6 @@ CURLcode ccurl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode ccurl_easy_getinfo_double(CURL *easy, CURLINFO info, double *value);
 CURLcode ccurl_easy_getinfo_string(CURL *easy, CURLINFO info, char **value);
-CURLcode ccurl_easy_getinfo_ptr(CURL *easy, CURLINFO info, void **value);
-
-// MARK: - curl_multi_setopt
-
-CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
-CURLMcode ccurl_multi_setopt_ptr(CURLM *multi, CURLMoption option, void *value);
-CURLMcode ccurl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback);
-CURLMcode ccurl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback);
 
 // MARK: - TLS check hook
 
@@ -97,7 +87,6 @@ extern const long ccurl_x509_v_err_self_signed_cert_in_chain;
 extern const long ccurl_x509_v_err_unable_to_get_issuer_cert_locally;
 extern const long ccurl_x509_v_err_unable_to_verify_leaf_signature;
 extern const long ccurl_x509_v_err_cert_untrusted;
-extern const long ccurl_x509_v_err_permitted_violation;
 extern const long ccurl_x509_v_err_hostname_mismatch;
 
 // MARK: - libcurl facts
