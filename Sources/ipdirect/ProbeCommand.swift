@@ -34,7 +34,7 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
     var scenario: [Scenario] = []
 
-    @Flag(name: .long, help: "Direct attempts to every HTTPDNS IP, not only the first.")
+    @Flag(name: .customLong("all-ips"), help: "Direct attempts to every HTTPDNS IP, not only the first.")
     var allIPs = false
 
     @Option(name: .long, help: "GET, HEAD or POST (POST when --data is given).")

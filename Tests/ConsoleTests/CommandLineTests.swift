@@ -23,6 +23,8 @@ import Testing
             (["probe", "--input", "/nonexistent/urls.txt"], "ipdirect probe: cannot read --input"),
             (["probe", "--method", "head", "--data", "x", "a.test"], "ipdirect probe: --data goes with POST"),
             (["probe", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
+            // README's spelling parses: the complaint is the next problem, not an unknown option.
+            (["probe", "--all-ips", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             (["cache", "list", "--format", "xml"], "'table' and 'json'"),
             (["lab", "--port-base", "0"], "--port-base must be"),
         ])
