@@ -15,7 +15,13 @@ public struct AgentSchedule: Sendable {
     /// URLs under way at once (their requests share the engine's own concurrency limit).
     public var concurrency: Int
 
-    public init(interval: Double, jitter: Double = 0.1, concurrency: Int = 16) {
+    /// The schedule when nothing is said: a round a minute, ±10 %, 16 URLs at once (the
+    /// defaults of `ipdirect agent --interval --jitter --concurrency`).
+    public static let standard = AgentSchedule(interval: 60, jitter: 0.1, concurrency: 16)
+
+    public init(
+        interval: Double, jitter: Double = standard.jitter, concurrency: Int = standard.concurrency
+    ) {
         self.interval = interval
         self.jitter = jitter
         self.concurrency = concurrency

@@ -37,14 +37,14 @@ struct AgentCommand: AsyncParsableCommand {
     )
     var input: String?
 
-    @Option(name: .long, help: "Seconds from the start of one round to the next (default 60).")
-    var interval: Double = 60
+    @Option(name: .long, help: "Seconds from the start of one round to the next.")
+    var interval: Double = AgentSchedule.standard.interval
 
-    @Option(name: .long, help: "Each wait is longer or shorter by up to this fraction of the interval (default 0.1).")
-    var jitter: Double = 0.1
+    @Option(name: .long, help: "Each wait is longer or shorter by up to this fraction of the interval.")
+    var jitter: Double = AgentSchedule.standard.jitter
 
-    @Option(name: .long, help: "URLs probed at once (default 16).")
-    var concurrency: Int = 16
+    @Option(name: .long, help: "URLs probed at once.")
+    var concurrency: Int = AgentSchedule.standard.concurrency
 
     @Option(name: .long, help: ArgumentHelp("A label for every metric and span (repeatable).", valueName: "NAME=VALUE"))
     var label: [String] = []
@@ -60,7 +60,7 @@ struct AgentCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("With --jsonl: rotate the file past this size (default 100MB).", valueName: "SIZE"))
+        help: ArgumentHelp("With --jsonl: rotate the file past this size.", valueName: "SIZE"))
     var rotate: String = "100MB"
 
     @Option(name: .long, help: "Log lines as text or json.")
@@ -69,7 +69,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
     var scenario: [Scenario] = []
 
-    @Option(name: .long, help: "GET or HEAD.")
+    @Option(name: .long, help: "GET or HEAD (the agent never sends POST: it would repeat a change every round).")
     var method: RequestMethod = .get
 
     @Option(name: .long, help: "Extra request header 'Name: value' (repeatable).")

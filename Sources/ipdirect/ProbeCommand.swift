@@ -59,7 +59,7 @@ struct ProbeCommand: AsyncParsableCommand {
     var cacert: String?
 
     @Option(name: .long, help: "How many requests may run at once.")
-    var concurrency: Int = 16
+    var concurrency: Int = ProbeOptions().concurrency
 
     @Option(name: .long, help: "Re-probe the URL every N seconds, one JSON line per round (what changed included).")
     var watch: Double?
