@@ -94,7 +94,7 @@ struct CacheCommand: AsyncParsableCommand {
                 removed = try PersistentCache.remove(host: host, at: path)
             } catch {
                 ResolutionOutput.warn("error: \(error)")
-                throw ExitCode(1)
+                throw ExitCode(ExitStatus.failed)
             }
             print("removed \(removed) entries from \(path)")
         }

@@ -25,7 +25,7 @@ struct ConfigCommand: AsyncParsableCommand {
                 try ConfigurationLoader.writeDefault(to: path, force: force)
             } catch {
                 ResolutionOutput.warn("error: \(error)")
-                throw ExitCode(1)
+                throw ExitCode(ExitStatus.failed)
             }
             print("wrote \(path)")
         }

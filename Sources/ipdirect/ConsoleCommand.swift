@@ -68,8 +68,8 @@ struct ConsoleCommand: AsyncParsableCommand {
             throw error
         }
         await session.close()
-        // Stopped by a signal: exit as a shell expects (128 + its number, 143 for SIGTERM).
-        if let stoppedBy { Foundation.exit(128 + stoppedBy) }
+        // Stopped by a signal: exit as a shell expects.
+        if let stoppedBy { Foundation.exit(ExitStatus.stopped(by: stoppedBy)) }
     }
 }
 

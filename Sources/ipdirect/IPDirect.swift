@@ -1,5 +1,5 @@
 // The ipdirect executable: command-line parsing and wiring of the engine's front ends.
-// Each subcommand lives in its own file beside this one; bad usage maps to exit 2 here only.
+// Each subcommand lives in its own file beside this one; exit statuses are written down here only.
 import ArgumentParser
 import Foundation
 import TerminalText
@@ -32,11 +32,11 @@ struct IPDirect: AsyncParsableCommand {
             if let message = error.message {
                 FileHandle.standardError.write(Data("\(commandName): \(TerminalText.escapedLines(message))\n".utf8))
             }
-            Foundation.exit(UsageError.exitStatus)
+            Foundation.exit(ExitStatus.usage)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((TerminalText.escapedLines(fullMessage(for: error)) + "\n").utf8))
-                Foundation.exit(UsageError.exitStatus)
+                Foundation.exit(ExitStatus.usage)
             }
             exit(withError: error)
         }
@@ -55,15 +55,12 @@ struct IPDirect: AsyncParsableCommand {
     }
 }
 
-/// Bad usage or bad input found while a command runs: exit status 2, the message on stderr
+/// Bad usage or bad input found while a command runs: `ExitStatus.usage`, the message on stderr
 /// after the command's name (`ipdirect probe: cannot read --input urls.txt`).
 ///
 /// Problems found while parsing (`validate()`) are `ValidationError`s instead, which
 /// ArgumentParser prints with the command's usage; both end with the same status.
 struct UsageError: Error {
-    /// The exit status of bad usage, which scripts rely on.
-    static let exitStatus: Int32 = 2
-
     /// The sentence to print; nil when the problems were already reported one by one.
     var message: String?
 
@@ -73,4 +70,17 @@ struct UsageError: Error {
     static let alreadyReported = UsageError(nil)
 
     private init(_ message: String?) { self.message = message }
+}
+
+/// The exit statuses scripts rely on (README, "Command line"), for every command.
+enum ExitStatus {
+    /// What was asked for did not work: a URL with no working direct scenario, a name with no
+    /// address, a cache miss, a file that could not be written or changed.
+    static let failed: Int32 = 1
+    /// Bad usage or bad input.
+    static let usage: Int32 = 2
+
+    /// Stopped by `signal`: what a shell reports for it, 128 + its number (130 for SIGINT,
+    /// 143 for SIGTERM).
+    static func stopped(by signal: Int32) -> Int32 { 128 + signal }
 }

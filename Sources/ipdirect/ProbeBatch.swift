@@ -72,7 +72,7 @@ enum ProbeBatch {
             progress.stop()
             for writer in finishedWriters { writer.finish() }
             say(summary(outcome.withLock { $0 }, total: urls.count, jsonl: outputs.jsonl, now: true))
-            exit(128 + number)
+            exit(ExitStatus.stopped(by: number))
         }
         let signals = try? SignalPipe(watching: [SIGINT, SIGTERM])
         signals?.onSignal { number in

@@ -236,7 +236,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 last = report
             }
             await session.close()
-            if last?.verdict.works.isEmpty ?? true { throw ExitCode(1) }
+            if last?.verdict.works.isEmpty ?? true { throw ExitCode(ExitStatus.failed) }
             return
         }
         let outcome: ProbeBatch.Outcome
@@ -252,9 +252,9 @@ struct ProbeCommand: AsyncParsableCommand {
             throw error
         }
         await session.close()
-        if let signal = outcome.interruptedBy { throw ExitCode(128 + signal) }
+        if let signal = outcome.interruptedBy { throw ExitCode(ExitStatus.stopped(by: signal)) }
         if badInput || outcome.writeFailed { throw UsageError.alreadyReported }
-        if outcome.failed > 0 { throw ExitCode(1) }
+        if outcome.failed > 0 { throw ExitCode(ExitStatus.failed) }
     }
 
     /// Whether two paths name the same file (so --resume and --jsonl can share one).

@@ -79,7 +79,7 @@ struct ResolveCommand: AsyncParsableCommand {
                 throw error
             }
             await session.close()
-            if !answered { throw ExitCode(1) }
+            if !answered { throw ExitCode(ExitStatus.failed) }
             return
         }
         if cached {
@@ -90,7 +90,7 @@ struct ResolveCommand: AsyncParsableCommand {
             if misses > 0 { await session.cache.backgroundRequestsFinished() }
             await session.close()
             try CachedRead.print(reads, format: format, provider: session.providerDescription, misses: misses)
-            if reads.contains(where: { $0.entry == nil }) { throw ExitCode(1) }
+            if reads.contains(where: { $0.entry == nil }) { throw ExitCode(ExitStatus.failed) }
             return
         }
         // Names resolve side by side; the output keeps the order they were given in.
@@ -123,7 +123,7 @@ struct ResolveCommand: AsyncParsableCommand {
         let unanswered = results.filter {
             $0.system.ipv4.isEmpty && $0.system.ipv6.isEmpty && $0.httpdns.ipv4.isEmpty && $0.httpdns.ipv6.isEmpty
         }
-        if !unanswered.isEmpty { throw ExitCode(1) }
+        if !unanswered.isEmpty { throw ExitCode(ExitStatus.failed) }
     }
 }
 
