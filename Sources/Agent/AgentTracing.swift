@@ -96,7 +96,9 @@ public final class AgentTracing: Sendable {
     public func shutdown(within seconds: Double) async {
         let group = group
         let runner = runner
-        await AgentDeadline.wait(atMost: seconds) {
+        // What is left when time is up goes on in the background (a task group would wait for
+        // it, since an exporter's flush does not answer cancellation).
+        await Deadline.first(within: seconds) {
             await group.triggerGracefulShutdown()
             await runner.value
         }
@@ -266,32 +268,6 @@ private struct OTLPDiagnostics: LogHandler {
             logger.warning(
                 "OTLP export to \(endpoint) failed\(reason); spans are dropped, probing goes on\(more). Check that the collector is up.",
                 metadata: ["event": "otlp-export-failed", "spans": "\(lost)"])
-        }
-    }
-}
-
-/// Waiting with a bound: what is left running when time is up goes on in the background (a
-/// task group would wait for it, since an exporter's flush does not answer cancellation).
-public enum AgentDeadline {
-    /// Runs `work` and returns when it ends or after `seconds`, whichever comes first.
-    public static func wait(atMost seconds: Double, _ work: @escaping @Sendable () async -> Void) async {
-        let resumed = Locked(false)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resume: @Sendable () -> Void = {
-                let first = resumed.withLock { done -> Bool in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume() }
-            }
-            Task {
-                await work()
-                resume()
-            }
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))
-                resume()
-            }
         }
     }
 }

@@ -1,14 +1,14 @@
 // Waiting with a deadline, without cancelling what is waited for: the one race between a
-// result and a timer, used by the resolver cache (HTTPDNS) and the system resolver.
+// result and a timer, used by the resolver cache (HTTPDNS), the system resolver and the agent's stop.
 import Foundation
 
 /// The first of a result and a deadline.
-enum Deadline {
+public enum Deadline {
     /// What `start` hands to its callback, or nil when `seconds` pass first.
     ///
     /// `start` begins the work (on a thread or in a task) and calls the callback once with
     /// the result; a result that comes after the deadline is dropped, the work is not stopped.
-    static func first<T: Sendable>(
+    public static func first<T: Sendable>(
         within seconds: Double, start: (@escaping @Sendable (T) -> Void) -> Void
     ) async -> T? {
         let once = Locked(false)
@@ -25,9 +25,14 @@ enum Deadline {
         }
     }
 
-    /// The operation's result, or nil when `seconds` pass first. A request that misses the
-    /// deadline still lands in the cache when it finishes.
-    static func first<T: Sendable>(within seconds: Double, _ operation: @escaping @Sendable () async -> T) async -> T? {
+    /// The operation's result, or nil when `seconds` pass first. The operation runs in a task of
+    /// its own and is not cancelled: a request that misses the deadline still lands in the cache
+    /// when it finishes, and an exporter's flush that does not answer cancellation goes on in the
+    /// background.
+    @discardableResult
+    public static func first<T: Sendable>(
+        within seconds: Double, _ operation: @escaping @Sendable () async -> T
+    ) async -> T? {
         await first(within: seconds) { done in Task { done(await operation()) } }
     }
 }

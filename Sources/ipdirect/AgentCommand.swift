@@ -233,7 +233,7 @@ struct AgentCommand: AsyncParsableCommand {
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
         let stopping = (tracing, server)
-        await AgentDeadline.wait(atMost: 0.9) {
+        await Deadline.first(within: 0.9) {
             await stopping.0?.shutdown(within: 0.6)
             await stopping.1?.close()
             await session.close()
