@@ -29,7 +29,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// How long a system-fallback answer stays in the cache, seconds.
     public var fallbackTTL: Int
     /// How queries are sealed (`--cipher`); `none` is the clear (signed) form.
-    public var cipher: HTTPDNSCipher = .none
+    public var cipher: HTTPDNSCipher
     /// The encryption key (alicloud: hex AES key; tencent: the DES/AES key string). Redacted like the secret.
     public var key: String?
     /// Tencent's HTTPS token. Redacted like the secret.
@@ -37,7 +37,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// alicloud `sdns-*` parameters (`--sdns K=V`).
     public var sdns: [String: String] = [:]
     /// alicloud region for service discovery (`cn`, `hk`, `sg`, `de`, `us`).
-    public var region: String = "cn"
+    public var region: String
     /// alicloud service discovery starts here instead of the region's start IPs: base URLs
     /// (`http://127.0.0.1:8080`), for a lab or a private deployment (`start_ips`).
     public var startIPs: [String] = []
@@ -47,7 +47,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// The DNS server the "system" column asks directly (`--dns-server`); nil keeps getaddrinfo.
     public var dnsServer: DNSServer? = nil
     /// How `doh` (RFC 8484) sends its queries (`--doh-method`).
-    public var dohMethod: DoHMethod = .get
+    public var dohMethod: DoHMethod
     /// Providers to compare (`[[providers]]`, `resolve --all-providers`, the console's compare view).
     public var providers: [ProviderSetting] = []
     /// The console's theme and keys, carried for the console; the resolver ignores them.
@@ -73,7 +73,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
         secret: String? = nil, caFile: String? = nil, timeout: Double = defaults.timeout,
         family: AddressFamily = defaults.family, fallbackToSystem: Bool = defaults.fallbackToSystem,
         reuseExpired: Bool = defaults.reuseExpired, prefetch: [String] = defaults.prefetch, cachePath: String? = nil,
-        fallbackTTL: Int = 30
+        fallbackTTL: Int = 30, cipher: HTTPDNSCipher = defaults.cipher, region: String = defaults.region,
+        dohMethod: DoHMethod = defaults.dohMethod
     ) {
         self.provider = provider
         self.endpoint = endpoint
@@ -87,6 +88,9 @@ public struct ResolverConfiguration: Sendable, Equatable {
         self.prefetch = prefetch
         self.cachePath = cachePath
         self.fallbackTTL = fallbackTTL
+        self.cipher = cipher
+        self.region = region
+        self.dohMethod = dohMethod
     }
 
     /// The endpoint with a preset name replaced by the preset's URL, or the provider's
@@ -467,17 +471,15 @@ public struct ConfigurationLayer: Sendable, Equatable {
             provider: merged.provider!, endpoint: merged.endpoint, account: merged.account, secret: merged.secret,
             caFile: merged.caFile, timeout: merged.timeout!, family: merged.family!,
             fallbackToSystem: merged.fallbackToSystem!, reuseExpired: merged.reuseExpired!,
-            prefetch: merged.prefetch ?? [],
-            cachePath: merged.persistCache! ? (merged.cachePath ?? defaultCachePath) : nil)
-        configuration.cipher = merged.cipher ?? .none
+            prefetch: merged.prefetch!,
+            cachePath: merged.persistCache! ? (merged.cachePath ?? defaultCachePath) : nil, cipher: merged.cipher!,
+            region: merged.region!, dohMethod: merged.dohMethod!)
         configuration.key = merged.key
         configuration.token = merged.token
-        configuration.sdns = merged.sdns ?? [:]
-        configuration.region = merged.region ?? "cn"
+        configuration.sdns = merged.sdns!
         configuration.startIPs = merged.startIPs ?? []
         configuration.serviceName = merged.serviceName ?? AliCloudRegion.certificateName
         configuration.dnsServer = merged.dnsServer
-        configuration.dohMethod = merged.dohMethod ?? .get
         configuration.providers = merged.providers ?? []
         configuration.console = merged.console
         configuration.agent = merged.agent ?? AgentFileSettings()

@@ -118,6 +118,7 @@ struct ConfigurationTests {
         #expect(bundled.provider != nil && bundled.timeout != nil && bundled.family != nil)
         #expect(bundled.fallbackToSystem != nil && bundled.reuseExpired != nil && bundled.persistCache != nil)
         #expect(bundled.dohMethod == .get)
+        #expect(bundled.cipher != nil && bundled.region != nil && bundled.sdns != nil && bundled.prefetch != nil)
         // dns_server's default is "not set" (getaddrinfo), still written down with its comment.
         #expect(BundledResources.defaultConfigTOML.contains("\ndns_server = \"\"\n"))
         // Nothing configured anywhere: what the file says is what is in force.
@@ -128,6 +129,8 @@ struct ConfigurationTests {
         #expect(config.family == bundled.family && config.fallbackToSystem == bundled.fallbackToSystem)
         #expect(ResolverConfiguration().timeout == bundled.timeout)
         #expect(ResolverConfiguration.defaults.reuseExpired == bundled.reuseExpired)
+        #expect(ResolverConfiguration().region == bundled.region && ResolverConfiguration().cipher == bundled.cipher)
+        #expect(ResolverConfiguration().dohMethod == bundled.dohMethod)
     }
 
     @Test("a bad file is an error naming the problem")
