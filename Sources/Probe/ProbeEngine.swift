@@ -261,7 +261,7 @@ public final class ProbeEngine: Sendable {
         var headers = options.headers
         var notes: [String] = []
         // A request made again in the same chain is a loop: nothing changes between them.
-        var requested: Set<String> = [method + " " + current.text]
+        var requested: Set<String> = [method.rawValue + " " + current.text]
         for index in 0...options.maxRedirects {
             exchanges.append(
                 reproduction(
@@ -296,11 +296,11 @@ public final class ProbeEngine: Sendable {
                 break
             }
             // 307 and 308 keep method and body; the others become GET (HEAD stays HEAD).
-            if [301, 302, 303].contains(status) && method != "HEAD" {
-                method = "GET"
+            if [301, 302, 303].contains(status) && method != .head {
+                method = .get
                 body = nil
             }
-            if !requested.insert(method + " " + next.text).inserted {
+            if !requested.insert(method.rawValue + " " + next.text).inserted {
                 hops[hops.count - 1].outcome = .tooManyRedirects
                 hops[hops.count - 1].error = "redirect loop: \(shownNext) was already requested in this chain"
                 break
@@ -340,7 +340,7 @@ public final class ProbeEngine: Sendable {
                     let reason = plan.scenario == .systemDNS ? answer.system.error : answer.httpdns.error
                     hops.append(
                         Hop(
-                            url: next.text, originalURL: next.text, method: method,
+                            url: next.text, originalURL: next.text, method: method.rawValue,
                             resolver: plan.scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
                             error: "\(which) gave no address for \(next.host): \(reason ?? "empty answer")"))
                     break
@@ -362,18 +362,19 @@ public final class ProbeEngine: Sendable {
 
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
     private func reproduction(
-        _ scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: String,
+        _ scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod,
         body: [UInt8]? = nil, dnsServer: DNSServer? = nil
     ) -> ReproduceCommand.Exchange {
         ReproduceCommand.Exchange(
-            scenario: scenario, url: url, ip: ip, pins: pins, method: method, headers: options.headers, body: body,
+            scenario: scenario, url: url, ip: ip, pins: pins, method: method.rawValue, headers: options.headers,
+            body: body,
             bodyFile: body != nil && body == options.body ? options.bodyFile : nil, caFile: options.caFile,
             timeout: options.timeout, dnsServer: dnsServer)
     }
 
     /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).
     private func exchange(
-        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: String,
+        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: RequestMethod,
         body: [UInt8]?, headers extra: [HeaderField], notes: [String]
     ) async -> Hop {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
@@ -383,7 +384,8 @@ public final class ProbeEngine: Sendable {
         } catch {
             // Not made at all: the host name in its place would have gone through system DNS.
             return Hop(
-                url: url.text, originalURL: url.text, method: method, resolver: resolver, outcome: .connectFailed,
+                url: url.text, originalURL: url.text, method: method.rawValue, resolver: resolver,
+                outcome: .connectFailed,
                 error: "\(error.reason); the attempt was not made")
         }
         var headers = extra.filter { $0.name.lowercased() != "host" }
@@ -396,7 +398,7 @@ public final class ProbeEngine: Sendable {
         }
         let checkedName = url.isHTTPS ? url.host : nil
         let spec = TransferSpec(
-            url: requestURL, method: method, headers: headers, body: body, timeout: options.timeout,
+            url: requestURL, method: method.rawValue, headers: headers, body: body, timeout: options.timeout,
             caFile: options.caFileAddsToSystem ? options.caFile.map { CABundle.path(adding: $0) } : options.caFile,
             resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
         let record = await loop.perform(spec)
@@ -413,7 +415,7 @@ public final class ProbeEngine: Sendable {
         let reached = outcome.reachedServer
         let log = record.log.lines
         var hop = Hop(
-            url: requestURL, originalURL: url.text, method: method,
+            url: requestURL, originalURL: url.text, method: method.rawValue,
             requestHeaders: record.requestLine == nil ? headers : record.requestHeaders,
             requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP, remotePort: record.remotePort,
             resolver: resolver, sni: sni, checkedName: checkedName, outcome: outcome,

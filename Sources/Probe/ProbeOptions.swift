@@ -9,8 +9,8 @@ public struct ProbeOptions: Sendable {
     public var scenarios: [Scenario]
     /// Direct attempts to every HTTPDNS IP, not only the first.
     public var allIPs: Bool
-    /// `GET`, `HEAD`, `POST` (or any token; the body goes with every method that has one).
-    public var method: String
+    /// The request method; a body, when there is one, goes with it whatever it is.
+    public var method: RequestMethod
     public var body: [UInt8]?
     /// The file the body was read from (`--data @FILE`), so a reproduce command names it.
     public var bodyFile: String?
@@ -36,7 +36,7 @@ public struct ProbeOptions: Sendable {
     public var allowDowngrade = false
 
     public init(
-        scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: String = "GET",
+        scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: RequestMethod = .get,
         body: [UInt8]? = nil, headers: [HeaderField] = [], caFile: String? = nil, timeout: Double = 10,
         concurrency: Int = 16, redact: Bool = true, maxRedirects: Int = 10
     ) {

@@ -63,7 +63,7 @@ public struct TargetSettings: Sendable, Hashable {
     public func applied(to base: ProbeOptions) -> ProbeOptions {
         var options = base
         if let scenarios { options.scenarios = scenarios }
-        if let method { options.method = method.rawValue }
+        if let method { options.method = method }
         if !headers.isEmpty {
             let names = Set(headers.map { $0.name.lowercased() })
             options.headers = base.headers.filter { !names.contains($0.name.lowercased()) } + headers

@@ -139,7 +139,7 @@ struct AgentCommand: AsyncParsableCommand {
         // How to probe.
         var options = ProbeOptions()
         if !scenario.isEmpty { options.scenarios = scenario }
-        options.method = method.rawValue
+        options.method = method
         do {
             options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }
         } catch {

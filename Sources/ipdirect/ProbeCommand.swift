@@ -153,7 +153,7 @@ struct ProbeCommand: AsyncParsableCommand {
             }
         }
         let chosen = method ?? (options.body == nil ? .get : .post)
-        options.method = chosen.rawValue
+        options.method = chosen
         if chosen == .head && options.body != nil { throw usage("--data goes with POST") }
         do {
             options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }

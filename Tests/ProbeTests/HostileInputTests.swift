@@ -156,7 +156,7 @@ struct HostileInputTests {
                 HeaderField(name: "X-Api-Key", value: "k3y"), HeaderField(name: "X-Trace", value: "keep-me"),
             ]
             let options = ProbeOptions(
-                scenarios: [.directSNI], method: "POST", body: Array("payload".utf8), headers: secrets, redact: false)
+                scenarios: [.directSNI], method: .post, body: Array("payload".utf8), headers: secrets, redact: false)
             let url = lab.url("hostile.lab.test", LabHostilePath.away307)
             let report = try #require(await lab.engine(options).probeAll([url]).first)
             let attempt = try #require(report.attempts(.directSNI).first)

@@ -117,7 +117,7 @@ struct LabScenarioTests {
     func postBodyArrivesWhole() async throws {
         try await withLab { lab in
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 100_000)
-            let engine = lab.engine(ProbeOptions(method: "POST", body: body))
+            let engine = lab.engine(ProbeOptions(method: .post, body: body))
             let reports = await engine.probeAll([
                 lab.url("plain.lab.test", "/echo"), lab.url("single.lab.test", "/echo"),
             ])
@@ -151,7 +151,7 @@ struct LabScenarioTests {
     @Test("HEAD asks for the head only")
     func headRequest() async throws {
         try await withLab { lab in
-            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], method: "HEAD"))
+            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], method: .head))
             let hop = try #require(
                 await engine.probeAll([lab.url("single.lab.test")]).first?.attempts.first?.hops.first)
             #expect(hop.outcome == .ok)
@@ -164,7 +164,7 @@ struct LabScenarioTests {
     @Test("a 302 turns a POST into a GET without the body")
     func redirectTurnsPostIntoGet() async throws {
         try await withLab { lab in
-            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], method: "POST", body: Array("hello".utf8)))
+            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], method: .post, body: Array("hello".utf8)))
             let attempt = try #require(
                 await engine.probeAll([lab.url("redirect.lab.test", "/echo")]).first?.attempts.first)
             #expect(attempt.hops.map(\.method) == ["POST", "GET"])

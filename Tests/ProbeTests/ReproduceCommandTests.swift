@@ -82,7 +82,7 @@ struct ReproduceCommandTests {
     @Test("every command, run with curl and openssl, ends as its attempt did", arguments: ["GET", "POST"])
     func againstTheLab(method: String) async throws {
         try await withLab { lab in
-            var options = ProbeOptions(allIPs: true, method: method, timeout: 2)
+            var options = ProbeOptions(allIPs: true, method: RequestMethod(rawValue: method)!, timeout: 2)
             if method == "POST" { options.body = Array("name=ipdirect&note=it's".utf8) }
             options.headers = [HeaderField(name: "X-Reproduce", value: "yes")]
             // System DNS knows two names here, so system-dns runs pinned as well as failing.
