@@ -12,7 +12,7 @@ struct LabCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab", abstract: "Run the embedded lab alone; prints its endpoints.",
         discussion: """
-            Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone) and serves
+            Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone) and serves \
             until interrupted. Switch the HTTPDNS fault later with: curl -X POST '<control>/fault?mode=slow'
             """)
 

@@ -14,15 +14,18 @@ struct ProbeCommand: AsyncParsableCommand {
         discussion: """
             Scenarios: system-dns (the baseline), direct-http, direct-https (no SNI, certificate checked \
             against the original name in the handshake), direct-sni (the name pinned to the IP).
-            --timeout bounds name resolution (default: the configuration's timeout, 2 s) and, when \
-            --probe-timeout is not given, each request too; --probe-timeout bounds each request (default \
-            10 s). --lab resolves through the lab's HTTPDNS service and trusts its CA.
+            --timeout bounds name resolution (default: the configuration's timeout, \
+            \(ResolutionError.format(ResolverConfiguration.defaults.timeout)) s) and, when --probe-timeout is \
+            not given, each request too; --probe-timeout bounds each request (default \
+            \(ResolutionError.format(ProbeTimeoutOption.defaultSeconds)) s). --lab resolves through the lab's \
+            HTTPDNS service and trusts its CA.
             Results are written as each URL finishes (--order input keeps the input's order); on a \
             terminal, stderr shows a progress line. Ctrl-C stops starting URLs, gives those under way \
             the request timeout to finish, and leaves complete files; a second Ctrl-C stops at once. \
             --resume FILE skips the URLs an earlier run's JSON Lines already has.
             Exit status: 0 when every URL has a working direct scenario, 1 when one has none, 2 for bad \
-            usage or input (an unparsable URL is named and the rest still run), 130 when interrupted.
+            usage or input (an unparsable URL is named and the rest still run), \
+            \(ExitStatus.stopped(by: SIGINT)) when interrupted.
             """)
 
     @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")

@@ -10,12 +10,12 @@ struct ResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve", abstract: "Resolve names through system DNS and HTTPDNS, side by side.",
         discussion: """
-            HTTPDNS is asked every time, as dig would; the CACHE HELD column shows what the cache held
-            for the name before (and whether it differs). --cached reads the cache instead, as the SDKs'
-            non-blocking read does: the cached answer, or a miss (which starts a background resolve,
+            HTTPDNS is asked every time, as dig would; the CACHE HELD column shows what the cache held \
+            for the name before (and whether it differs). --cached reads the cache instead, as the SDKs' \
+            non-blocking read does: the cached answer, or a miss (which starts a background resolve, \
             finished and cached before the command ends, so the next read finds it).
 
-            Exit status: 0 when every name got addresses from at least one side (with --cached: from the
+            Exit status: 0 when every name got addresses from at least one side (with --cached: from the \
             cache), 1 when some got none, 2 for bad usage.
             """)
 
