@@ -1,6 +1,6 @@
 // A CA file for the user's extra CAs (--cacert, ca_file): the system's bundle with the extra ones
 // appended, so they add trust instead of replacing it (libcurl's CAINFO replaces).
-import CCurl
+internal import CCurl
 import Foundation
 
 #if canImport(Glibc)

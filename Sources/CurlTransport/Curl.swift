@@ -1,6 +1,6 @@
 // Process-wide libcurl set-up and the facts of the linked libcurl.
 // curl_global_init is not thread-safe, so it runs once, behind a Swift lazy global.
-import CCurl
+internal import CCurl
 
 /// The linked libcurl, initialised once for the whole process.
 public enum Curl {

@@ -1,6 +1,6 @@
 // libcurl and OpenSSL failures as typed values, classified here and nowhere else: the CURLcode
 // with curl's message and errno, and what the in-handshake certificate check saw.
-import CCurl
+internal import CCurl
 
 /// A libcurl exchange or call that failed.
 public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {

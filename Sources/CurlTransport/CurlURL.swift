@@ -1,6 +1,6 @@
 // libcurl's URL API (`curl_url`) in Swift: parse, read and change parts, resolve a relative
 // `Location`, so URLs are read exactly as the libcurl that requests them reads them.
-import CCurl
+internal import CCurl
 
 /// Why libcurl refused a URL or a part of one.
 public struct CurlURLError: Error, Sendable, Equatable, CustomStringConvertible {

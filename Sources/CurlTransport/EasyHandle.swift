@@ -1,6 +1,6 @@
 // One libcurl easy handle, owned by the transfer loop's thread and never shared between threads
 // (the type is deliberately not Sendable). It keeps alive everything libcurl points into.
-import CCurl
+internal import CCurl
 
 /// A libcurl easy handle with typed option setters and info getters.
 final class EasyHandle {

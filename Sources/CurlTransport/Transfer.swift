@@ -1,6 +1,6 @@
 // The values a transfer is described and answered with: what to send (`TransferSpec`) and what
 // happened (`TransferRecord`), plain Sendable values on both sides of the loop thread.
-import CCurl
+internal import CCurl
 import Foundation
 
 /// An HTTP header as sent or received.

@@ -1,6 +1,6 @@
 // The one place that drives libcurl's multi API: one multi handle per loop, driven by one owner
 // thread and fed through a locked queue. Easy handles are created, run, read and reused there only.
-import CCurl
+internal import CCurl
 import Foundation
 
 /// A libcurl multi loop. Safe to share: the only state touched from outside is the incoming
