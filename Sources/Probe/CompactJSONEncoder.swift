@@ -1,5 +1,6 @@
 // Compact JSON for JSON Lines, written straight into bytes as `encode(to:)` produces it: the
 // same bytes Foundation's JSONEncoder gives with ProbeJSON's settings, at a fraction of its cost.
+import CurlTransport
 import Foundation
 
 /// Encodes a value as one line of compact JSON, byte for byte what `ProbeJSON.encoder(pretty:
@@ -49,6 +50,18 @@ enum CompactJSONEncoder {
                 writeBool(Self.same(value, as: Bool.self))
             } else if T.self == Double.self {
                 try writeDouble(Self.same(value, as: Double.self))
+            } else if T.self == String?.self {
+                // The model's optional fields: Optional's encode(to:) would take a frame and a
+                // single-value container to write the same null or value.
+                if let text = Self.same(value, as: String?.self) { writeString(text) } else { writeNull() }
+            } else if T.self == Int?.self {
+                if let number = Self.same(value, as: Int?.self) { writeInteger(number) } else { writeNull() }
+            } else if T.self == Double?.self {
+                if let number = Self.same(value, as: Double?.self) { try writeDouble(number) } else { writeNull() }
+            } else if T.self == [CurlLogLine].self {
+                try writeLog(Self.same(value, as: [CurlLogLine].self))
+            } else if T.self == [HeaderField].self {
+                writeHeaders(Self.same(value, as: [HeaderField].self))
             } else if T.self == Date.self {
                 writeString(ProbeJSON.timestamp(Self.same(value, as: Date.self)))
             } else if let text = Self.integerText(value) {
@@ -90,6 +103,49 @@ enum CompactJSONEncoder {
             withUnsafePointer(to: value) { $0.withMemoryRebound(to: U.self, capacity: 1) { $0.pointee } }
         }
 
+        func writeNull() {
+            bytes.append(contentsOf: Self.nullBytes)
+        }
+
+        /// curl's log, most of a record's values: written here rather than through
+        /// `CurlLogLine`'s synthesised `encode(to:)` (a frame, a boxed container and a dispatch
+        /// per value), with its keys in the order it declares them, as that would write them
+        /// (a test holds the two to the same bytes).
+        func writeLog(_ lines: [CurlLogLine]) throws {
+            bytes.append(UInt8(ascii: "["))
+            for (index, line) in lines.enumerated() {
+                bytes.append(contentsOf: index == 0 ? Self.logAtKey : Self.nextLogAtKey)
+                try writeDouble(line.atMs)
+                bytes.append(contentsOf: Self.logKindKey)
+                writeString(line.kind.rawValue)
+                bytes.append(contentsOf: Self.logTextKey)
+                writeString(line.text)
+                bytes.append(UInt8(ascii: "}"))
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+
+        /// Request and response headers, as `HeaderField`'s synthesised `encode(to:)` writes them.
+        func writeHeaders(_ fields: [HeaderField]) {
+            bytes.append(UInt8(ascii: "["))
+            for (index, field) in fields.enumerated() {
+                bytes.append(contentsOf: index == 0 ? Self.headerNameKey : Self.nextHeaderNameKey)
+                writeString(field.name)
+                bytes.append(contentsOf: Self.headerValueKey)
+                writeString(field.value)
+                bytes.append(UInt8(ascii: "}"))
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+
+        static let logAtKey = Array(#"{"atMs":"#.utf8)
+        static let nextLogAtKey = Array(#",{"atMs":"#.utf8)
+        static let logKindKey = Array(#","kind":"#.utf8)
+        static let logTextKey = Array(#","text":"#.utf8)
+        static let headerNameKey = Array(#"{"name":"#.utf8)
+        static let nextHeaderNameKey = Array(#",{"name":"#.utf8)
+        static let headerValueKey = Array(#","value":"#.utf8)
+
         func writeBool(_ flag: Bool) {
             bytes.append(contentsOf: flag ? Self.trueBytes : Self.falseBytes)
         }
@@ -102,8 +158,13 @@ enum CompactJSONEncoder {
         func writeDouble(_ number: Double) throws {
             guard number.isFinite else { throw Unsupported() }
             var text = number.description
-            if text.hasSuffix(".0") { text.removeLast(2) }
-            bytes.append(contentsOf: text.utf8)
+            text.withUTF8 { utf8 in
+                // ASCII: a ".0" ending is its last two bytes.
+                let wholeNumber =
+                    utf8.count >= 2 && utf8[utf8.count - 2] == UInt8(ascii: ".")
+                    && utf8[utf8.count - 1] == UInt8(ascii: "0")
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[..<(utf8.count - (wholeNumber ? 2 : 0))]))
+            }
         }
 
         /// A JSON string as JSONEncoder escapes it with `.withoutEscapingSlashes`: quote,
@@ -222,6 +283,44 @@ enum CompactJSONEncoder {
             try frame.sink.write(value)
         }
 
+        // The scalar requirements written directly: their defaults go through the generic one.
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            try self.key(key)
+            frame.sink.writeString(value)
+        }
+
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            try self.key(key)
+            frame.sink.writeInteger(value)
+        }
+
+        mutating func encode(_ value: Double, forKey key: Key) throws {
+            try self.key(key)
+            try frame.sink.writeDouble(value)
+        }
+
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            try self.key(key)
+            frame.sink.writeBool(value)
+        }
+
+        // A synthesised encode(to:) writes an optional field only when present, as JSONEncoder does.
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) }
+        }
+
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) }
+        }
+
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) }
+        }
+
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) }
+        }
+
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type, forKey key: Key
         )
@@ -265,6 +364,26 @@ enum CompactJSONEncoder {
             try frame.sink.write(value)
         }
 
+        mutating func encode(_ value: String) throws {
+            try element()
+            frame.sink.writeString(value)
+        }
+
+        mutating func encode(_ value: Int) throws {
+            try element()
+            frame.sink.writeInteger(value)
+        }
+
+        mutating func encode(_ value: Double) throws {
+            try element()
+            try frame.sink.writeDouble(value)
+        }
+
+        mutating func encode(_ value: Bool) throws {
+            try element()
+            frame.sink.writeBool(value)
+        }
+
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type
         )
@@ -304,6 +423,27 @@ enum CompactJSONEncoder {
         mutating func encode<T: Encodable>(_ value: T) throws {
             try once()
             try frame.sink.write(value)
+        }
+
+        // String is what every enum of the model writes (its raw value).
+        mutating func encode(_ value: String) throws {
+            try once()
+            frame.sink.writeString(value)
+        }
+
+        mutating func encode(_ value: Int) throws {
+            try once()
+            frame.sink.writeInteger(value)
+        }
+
+        mutating func encode(_ value: Double) throws {
+            try once()
+            try frame.sink.writeDouble(value)
+        }
+
+        mutating func encode(_ value: Bool) throws {
+            try once()
+            frame.sink.writeBool(value)
         }
     }
 

@@ -166,10 +166,28 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     public var queryItems: [HeaderField] {
         guard let query = (try? CurlURL(text))?[.query] else { return [] }
         return QueryString.pairs(query[...]).filter { !$0.name.isEmpty || $0.value != nil }.map { pair in
-            let name = String(pair.name).removingPercentEncoding ?? String(pair.name)
-            let value = pair.value.map { String($0).removingPercentEncoding ?? String($0) } ?? ""
-            return HeaderField(name: name, value: value)
+            HeaderField(name: Self.percentDecoded(pair.name), value: pair.value.map(Self.percentDecoded) ?? "")
         }
+    }
+
+    /// Percent-decoded, or as written when that fails. Text without a `%` is already decoded:
+    /// Foundation is not asked (every probed URL's query passes here for redaction).
+    private static func percentDecoded(_ text: Substring) -> String {
+        let written = String(text)
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return written }
+        return written.removingPercentEncoding ?? written
+    }
+
+    /// Where the `://` after a URL's scheme is, found on bytes (Foundation's `range(of:)` was
+    /// a percent of a probe's CPU, asked for every hop's redaction and reproduce command).
+    static func schemeSeparator(in text: String) -> Range<String.Index>? {
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        while let colon = utf8[start...].firstIndex(of: UInt8(ascii: ":")) {
+            if utf8[colon...].starts(with: "://".utf8) { return colon..<utf8.index(colon, offsetBy: 3) }
+            start = utf8.index(after: colon)
+        }
+        return nil
     }
 
     /// A host as it appears in an authority: IPv6 literals in brackets.

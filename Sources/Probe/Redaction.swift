@@ -81,7 +81,7 @@ public enum Redaction {
 
     /// Where the password of a URL's user information lies (`https://user:pass@host/`), if any.
     private static func passwordRange(_ text: String) -> Range<String.Index>? {
-        guard let schemeEnd = text.range(of: "://") else { return nil }
+        guard let schemeEnd = ProbeURL.schemeSeparator(in: text) else { return nil }
         let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
             return nil
@@ -107,7 +107,7 @@ public enum Redaction {
         var copy = line
         if line.kind != .info, let name = secretHeaderName(inLine: line.text) {
             copy.text = "\(name): \(marker)"
-        } else if line.text.utf8.contains(UInt8(ascii: "?")) || line.text.utf8.contains(UInt8(ascii: "@")) {
+        } else if line.text.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }) {
             copy.text = line.text.split(separator: " ", omittingEmptySubsequences: false)
                 .map { word in
                     word.utf8.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }

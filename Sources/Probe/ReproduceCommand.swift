@@ -225,7 +225,7 @@ public enum ReproduceCommand {
     private static func urlPieces(_ text: String, variables: inout [(name: String, meaning: String)]) -> [Piece] {
         var pieces: [Piece] = []
         var rest = Substring(text)
-        if let schemeEnd = text.range(of: "://") {
+        if let schemeEnd = ProbeURL.schemeSeparator(in: text) {
             let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
             if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":"),
                 text.index(after: colon) < at
@@ -296,11 +296,20 @@ public enum ReproduceCommand {
     /// One word for a POSIX shell: bare when it is made of safe characters, else in single
     /// quotes (a single quote inside as `'\''`).
     public static func quoted(_ text: String) -> String {
-        let safe = CharacterSet(
-            charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./")
-        if !text.isEmpty, text.unicodeScalars.allSatisfy({ safe.contains($0) }) { return text }
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 < 0x80 && safeBytes[Int($0)] }) { return text }
+        guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
         return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
+
+    /// The ASCII bytes a word may hold bare, by value (every reproduce command quotes several
+    /// words: a CharacterSet built for each was a percent of a probe's CPU).
+    private static let safeBytes: [Bool] = {
+        var table = [Bool](repeating: false, count: 0x80)
+        for byte in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./".utf8 {
+            table[Int(byte)] = true
+        }
+        return table
+    }()
 
     /// The body as text when it can travel in a quoted word exactly: UTF-8, no NUL.
     private static func printableText(_ body: [UInt8]) -> String? {

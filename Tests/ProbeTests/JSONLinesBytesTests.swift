@@ -152,3 +152,85 @@ struct JSONLinesBytesTests {
         #expect(try Self.sameDocument(fallback, expected))
     }
 }
+
+@Suite("JSON Lines bytes: directly written values")
+struct JSONLinesDirectWritesTests {
+    /// A value written through its own `encode(to:)`, past the encoder's direct writers.
+    struct ThroughCodable<Value: Encodable>: Encodable {
+        var value: Value
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+
+    static let hostile = JSONLinesBytesTests.hostile
+
+    @Test("curl's log lines and headers: the bytes their own encode(to:) writes, keys in the same order")
+    func logAndHeaders() throws {
+        let log = [
+            CurlLogLine(atMs: 0.5, kind: .info, text: Self.hostile),
+            CurlLogLine(atMs: 3, kind: .headerIn, text: ""),
+            CurlLogLine(atMs: 1e-7, kind: .headerOut, text: "GET /?a=1 HTTP/1.1"),
+            CurlLogLine(atMs: 123_456.125, kind: .ssl, text: "TLS handshake, Finished (20):"),
+        ]
+        let headers = [
+            HeaderField(name: "X-\u{1B}", value: Self.hostile), HeaderField(name: "", value: ""),
+            HeaderField(name: "Host", value: "a.test:443"),
+        ]
+        for lines in [log, [], [log[0]]] {
+            let direct = String(decoding: try CompactJSONEncoder.encodeInOrder(lines), as: UTF8.self)
+            let codable = String(
+                decoding: try CompactJSONEncoder.encodeInOrder(ThroughCodable(value: lines)), as: UTF8.self)
+            #expect(direct == codable)
+        }
+        for fields in [headers, [], [headers[2]]] {
+            let direct = String(decoding: try CompactJSONEncoder.encodeInOrder(fields), as: UTF8.self)
+            let codable = String(
+                decoding: try CompactJSONEncoder.encodeInOrder(ThroughCodable(value: fields)), as: UTF8.self)
+            #expect(direct == codable)
+        }
+        let written = String(decoding: try CompactJSONEncoder.encodeInOrder(log), as: UTF8.self)
+        #expect(written.hasPrefix(#"[{"atMs":0.5,"kind":"info","text":"#))
+        #expect(written.contains(#"{"atMs":3,"kind":"header-in","text":""}"#))
+        #expect(written.contains(#"{"atMs":1e-07,"kind":"header-out","text":"GET /?a=1 HTTP/1.1"}"#))
+    }
+
+    /// Optional fields and plain scalars, through keyed, unkeyed and single-value containers.
+    struct Scalars: Encodable {
+        var text: String? = "a\"b"
+        var none: String? = nil
+        var count: Int? = -3
+        var ratio: Double? = 2.0
+        var flag = true
+        var list: [Double] = [1.5, 2, -0.0]
+        var words: [String?] = ["x", nil]
+
+        private enum Field: String, CodingKey { case text, none, count, ratio, flag, list, words, absent }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Field.self)
+            try c.encode(text, forKey: .text)
+            try c.encode(none, forKey: .none)
+            try c.encode(count, forKey: .count)
+            try c.encode(ratio, forKey: .ratio)
+            try c.encode(flag, forKey: .flag)
+            try c.encode(list, forKey: .list)
+            try c.encode(words, forKey: .words)
+            try c.encodeIfPresent(none, forKey: .absent)
+        }
+    }
+
+    @Test("optionals written as null or their value, scalars as JSONEncoder writes them")
+    func scalars() throws {
+        let fast = String(decoding: try CompactJSONEncoder.encodeInOrder(Scalars()), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        let foundation = String(decoding: try encoder.encode(Scalars()), as: UTF8.self)
+        #expect(
+            fast
+                == #"{"text":"a\"b","none":null,"count":-3,"ratio":2,"flag":true,"list":[1.5,2,-0],"words":["x",null]}"#
+        )
+        // The same document as JSONEncoder's (its keys sorted here, so compared as objects).
+        let left = try JSONSerialization.jsonObject(with: Data(fast.utf8)) as? NSDictionary
+        let right = try JSONSerialization.jsonObject(with: Data(foundation.utf8)) as? NSDictionary
+        #expect(left != nil && left == right)
+    }
+}
