@@ -150,8 +150,9 @@ enum CompactJSONEncoder {
             bytes.append(contentsOf: flag ? Self.trueBytes : Self.falseBytes)
         }
 
-        func writeInteger(_ number: some BinaryInteger) {
-            bytes.append(contentsOf: String(number).utf8)
+        /// `Int.description`: `String(_:)` of a generic integer takes the slow generic path.
+        func writeInteger(_ number: Int) {
+            bytes.append(contentsOf: number.description.utf8)
         }
 
         /// As JSONEncoder: the shortest round-trip form, without a trailing ".0".
