@@ -37,6 +37,8 @@ enum LabRole: String, CaseIterable, Sendable {
 public struct LabOptions: Sendable {
     /// First port of a fixed, deterministic layout (N, N+1, ...); nil picks free ports.
     public var portBase: Int?
+    /// The bases whose whole layout fits below port 65536: one port for each of the lab's servers.
+    public static let portBases: ClosedRange<Int> = 1...(65_535 - (LabRole.allCases.count - 1))
     /// The HTTPDNS fault at start-up.
     public var fault: HTTPDNSFault
     /// Where `ca.pem` is written; nil makes a fresh temporary directory, removed at shutdown.

@@ -26,8 +26,11 @@ struct LabCommand: AsyncParsableCommand {
     var stateDirectory: String?
 
     func validate() throws {
-        if let portBase, !(1..<(65536 - 32)).contains(portBase) {
-            throw ValidationError("--port-base must be between 1 and \(65536 - 33)")
+        let bases = LabOptions.portBases
+        if let portBase, !bases.contains(portBase) {
+            throw ValidationError(
+                "--port-base must be between \(bases.lowerBound) and \(bases.upperBound): the lab uses the ports after it"
+            )
         }
     }
 
