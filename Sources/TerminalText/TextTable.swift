@@ -1,5 +1,5 @@
-// Aligned plain-text tables for the command line: `probe`'s attempts, `resolve`'s names and
-// `cache list`'s entries all print through this one function, widths measured in cells.
+// Aligned plain-text tables for the command line: `probe`'s attempts and rankings, `resolve`'s
+// names and providers, `cache list`'s entries all print through this one function, widths in cells.
 import Foundation
 
 /// Columns padded to their widest cell (in terminal cells), two spaces apart, trailing
