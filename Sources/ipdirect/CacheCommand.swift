@@ -12,9 +12,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     /// Options every cache subcommand shares: which configuration file names the cache.
     struct Location: ParsableArguments {
-        @Option(
-            help: ArgumentHelp(
-                "Configuration file (default: $XDG_CONFIG_HOME/ipdirect/config.toml).", valueName: "FILE"))
+        @Option(help: ProviderOptions.configFileHelp)
         var config: String?
 
         /// The configured cache file, or nil when persistence is off.

@@ -68,9 +68,12 @@ struct ProviderOptions: ParsableArguments {
     @Flag(help: "Do not fall back to system DNS when HTTPDNS fails.")
     var noFallback = false
 
-    @Option(
-        help: ArgumentHelp("Configuration file (default: $XDG_CONFIG_HOME/ipdirect/config.toml).", valueName: "FILE"))
+    @Option(help: configFileHelp)
     var config: String?
+
+    /// `--config`'s help, for every command that reads the configuration file.
+    static let configFileHelp = ArgumentHelp(
+        "Configuration file (default: $XDG_CONFIG_HOME/ipdirect/config.toml).", valueName: "FILE")
 
     @Flag(
         help:
