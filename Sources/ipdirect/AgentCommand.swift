@@ -27,7 +27,7 @@ struct AgentCommand: AsyncParsableCommand {
             The log (standard error) has one line per event; --log-format json for a log shipper.
             """)
 
-    @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
+    @Argument(help: RequestOptionHelp.urls)
     var urls: [String] = []
 
     @Option(
@@ -66,16 +66,16 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log lines as text or json.")
     var logFormat: AgentLogFormat = .text
 
-    @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
+    @Option(name: .long, help: RequestOptionHelp.scenario)
     var scenario: [Scenario] = []
 
     @Option(name: .long, help: "GET or HEAD (the agent never sends POST: it would repeat a change every round).")
     var method: RequestMethod = .get
 
-    @Option(name: .long, help: "Extra request header 'Name: value' (repeatable).")
+    @Option(name: .long, help: RequestOptionHelp.header)
     var header: [String] = []
 
-    @Option(name: .long, help: "Trust the CAs in this PEM file too, for every request.")
+    @Option(name: .long, help: RequestOptionHelp.cacert)
     var cacert: String?
 
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the exports.")

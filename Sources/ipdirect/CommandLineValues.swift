@@ -30,6 +30,16 @@ extension RequestMethod: ExpressibleByArgument {
     }
 }
 
+/// The help of the arguments and options `probe` and `agent` both take, written once.
+enum RequestOptionHelp {
+    static let urls: ArgumentHelp =
+        "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name."
+    static let scenario = ArgumentHelp(
+        "Only this scenario (repeatable): \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
+    static let header: ArgumentHelp = "Extra request header 'Name: value' (repeatable)."
+    static let cacert: ArgumentHelp = "Trust the CAs in this PEM file too, for every request."
+}
+
 /// `--probe-timeout`, shared by `probe` and the console: how long one request may take.
 struct ProbeTimeoutOption: ParsableArguments {
     /// The default, from the probe engine's own options.

@@ -28,13 +28,13 @@ struct ProbeCommand: AsyncParsableCommand {
             \(ExitStatus.stopped(by: SIGINT)) when interrupted.
             """)
 
-    @Argument(help: "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.")
+    @Argument(help: RequestOptionHelp.urls)
     var urls: [String] = []
 
     @Option(name: .long, help: "Read URLs from FILE, one a line ('#' starts a comment).")
     var input: String?
 
-    @Option(name: .long, help: "Only this scenario (repeatable): system-dns, direct-http, direct-https, direct-sni.")
+    @Option(name: .long, help: RequestOptionHelp.scenario)
     var scenario: [Scenario] = []
 
     @Flag(name: .customLong("all-ips"), help: "Direct attempts to every HTTPDNS IP, not only the first.")
@@ -46,7 +46,7 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Request body: TEXT, or @FILE to read it from a file.")
     var data: String?
 
-    @Option(name: .long, help: "Extra request header 'Name: value' (repeatable).")
+    @Option(name: .long, help: RequestOptionHelp.header)
     var header: [String] = []
 
     @Option(name: .long, help: "Output: table, json or jsonl.")
@@ -58,7 +58,7 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Also write JSON Lines to FILE.")
     var jsonl: String?
 
-    @Option(name: .long, help: "Trust the CAs in this PEM file too, for every request.")
+    @Option(name: .long, help: RequestOptionHelp.cacert)
     var cacert: String?
 
     @Option(name: .long, help: "How many requests may run at once.")
