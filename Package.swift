@@ -59,7 +59,7 @@ let package = Package(
                 .embedInCode("default-config.toml"),
             ]),
 
-        // The HTTPDNS services' ciphers and signatures (AES-CBC/GCM, DES-ECB, HMAC-SHA256) through
+        // The HTTPDNS services' ciphers and signatures (AES-CBC/GCM, DES-ECB, HMAC-SHA256, MD5) through
         // OpenSSL's EVP and swift-crypto: shared by the providers and the lab that checks them.
         .target(
             name: "WireCiphers",

@@ -1,7 +1,7 @@
 // The lab's HTTPDNS service: the Alibaba Cloud legacy API, Tencent's text format, DoH JSON and wire,
 // all answered from the zone. Pure request-to-answer logic; the fault switch is applied on top.
-import Crypto
 import Foundation
+import WireCiphers
 
 /// Answers HTTPDNS queries the way the real services do.
 struct HTTPDNSService: Sendable {
@@ -66,7 +66,7 @@ struct HTTPDNSService: Sendable {
         guard !families.isEmpty, families.isSubset(of: ["4", "6"]) else { return failure(400, "InvalidQuery") }
         if endpoint == "sign_d" {
             guard let t = request.query["t"], let s = request.query["s"] else { return failure(400, "MissingArgument") }
-            guard s.lowercased() == Self.signature(host: host, secret: secret, expiry: t) else {
+            guard s.lowercased() == AliCloudLegacySigning.signature(host: host, secret: secret, expiry: t) else {
                 return failure(403, "InvalidSignature")
             }
             guard let expiry = Int(t), expiry >= now() else { return failure(403, "SignatureExpired") }
@@ -103,11 +103,6 @@ struct HTTPDNSService: Sendable {
         fields.append(#""client_ip":\#(json(clientIP))"#)
         return Answer(
             response: .json(200, "{" + fields.joined(separator: ",") + "}"), format: format, host: host, isJSON: true)
-    }
-
-    /// The Alibaba Cloud signature: lowercase hex of md5("host-secret-t").
-    static func signature(host: String, secret: String, expiry: String) -> String {
-        Insecure.MD5.hash(data: Data("\(host)-\(secret)-\(expiry)".utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     // MARK: Tencent DNSPod D+

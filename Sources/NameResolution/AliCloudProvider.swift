@@ -1,8 +1,8 @@
 // Alibaba Cloud HTTPDNS, legacy API: /{account}/d, signed /{account}/sign_d whenever a
 // secret is configured, and batch /{account}/resolve (5 names a request) for pre-resolve.
-import Crypto
 import CurlTransport
 import Foundation
+import WireCiphers
 
 /// Alibaba Cloud's HTTPDNS service.
 public struct AliCloudProvider: HTTPDNSProvider {
@@ -29,9 +29,9 @@ public struct AliCloudProvider: HTTPDNSProvider {
         self.transport = transport
     }
 
-    /// The `s` parameter: lowercase hex of md5("host-secret-t").
+    /// The `s` parameter: lowercase hex of md5("host-secret-t"), as the lab checks it.
     static func signature(host: String, secret: String, expiry: Int) -> String {
-        Insecure.MD5.hash(data: Data("\(host)-\(secret)-\(expiry)".utf8)).map { String(format: "%02x", $0) }.joined()
+        AliCloudLegacySigning.signature(host: host, secret: secret, expiry: String(expiry))
     }
 
     static func query(_ families: Set<IPFamily>) -> String {
