@@ -23,6 +23,35 @@ enum CompactJSONEncoder {
         return Array(try ProbeJSON.encoder(pretty: false).encode(value))
     }
 
+    /// Encodes one value after another into the same buffer and frames, which stay allocated:
+    /// a batch writer's records (a fresh buffer grown to each record's size, and a copy into
+    /// `Data`, were the heap churn that made JSON Lines fault in more pages than the table).
+    /// Not thread-safe: its owner uses it under a lock.
+    final class LineWriter: @unchecked Sendable {
+        private let sink = Sink()
+
+        init() {}
+
+        /// `value` as one JSON line with its newline (as `ProbeJSON.line` writes it), handed to
+        /// `body` while the bytes are valid; nil when the value cannot be encoded.
+        func withLine<T: Encodable, Result>(_ value: T, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+            sink.bytes.removeAll(keepingCapacity: true)
+            do {
+                try sink.write(value)
+            } catch {
+                sink.bytes.removeAll(keepingCapacity: true)
+                guard let data = try? ProbeJSON.encoder(pretty: false).encode(value) else { return nil }
+                sink.bytes.append(contentsOf: data)
+            }
+            sink.bytes.append(0x0A)
+            defer {
+                // One huge record does not keep its buffer for the rest of the batch.
+                if sink.bytes.capacity > 1 << 20 { sink.bytes = [] }
+            }
+            return sink.bytes.withUnsafeBytes(body)
+        }
+    }
+
     /// The fast path alone (a test compares it with JSONEncoder).
     static func encodeInOrder<T: Encodable>(_ value: T) throws -> [UInt8] {
         let sink = Sink()

@@ -43,6 +43,8 @@ public final class ReportWriter: Sendable {
     private let ownsDescriptor: Bool
     private let redact: Bool
     private let state = Locked(State())
+    /// JSON Lines: one buffer for every record, used under `state`'s lock.
+    private let lines = CompactJSONEncoder.LineWriter()
 
     private static let harHead = Data(
         """
@@ -111,7 +113,7 @@ public final class ReportWriter: Sendable {
             case .table:
                 put(Data(ProbeExport.table([report]).utf8), &state)
             case .jsonLines:
-                put(Self.jsonLine(shown), &state)
+                _ = lines.withLine(shown) { put($0, &state) }
             case .jsonArray:
                 let element = (try? ProbeJSON.encoder(pretty: true).encode(shown)) ?? Data("null".utf8)
                 // Indented as an element of the array, as one pretty-printed array would be.
@@ -171,19 +173,20 @@ public final class ReportWriter: Sendable {
     }
 
     private func put(_ data: Data, _ state: inout State) {
-        let failed = data.withUnsafeBytes { buffer -> Int32? in
-            var offset = 0
-            while offset < buffer.count {
-                let count = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += count
+        data.withUnsafeBytes { put($0, &state) }
+    }
+
+    private func put(_ buffer: UnsafeRawBufferPointer, _ state: inout State) {
+        var offset = 0
+        while offset < buffer.count {
+            let count = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                if state.failure == nil { state.failure = String(cString: strerror(errno)) }
+                return
             }
-            return nil
+            offset += count
         }
-        if let failed, state.failure == nil { state.failure = String(cString: strerror(failed)) }
     }
 
     /// Truncates a JSON Lines file after its last newline (a line cut off by a hard stop).
