@@ -59,7 +59,10 @@ struct ProviderOptions: ParsableArguments {
             valueName: "HOST[:PORT]"))
     var dnsServer: String?
 
-    @Option(help: "How --provider doh sends queries: get (?dns=, the default) or post.")
+    @Option(
+        help: ArgumentHelp(
+            "How --provider doh sends queries: get (?dns=) or post (default \(ResolverConfiguration.defaults.dohMethod.rawValue), the configuration's doh_method)."
+        ))
     var dohMethod: DoHMethod?
 
     @Flag(help: "Serve expired answers at once while refreshing them.")

@@ -22,7 +22,11 @@ struct ResolveCommand: AsyncParsableCommand {
     @Argument(help: "Host names to resolve.")
     var hosts: [String] = []
 
-    @Option(name: .customLong("type"), help: "Address families: auto, v4, v6 or both (default: configured, auto).")
+    @Option(
+        name: .customLong("type"),
+        help: ArgumentHelp(
+            "Address families (default \(ResolverConfiguration.defaults.family.rawValue), the configuration's family)."
+        ))
     var family: AddressFamily?
 
     @Option(help: "Output: table or json.")
