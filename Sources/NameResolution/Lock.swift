@@ -1,5 +1,5 @@
-// A plain mutual-exclusion lock for the resolver cache's hot path.
-// pthread_mutex is cheaper than NSLock and needs no newer OS than the package targets.
+// A value behind a plain mutual-exclusion lock, for the resolver cache's hot path and every module
+// above it that shares state between threads. pthread_mutex is cheaper than NSLock on that path.
 import Foundation
 
 #if canImport(Glibc)

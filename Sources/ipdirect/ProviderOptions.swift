@@ -1,5 +1,5 @@
-// The provider options every front end shares (`resolve`, `probe`, the console): which HTTPDNS
-// service, how long to wait, or `--lab` to use the embedded lab's. Never a secret on argv.
+// The provider options every front end shares (`resolve`, `probe`, `agent`, `config show`, the
+// console): which HTTPDNS service, how long to wait, or `--lab` to use the lab's. Never a secret on argv.
 import ArgumentParser
 import CurlTransport
 import Foundation
