@@ -145,7 +145,7 @@ struct AgentCommand: AsyncParsableCommand {
         } catch {
             throw usage(error.reason)
         }
-        options.timeout = requestTimeout.probeTimeout ?? providerOptions.timeout ?? ProbeTimeoutOption.defaultSeconds
+        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
         options.concurrency = concurrency * 4
         options.redact = !noRedact
 

@@ -40,7 +40,7 @@ enum RequestOptionHelp {
     static let cacert: ArgumentHelp = "Trust the CAs in this PEM file too, for every request."
 }
 
-/// `--probe-timeout`, shared by `probe` and the console: how long one request may take.
+/// `--probe-timeout`, shared by `probe`, `agent` and the console: how long one request may take.
 struct ProbeTimeoutOption: ParsableArguments {
     /// The default, from the probe engine's own options.
     static let defaultSeconds = ProbeOptions().timeout
@@ -50,6 +50,15 @@ struct ProbeTimeoutOption: ParsableArguments {
             "Seconds one probe request may take (default \(ResolutionError.format(defaultSeconds))).",
             valueName: "SECONDS"))
     var probeTimeout: Double?
+
+    /// The bound for each request in `probe` and `agent`: `--probe-timeout`, else a `--timeout`
+    /// given on the command line (it then bounds requests too), else the default. The console
+    /// keeps `--timeout` for name resolution alone.
+    ///
+    /// - Parameter timeout: the command line's `--timeout`, nil when not given.
+    func seconds(orResolutionTimeout timeout: Double?) -> Double {
+        probeTimeout ?? timeout ?? Self.defaultSeconds
+    }
 
     func validate() throws {
         if let probeTimeout, !(probeTimeout > 0 && probeTimeout <= 3600) {
