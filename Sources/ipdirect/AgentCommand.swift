@@ -146,7 +146,8 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage(error.reason)
         }
         options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
-        options.concurrency = concurrency * 4
+        // Requests at once: room for every scenario of each URL under way.
+        options.concurrency = concurrency * Scenario.allCases.count
         options.redact = !noRedact
 
         let session: ResolverSession
