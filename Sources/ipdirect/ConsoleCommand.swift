@@ -97,8 +97,12 @@ final class LiveConsoleEngine: ConsoleEngine {
     }
 
     func probe(_ text: String) -> AsyncStream<ConsoleProbeEvent> {
-        let events = prober.probe(session.labTarget(text))
-        return AsyncStream { continuation in
+        Self.consoleEvents(prober.probe(session.labTarget(text)))
+    }
+
+    /// The engine's events as the console takes them; cancelling the console's stream stops the engine's.
+    static func consoleEvents(_ events: AsyncStream<ProbeEvent>) -> AsyncStream<ConsoleProbeEvent> {
+        AsyncStream { continuation in
             let task = Task {
                 for await event in events { continuation.yield(ConsoleProbeEvent(event)) }
                 continuation.finish()
@@ -164,14 +168,7 @@ extension LiveConsoleEngine {
         var options = prober.options
         options.scenarios = [scenario]
         options.allIPs = false
-        let events = ProbeEngine(resolve: pinned, options: options).probe(text)
-        return AsyncStream { continuation in
-            let task = Task {
-                for await event in events { continuation.yield(ConsoleProbeEvent(event)) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        return Self.consoleEvents(ProbeEngine(resolve: pinned, options: options).probe(text))
     }
 
     func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String {
