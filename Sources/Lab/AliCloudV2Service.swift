@@ -41,10 +41,13 @@ public struct LabKeys: Sendable, Codable, Equatable {
 }
 
 extension HTTPDNSService {
-    /// The v2 error codes, with the HTTP status the lab sends each with.
-    enum V2Code: String {
+    /// The alicloud error codes the lab answers with (v2 and the legacy API share them), with the
+    /// HTTP status the lab sends each with.
+    enum AliCloudCode: String {
         case invalidAccount = "InvalidAccount"
         case missingArgument = "MissingArgument"
+        /// Legacy API only: `query` is not 4, 6 or 4,6.
+        case invalidQuery = "InvalidQuery"
         case invalidHost = "InvalidHost"
         case tooManyHosts = "TooManyHosts"
         case invalidSignature = "InvalidSignature"
@@ -54,7 +57,7 @@ extension HTTPDNSService {
 
         var status: Int {
             switch self {
-            case .missingArgument, .invalidHost, .tooManyHosts: return 400
+            case .missingArgument, .invalidQuery, .invalidHost, .tooManyHosts: return 400
             default: return 403
             }
         }
@@ -70,7 +73,7 @@ extension HTTPDNSService {
         let format = mode == .aesCBC ? "alicloud-v2-cbc" : mode == .aesGCM ? "alicloud-v2-gcm" : "alicloud-v2"
         var hosts = query["dn"] ?? ""
         let date = Self.httpDate(now())
-        func failure(_ code: V2Code) -> Answer {
+        func failure(_ code: AliCloudCode) -> Answer {
             var response = LabResponse.json(code.status, #"{"code":"\#(code.rawValue)"}"#)
             response.headers.append(("Date", date))
             return Answer(response: response, format: format, host: hosts, isJSON: true)

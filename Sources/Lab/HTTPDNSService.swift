@@ -56,20 +56,22 @@ struct HTTPDNSService: Sendable {
     private func alicloud(_ request: LabRequest, account: String, endpoint: String) -> Answer {
         let format = ["d": "alicloud", "sign_d": "alicloud-signed", "resolve": "alicloud-batch"][endpoint]!
         let host = request.query["host"] ?? ""
-        func failure(_ status: Int, _ code: String) -> Answer {
-            Answer(response: .json(status, #"{"code":"\#(code)"}"#), format: format, host: host, isJSON: true)
+        func failure(_ code: AliCloudCode) -> Answer {
+            Answer(
+                response: .json(code.status, #"{"code":"\#(code.rawValue)"}"#), format: format, host: host, isJSON: true
+            )
         }
-        guard account == self.account else { return failure(403, "InvalidAccount") }
-        guard !host.isEmpty else { return failure(400, "MissingArgument") }
+        guard account == self.account else { return failure(.invalidAccount) }
+        guard !host.isEmpty else { return failure(.missingArgument) }
         let wanted = request.query["query"] ?? "4"
         let families = Set(wanted.split(separator: ","))
-        guard !families.isEmpty, families.isSubset(of: ["4", "6"]) else { return failure(400, "InvalidQuery") }
+        guard !families.isEmpty, families.isSubset(of: ["4", "6"]) else { return failure(.invalidQuery) }
         if endpoint == "sign_d" {
-            guard let t = request.query["t"], let s = request.query["s"] else { return failure(400, "MissingArgument") }
+            guard let t = request.query["t"], let s = request.query["s"] else { return failure(.missingArgument) }
             guard s.lowercased() == AliCloudLegacySigning.signature(host: host, secret: secret, expiry: t) else {
-                return failure(403, "InvalidSignature")
+                return failure(.invalidSignature)
             }
-            guard let expiry = Int(t), expiry >= now() else { return failure(403, "SignatureExpired") }
+            guard let expiry = Int(t), expiry >= now() else { return failure(.signatureExpired) }
         }
         let clientIP = request.remoteAddress ?? "127.0.0.1"
         if endpoint == "resolve" {
