@@ -103,7 +103,9 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         switch code {
         case "InvalidSignature", "SignatureMismatch": return .signatureRejected
         case "SignatureExpired": return .signatureExpired
-        case "InvalidAccount", "AccountNotExist", "InvalidAccountId": return .invalidAccount(account ?? "")
+        // The v2 API says AccountNotExists (AliCloudV2Errors); both spellings are taken here.
+        case "InvalidAccount", "AccountNotExist", "AccountNotExists", "InvalidAccountId":
+            return .invalidAccount(account ?? "")
         default: return .http(status: status, code: code)
         }
     }

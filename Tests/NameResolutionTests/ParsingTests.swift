@@ -162,3 +162,17 @@ struct ParsingTests {
         #expect(screened.rejected == ["1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"])
     }
 }
+
+@Suite("Service error codes")
+struct ServiceErrorCodeTests {
+    @Test("every spelling of an unknown account is told as one, with the account to check")
+    func unknownAccount() {
+        for code in ["InvalidAccount", "AccountNotExist", "AccountNotExists", "InvalidAccountId"] {
+            #expect(
+                ResolutionError.fromStatus(403, code: code, account: "139450") == .invalidAccount("139450"), "\(code)")
+        }
+        #expect(
+            ResolutionError.fromStatus(403, code: "Throttled", account: "139450")
+                == .http(status: 403, code: "Throttled"))
+    }
+}
