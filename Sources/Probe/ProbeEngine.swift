@@ -366,7 +366,7 @@ public final class ProbeEngine: Sendable {
         body: [UInt8]? = nil, dnsServer: DNSServer? = nil
     ) -> ReproduceCommand.Exchange {
         ReproduceCommand.Exchange(
-            scenario: scenario, url: url, ip: ip, pins: pins, method: method.rawValue, headers: options.headers,
+            scenario: scenario, url: url, ip: ip, pins: pins, method: method, headers: options.headers,
             body: body,
             bodyFile: body != nil && body == options.body ? options.bodyFile : nil, caFile: options.caFile,
             timeout: options.timeout, dnsServer: dnsServer)

@@ -23,6 +23,9 @@ public struct ProbeOptions: Sendable {
     public var caFileAddsToSystem = false
     /// Per-request timeout in seconds.
     public var timeout: Double
+    /// The per-request timeout when none is given (`--probe-timeout`'s default; reproduce
+    /// commands built without options use it too).
+    public static let defaultTimeout: Double = 10
     /// How many requests may run at once.
     public var concurrency: Int
     /// Hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets in traces and exports.
@@ -37,7 +40,7 @@ public struct ProbeOptions: Sendable {
 
     public init(
         scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: RequestMethod = .get,
-        body: [UInt8]? = nil, headers: [HeaderField] = [], caFile: String? = nil, timeout: Double = 10,
+        body: [UInt8]? = nil, headers: [HeaderField] = [], caFile: String? = nil, timeout: Double = defaultTimeout,
         concurrency: Int = 16, redact: Bool = true, maxRedirects: Int = 10
     ) {
         self.scenarios = scenarios

@@ -18,7 +18,7 @@ public enum ReproduceCommand {
         public var ip: String?
         /// For system-dns: every address system DNS gave (pinned together, in order).
         public var pins: [String]
-        public var method: String
+        public var method: RequestMethod
         /// The request headers the user asked for (`Host` is the engine's own).
         public var headers: [HeaderField]
         public var body: [UInt8]?
@@ -33,9 +33,9 @@ public enum ReproduceCommand {
         public var dnsServer: DNSServer?
 
         public init(
-            scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: String = "GET",
+            scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod = .get,
             headers: [HeaderField] = [], body: [UInt8]? = nil, bodyFile: String? = nil, caFile: String? = nil,
-            timeout: Double = 10, dnsServer: DNSServer? = nil
+            timeout: Double = ProbeOptions.defaultTimeout, dnsServer: DNSServer? = nil
         ) {
             self.scenario = scenario
             self.url = url
@@ -103,10 +103,10 @@ public enum ReproduceCommand {
         }
         if let caFile = exchange.caFile, url.isHTTPS { words += ["--cacert", quoted(caFile)] }
         switch exchange.method {
-        case "GET": break
-        case "HEAD": words.append("-I")
-        case "POST" where exchange.body != nil: break
-        default: words += ["-X", quoted(exchange.method)]
+        case .get: break
+        case .head: words.append("-I")
+        case .post where exchange.body != nil: break
+        case .post: words += ["-X", "POST"]
         }
         if ipInURL { words += ["-H", quoted("Host: \(url.hostHeader)")] }
         for field in exchange.headers where field.name.lowercased() != "host" {
@@ -162,7 +162,7 @@ public enum ReproduceCommand {
 
         let userHeaders = exchange.headers.filter { !["host", "connection"].contains($0.name.lowercased()) }
         let requestLine =
-            [Piece.text("\(exchange.method) ")] + urlPieces(url.pathAndQuery, variables: &variables)
+            [Piece.text("\(exchange.method.rawValue) ")] + urlPieces(url.pathAndQuery, variables: &variables)
             + [.text(" HTTP/1.1")]
         var quotedLines = [word(requestLine), quoted("Host: \(url.hostHeader)")]
         if !userHeaders.contains(where: { $0.name.lowercased() == "accept" }) {

@@ -43,7 +43,7 @@ enum RequestOptionHelp {
 /// `--probe-timeout`, shared by `probe`, `agent` and the console: how long one request may take.
 struct ProbeTimeoutOption: ParsableArguments {
     /// The default, from the probe engine's own options.
-    static let defaultSeconds = ProbeOptions().timeout
+    static let defaultSeconds = ProbeOptions.defaultTimeout
 
     @Option(
         help: ArgumentHelp(

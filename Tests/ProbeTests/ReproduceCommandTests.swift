@@ -37,7 +37,7 @@ struct ReproduceCommandTests {
         #expect(failed.hasPrefix("dig @127.0.0.1 -p 5353") && !failed.contains("curl"))
 
         let https = ReproduceCommand.command(
-            for: .init(scenario: .directHTTPS, url: url, ip: "127.0.0.1", method: "POST", body: Array("a=1".utf8)))
+            for: .init(scenario: .directHTTPS, url: url, ip: "127.0.0.1", method: .post, body: Array("a=1".utf8)))
         #expect(
             https.hasPrefix(
                 "openssl s_client -connect 127.0.0.1:8443 -noservername -verify_hostname sni-a.lab.test -verify_return_error -brief </dev/null &&\n"
