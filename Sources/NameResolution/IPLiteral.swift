@@ -76,6 +76,12 @@ public enum IPLiteral {
     ///
     /// - Returns: the valid addresses (duplicates dropped, order kept) and the rejected strings.
     public static func screen(_ candidates: [String], family: IPFamily) -> (valid: [String], rejected: [String]) {
+        // Most lists are clean (every address valid as written, none twice): kept as they are,
+        // without building a copy.
+        let clean = candidates.indices.allSatisfy { index in
+            isValid(candidates[index], family: family) && !candidates[..<index].contains(candidates[index])
+        }
+        if clean { return (candidates, []) }
         var valid: [String] = []
         var rejected: [String] = []
         for raw in candidates {
