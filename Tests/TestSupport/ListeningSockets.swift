@@ -22,7 +22,13 @@ public enum ListeningSockets {
     public static func listening() -> Set<String> {
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            // Read to the end: Foundation's String(contentsOfFile:) stops at the first page of a
+            // /proc file (about 25 sockets), which a parallel test run goes well past.
+            guard let handle = FileHandle(forReadingAtPath: table), let data = try? handle.readToEnd() else {
+                continue
+            }
+            try? handle.close()
+            let text = String(decoding: data, as: UTF8.self)
             // Columns: sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...; st 0A is LISTEN.
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
