@@ -116,11 +116,9 @@ public enum TargetList {
     {
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try TextFile.contents(of: path)
         } catch {
-            let reason =
-                FileManager.default.fileExists(atPath: path) ? "it is not readable UTF-8 text" : "it does not exist"
-            throw .unreadable(path: path, reason: reason)
+            throw .unreadable(path: path, reason: error.reason)
         }
         var targets: [AgentTarget] = []
         var seen = Set<String>()

@@ -548,9 +548,9 @@ public enum ConfigurationLoader {
         if FileManager.default.fileExists(atPath: path) {
             let text: String
             do {
-                text = try String(contentsOfFile: path, encoding: .utf8)
+                text = try TextFile.contents(of: path)
             } catch {
-                throw .unreadable(path, error.localizedDescription)
+                throw .unreadable(path, error.reason)
             }
             let parsed = try ConfigurationLayer.toml(text, path: path)
             fileLayer = parsed.layer

@@ -129,6 +129,10 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage(error.description)
         }
         if !urls.isEmpty && input != nil { throw usage("give URLs or --input FILE, not both") }
+        if input == "-" {
+            throw usage(
+                "--input - cannot be reloaded on change or SIGHUP: give the agent a file (probe reads standard input)")
+        }
         if let cacert, !FileManager.default.fileExists(atPath: cacert) {
             throw usage("--cacert \(cacert) does not exist")
         }

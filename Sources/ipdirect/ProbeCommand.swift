@@ -31,7 +31,7 @@ struct ProbeCommand: AsyncParsableCommand {
     @Argument(help: RequestOptionHelp.urls)
     var urls: [String] = []
 
-    @Option(name: .long, help: "Read URLs from FILE, one a line ('#' starts a comment).")
+    @Option(name: .long, help: "Read URLs from FILE, one a line ('#' starts a comment); - reads standard input.")
     var input: String?
 
     @Option(name: .long, help: RequestOptionHelp.scenario)
@@ -110,8 +110,11 @@ struct ProbeCommand: AsyncParsableCommand {
         // What to probe.
         var wanted = urls
         if let input {
-            guard let text = try? String(contentsOfFile: input, encoding: .utf8) else {
-                throw usage("cannot read --input \(input)")
+            let text: String
+            do {
+                text = try TextFile.contents(of: input)
+            } catch {
+                throw usage("cannot read --input \(input): \(error.reason)")
             }
             for (_, trimmed) in TargetLine.entries(text) {
                 // The agent's list format: a URL may carry its own settings, which probe does not apply.

@@ -20,7 +20,12 @@ import Testing
             (["probe", "--method", "PUT", "a.test"], "'GET', 'HEAD' or 'POST'"),
             (["probe", "--scenario", "nope", "a.test"], "'direct-sni'"),
             (["probe", "--format", "csv", "a.test"], "'jsonl'"),
-            (["probe", "--input", "/nonexistent/urls.txt"], "ipdirect probe: cannot read --input"),
+            (
+                ["probe", "--input", "/nonexistent/urls.txt"],
+                "cannot read --input /nonexistent/urls.txt: it does not exist"
+            ),
+            (["probe", "--input", "/"], "cannot read --input /: it is a directory"),
+            (["agent", "--input", "-"], "--input - cannot be reloaded"),
             (["probe", "--method", "head", "--data", "x", "a.test"], "ipdirect probe: --data goes with POST"),
             (["probe", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             // README's spelling parses: the complaint is the next problem, not an unknown option.

@@ -13,8 +13,9 @@ private final class ProbeRun: Sendable {
     let child: ChildProcess
     let directory: String
 
-    /// Starts `ipdirect probe` resolving through the lab's HTTPDNS service and trusting its CA.
-    init(_ lab: Lab, _ arguments: [String]) throws {
+    /// Starts `ipdirect probe` resolving through the lab's HTTPDNS service and trusting its CA,
+    /// with `input` on its standard input.
+    init(_ lab: Lab, _ arguments: [String], input: String? = nil) throws {
         directory = NSTemporaryDirectory() + "ipdirect-batch-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let e = lab.endpoints
@@ -26,7 +27,7 @@ private final class ProbeRun: Sendable {
             ipdirectBinary!,
             ["probe", "--provider", "alicloud", "--endpoint", e.httpdns, "--account", e.account, "--cacert", e.ca]
                 + arguments,
-            environment: environment, directory: directory, errors: .discarded)
+            environment: environment, directory: directory, input: input, errors: .discarded)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -82,6 +83,23 @@ struct BatchCommandTests {
             #expect(try await run.exitStatus() == 0)
             #expect(lines.count == urls.count)
             #expect(lab.requests(to: "single").contains { $0.path == "/last" })
+        }
+    }
+
+    @Test("--input - reads the URLs from standard input, comments and blank lines skipped")
+    func inputFromStandardInput() async throws {
+        try await withLab { lab in
+            let urls = [lab.url("single.lab.test", "/a"), lab.url("sni-a.lab.test", "/b")]
+            let list = "# from a pipe\n\(urls[0])\n\n\(urls[1])  # second\n"
+            let run = try ProbeRun(
+                lab, ["--format", "jsonl", "--scenario", "direct-sni", "--timeout", "10", "--input", "-"], input: list)
+            var seen: [String] = []
+            while let line = try await run.nextLine() {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                seen.append(object?["url"] as? String ?? "")
+            }
+            #expect(try await run.exitStatus() == 0)
+            #expect(seen.sorted() == urls.sorted())
         }
     }
 
