@@ -172,12 +172,15 @@ let package = Package(
 
         // One way for the test suites to run a program (the binary, a shell, tmux) and wait for it
         // without holding one of the cooperative threads the suites share when run in parallel.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(
+            name: "TestSupport", dependencies: ["NameResolution"], path: "Tests/TestSupport", swiftSettings: strict),
 
         .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "NameResolutionTests",
-            dependencies: ["NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport"],
+            dependencies: [
+                "NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport", "TestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "AgentTests",

@@ -51,7 +51,7 @@ struct AgentCommandTests {
         "SIGHUP and edits reload the list, a broken or deleted file keeps it, SIGTERM stops cleanly",
         .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
     func lifecycle() async throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let targets = scratch.file("targets.txt")
         try "https://plain.lab.test/\n".write(toFile: targets, atomically: true, encoding: .utf8)
@@ -111,7 +111,7 @@ struct AgentCommandTests {
         "[[agent.targets]] in the configuration file are probed with their settings; a bad one is refused",
         .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
     func configuredTargets() async throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         try FileManager.default.createDirectory(atPath: scratch.file("ipdirect"), withIntermediateDirectories: true)
         let config = scratch.file("ipdirect/config.toml")
@@ -145,7 +145,7 @@ struct AgentCommandTests {
 
     @Test("bad settings are refused with a sentence and exit 2", .enabled(if: ipdirectBinary != nil))
     func badSettings() async throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         for arguments in [
             ["--label", "target=x", "https://plain.lab.test/"], ["--rotate", "big", "https://plain.lab.test/"],

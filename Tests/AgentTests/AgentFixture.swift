@@ -109,20 +109,6 @@ func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// A scratch directory removed by `remove()`.
-struct ScratchDirectory {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "ipdirect-agent-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// Runs an agent until `body` returns, then stops it and waits for `run()` to end.
 func withAgent<T>(_ agent: ProbeAgent, _ body: () async throws -> T) async rethrows -> T {
     let running = Task { await agent.run() }

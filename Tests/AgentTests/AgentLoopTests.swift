@@ -5,6 +5,7 @@ import Foundation
 import Lab
 import NameResolution
 import Probe
+import TestSupport
 import Testing
 
 @Suite("Agent loop")
@@ -76,7 +77,7 @@ struct AgentLoopTests {
     @Test("a target that leaves the list takes its series out of /metrics")
     func removedTargetSeries() async throws {
         let lab = try await Lab.start()
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("targets.txt")
         try "\(lab.url("sni-a.lab.test"))\n\(lab.url("plain.lab.test"))\n".write(
@@ -131,7 +132,7 @@ struct AgentLoopTests {
     @Test("JSON Lines: the probe records, rotated past the size, every line whole")
     func jsonLinesRotate() async throws {
         let lab = try await Lab.start()
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("agent.jsonl")
         let log = CapturedLog()
@@ -162,7 +163,7 @@ struct AgentLoopTests {
     @Test("each target is probed with its own scenarios, method and headers over the command line's")
     func perTargetSettings() async throws {
         let lab = try await Lab.start()
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let list = scratch.file("targets.txt")
         try "\(lab.url("sni-a.lab.test")) scenario=direct-sni method=head header=\"X-Probe: own\"\n".write(
@@ -215,7 +216,7 @@ struct AgentLoopTests {
     @Test("disk full for the JSON Lines file: probing goes on, failures counted, said once a minute")
     func diskFull() async throws {
         let lab = try await Lab.start()
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("full.jsonl")
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/full")

@@ -31,7 +31,7 @@ private final class PrometheusServer: @unchecked Sendable {
     let scratch: ScratchDirectory
 
     init(binary: String, scraping target: String) throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchDirectory("agent")
         let config = scratch.file("prometheus.yml")
         try """
         global:

@@ -4,13 +4,14 @@ import Agent
 import Foundation
 import NameResolution
 import Probe
+import TestSupport
 import Testing
 
 @Suite("Targets file")
 struct TargetsFileTests {
     @Test("the --input format: one URL a line, comments and blank lines skipped, each URL once")
     func format() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("targets.txt")
         try "# the fleet's list\nhttps://a.example/x\n\n  b.example:8443/health  # port kept\nhttps://a.example/x\n"
@@ -23,7 +24,7 @@ struct TargetsFileTests {
 
     @Test("a # inside a quoted header value is part of the value; outside quotes it starts a comment")
     func hashInQuotes() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("targets.txt")
         let list = #"https://a.example/ header="X-Tag: a#b" header='X-Other: #1' # the comment"# + "\n"
@@ -35,7 +36,7 @@ struct TargetsFileTests {
 
     @Test("a change is loaded; a deleted, broken or empty file keeps the last good list and says why")
     func keepsLastGood() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("targets.txt")
         try "https://a.example/\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -82,7 +83,7 @@ struct TargetsFileTests {
 
     @Test("a line may carry its own scenarios, method and headers; a bad one is named by line")
     func lineSettings() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("targets.txt")
         try """
@@ -138,7 +139,7 @@ struct TargetsFileTests {
                     scenarios: [.directSNI], method: .head, headers: [HeaderField(name: "X-Probe", value: "agent")]))
 
         // Merged with the targets file: its lines first; a URL in both keeps the file's settings.
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         let path = scratch.file("targets.txt")
         try "https://a.example/ method=GET\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -174,7 +175,7 @@ struct TargetsFileTests {
 
     @Test("a file that is unusable at start is refused with the reason")
     func refusedAtStart() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = try ScratchDirectory("agent")
         defer { scratch.remove() }
         #expect(throws: TargetListError.self) { try TargetsFile(path: scratch.file("missing.txt")) }
     }

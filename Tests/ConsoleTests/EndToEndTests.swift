@@ -111,9 +111,7 @@ struct EndToEndTests {
     }
 
     static func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "ipdirect-e2e-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        try ScratchDirectory("e2e").path
     }
 
     @Test("probe, cache countdown, trace detail, export, resize, quit")

@@ -1,23 +1,18 @@
 // Files a user names (configuration, target lists) are read whole whatever kind they are, a
 // pipe included, and one that cannot be read is refused with the reason.
 import Foundation
+import TestSupport
 import Testing
 
 @testable import NameResolution
 
 @Suite("Text files a user names")
 struct TextFileTests {
-    private func scratch() throws -> String {
-        let directory = NSTemporaryDirectory() + "ipdirect-textfile-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory
-    }
-
     @Test("a pipe is read to its end, past any one read's size")
     func pipe() async throws {
-        let directory = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fifo = directory + "/list"
+        let scratch = try ScratchDirectory("textfile")
+        defer { scratch.remove() }
+        let fifo = scratch.file("list")
         #expect(mkfifo(fifo, 0o600) == 0)
         let text = (1...20_000).map { "https://host-\($0).example.test/\n" }.joined()
         // The writer blocks until the reader opens the pipe, as a shell's <(...) would.
@@ -46,9 +41,9 @@ struct TextFileTests {
             ("latin1", "it is not UTF-8 text"),
         ])
     func unreadable(kind: String, reason: String) throws {
-        let directory = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/" + kind
+        let scratch = try ScratchDirectory("textfile")
+        defer { scratch.remove() }
+        let path = scratch.file(kind)
         switch kind {
         case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         case "latin1": try Data([0x63, 0x61, 0x66, 0xE9, 0x0A]).write(to: URL(fileURLWithPath: path))

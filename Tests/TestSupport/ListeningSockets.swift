@@ -1,6 +1,7 @@
 // Which listening sockets a process holds, and whether any of them is still listening after it
 // has gone: a port number cannot say, since another test may bind the same port meanwhile.
 import Foundation
+import NameResolution
 
 /// Listening TCP sockets, named by their kernel inode (unique while the socket lives).
 public enum ListeningSockets {
@@ -22,13 +23,8 @@ public enum ListeningSockets {
     public static func listening() -> Set<String> {
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            // Read to the end: Foundation's String(contentsOfFile:) stops at the first page of a
-            // /proc file (about 25 sockets), which a parallel test run goes well past.
-            guard let handle = FileHandle(forReadingAtPath: table), let data = try? handle.readToEnd() else {
-                continue
-            }
-            try? handle.close()
-            let text = String(decoding: data, as: UTF8.self)
+            // TextFile reads to the end: a parallel test run holds far more than the first page.
+            guard let text = try? TextFile.contents(of: table) else { continue }
             // Columns: sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...; st 0A is LISTEN.
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
