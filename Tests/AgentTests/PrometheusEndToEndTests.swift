@@ -27,10 +27,43 @@ let prometheusBinary: String? = {
 /// A Prometheus server on loopback scraping one target every second, in a scratch directory.
 private final class PrometheusServer: @unchecked Sendable {
     let child: ChildProcess
-    let port = freePort()
+    let port: Int
     let scratch: ScratchDirectory
 
-    init(binary: String, scraping target: String) throws {
+    /// Why Prometheus could not be brought up, with what it said.
+    struct NotReady: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Starts Prometheus and returns once it answers `/-/ready`.
+    ///
+    /// The port is picked free, then handed to Prometheus; with the suites running in parallel,
+    /// another test's listener can bind it in between. Prometheus then exits ("address already in
+    /// use") and queries would reach that other server, so it is started again on a new port.
+    /// Anything else that keeps it from coming up fails the test with what it wrote.
+    static func start(binary: String, scraping target: String) async throws -> PrometheusServer {
+        var said: [String] = []
+        for _ in 0..<5 {
+            let server = try PrometheusServer(binary: binary, scraping: target, port: freePort())
+            let deadline = ContinuousClock.now + .seconds(60)
+            while server.child.isRunning && ContinuousClock.now < deadline {
+                // The body tells Prometheus from another test's server that took the port.
+                if let ready = await fetch("http://127.0.0.1:\(server.port)/-/ready"), ready.status == 200,
+                    ready.body.contains("Prometheus Server is Ready"), server.child.isRunning
+                {
+                    return server
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let state = server.child.isRunning ? "not ready in 60 s" : "exited"
+            said.append("port \(server.port): \(state): \(server.child.errorsText)")
+            server.stop()
+        }
+        throw NotReady(description: "Prometheus did not come up:\n" + said.joined(separator: "\n"))
+    }
+
+    private init(binary: String, scraping target: String, port: Int) throws {
+        self.port = port
         scratch = try ScratchDirectory("agent")
         let config = scratch.file("prometheus.yml")
         try """
@@ -48,7 +81,16 @@ private final class PrometheusServer: @unchecked Sendable {
             [
                 "--config.file=\(config)", "--storage.tsdb.path=\(scratch.file("data"))",
                 "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
-            ], captureOutput: false, errors: .discarded)
+            ], captureOutput: false, errors: .captured)
+    }
+
+    /// How Prometheus last found the scrape target: its health and the scrape's error, for a
+    /// failure message.
+    func targetHealth() async -> String {
+        guard let answer = await fetch("http://127.0.0.1:\(port)/api/v1/targets") else {
+            return "Prometheus did not answer /api/v1/targets; it wrote: \(child.errorsText)"
+        }
+        return "/api/v1/targets: \(answer.body.prefix(2000)); Prometheus wrote: \(child.errorsText.suffix(2000))"
     }
 
     /// The instant vector for a PromQL query: each series' labels and value.
@@ -89,10 +131,17 @@ struct PrometheusEndToEndTests {
             engine: lab.engine(cache), source: .fixed([target]),
             schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(metrics: metrics),
             logger: CapturedLog().logger)
-        let prometheus = try PrometheusServer(binary: prometheusBinary!, scraping: "127.0.0.1:\(server.port)")
+        let prometheus = try await PrometheusServer.start(
+            binary: prometheusBinary!, scraping: "127.0.0.1:\(server.port)")
         defer { prometheus.stop() }
 
         try await withAgent(agent) {
+            // Prometheus reaches the agent: a failed scrape says why rather than every query below
+            // coming back empty.
+            let scraped = await eventually(within: 60) {
+                await prometheus.query("up{job=\"ipdirect-agent\"}").first?.value == 1
+            }
+            if !scraped { Issue.record("Prometheus did not scrape the agent. \(await prometheus.targetHealth())") }
             let ok = "ipdirect_probe_outcomes_total{target=\"\(target.label)\",scenario=\"direct-sni\",outcome=\"ok\"}"
             #expect(await eventually(within: 90) { await prometheus.query(ok).first.map { $0.value >= 1 } ?? false })
             let series = await prometheus.query(ok)
