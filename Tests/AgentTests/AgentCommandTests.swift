@@ -57,10 +57,12 @@ struct AgentCommandTests {
         try "https://plain.lab.test/\n".write(toFile: targets, atomically: true, encoding: .utf8)
         let jsonl = scratch.file("probes.jsonl")
         // Every exporter on, the collector down: none of it may hold up probing or the stop.
+        let collector = RefusingPort()
+        defer { collector.close() }
         let run = try AgentRun(
             [
                 "--input", targets, "--interval", "1", "--metrics-listen", "127.0.0.1:0", "--label", "region=lab",
-                "--jsonl", jsonl, "--otlp-endpoint", "http://127.0.0.1:\(freePort())",
+                "--jsonl", jsonl, "--otlp-endpoint", "http://127.0.0.1:\(collector.port)",
             ],
             scratch: scratch)
 

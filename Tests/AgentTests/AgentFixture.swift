@@ -91,18 +91,50 @@ func fetch(_ url: String) async -> (status: Int, body: String)? {
     return (http.statusCode, String(decoding: data, as: UTF8.self))
 }
 
-/// A TCP port nothing listens on now (bound, read, closed).
+/// A loopback TCP port the kernel picks as free: bound, read, closed. For handing to another
+/// program to listen on; in the parallel suite another test can take it before that program
+/// binds it, so a caller checks the program came up (`PrometheusServer.start`).
 func freePort() -> Int {
-    let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let socketFD = boundLoopbackSocket()
     defer { close(socketFD) }
+    return port(of: socketFD)
+}
+
+/// A loopback TCP port held bound but not listening while this lives: a connection to it is
+/// refused, and no other test's listener can take it meanwhile (a port merely found free can be,
+/// and then the "down" collector would answer).
+final class RefusingPort: Sendable {
+    let port: Int
+    private let socketFD: Int32
+
+    init() {
+        socketFD = boundLoopbackSocket()
+        port = AgentTests.port(of: socketFD)
+    }
+
+    /// Gives the port back; call it when the test is done with it (which keeps it alive till then).
+    func close() { _ = Glibc.close(socketFD) }
+}
+
+/// A TCP socket bound to 127.0.0.1 on a port the kernel picks.
+private func boundLoopbackSocket() -> Int32 {
+    let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, length) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
+    return socketFD
+}
+
+/// The local port a socket is bound to.
+private func port(of socketFD: Int32) -> Int {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) }
     }

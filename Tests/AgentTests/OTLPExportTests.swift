@@ -173,8 +173,10 @@ struct OTLPExportTests {
         let lab = try await Lab.start()
         let log = CapturedLog()
         let metrics = AgentMetrics(labels: [])
+        let collector = RefusingPort()
+        defer { collector.close() }
         let tracing = try AgentTracing(
-            endpoint: "http://127.0.0.1:\(freePort())", labels: [], metrics: metrics, logger: log.logger)
+            endpoint: "http://127.0.0.1:\(collector.port)", labels: [], metrics: metrics, logger: log.logger)
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache()), source: .fixed([try AgentTarget(lab.url("plain.lab.test"))]),
             schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1),
