@@ -5,33 +5,6 @@ import LabFaults
 import NameResolution
 import Probe
 
-/// What a probe of one URL reports while it runs, in the order it happens: the engine's
-/// `ProbeEvent` in the shape the console's reducer takes (translated only by `init(_:)`).
-public enum ConsoleProbeEvent: Sendable {
-    /// The name was resolved both ways (system DNS and HTTPDNS).
-    case resolved(HostResolution)
-    /// One scenario started against one IP (the cell shows it running).
-    case attemptStarted(scenario: Scenario, ip: String?, ipSource: IPSource?)
-    /// One scenario finished against one IP.
-    case attemptFinished(Attempt)
-    /// All attempts are in; the verdict is made.
-    case finished(URLReport)
-    /// The probe could not start or broke off; a sentence a person reads.
-    case failed(String)
-
-    /// The console's view of one engine event: the one place the two are translated.
-    public init(_ event: ProbeEvent) {
-        switch event {
-        case .resolved(let resolution): self = .resolved(resolution)
-        case .attemptStarted(let planned):
-            self = .attemptStarted(scenario: planned.scenario, ip: planned.ip, ipSource: planned.ipSource)
-        case .attemptFinished(let attempt): self = .attemptFinished(attempt)
-        case .finished(let report): self = .finished(report)
-        case .rejected(let error): self = .failed(error.reason)
-        }
-    }
-}
-
 /// The lab's fault switch as the console shows it: the lab's own `HTTPDNSFault`, not a copy.
 public typealias LabFault = HTTPDNSFault
 
@@ -67,8 +40,9 @@ public struct EngineDescription: Sendable, Equatable {
 /// The engine as the console uses it. Every call may take time; none runs on the screen's thread.
 public protocol ConsoleEngine: Sendable {
     var description: EngineDescription { get }
-    /// Probes a host or URL with every scenario; the stream ends after `.finished` or `.failed`.
-    func probe(_ target: String) -> AsyncStream<ConsoleProbeEvent>
+    /// Probes a host or URL with every scenario: the engine's own events, in the order they
+    /// happen; the stream ends after `.finished` or `.rejected`.
+    func probe(_ target: String) -> AsyncStream<ProbeEvent>
     /// A copy of the resolver cache.
     func cacheEntries() async -> [CacheEntrySnapshot]
     /// The resolver's events from now on.
@@ -96,7 +70,7 @@ public protocol ConsoleEngine: Sendable {
     /// - Returns: the ranking.
     func rankIPs(_ resolution: HostResolution, port: Int, attempts: [Attempt]) async -> IPRanking
     /// Probes one technique against one address of the target's host, whatever the resolvers say.
-    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ConsoleProbeEvent>
+    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ProbeEvent>
     /// Writes watch rounds as JSON Lines, one round a line (what `probe --watch` prints).
     ///
     /// - Returns: the path written.

@@ -144,7 +144,7 @@ func ipViewCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEff
 }
 
 /// Notes what a probe started from the IP view did.
-func observeIPViewProbe(_ event: ConsoleProbeEvent, runID: Int, state: inout ConsoleState) {
+func observeIPViewProbe(_ event: ProbeEvent, runID: Int, state: inout ConsoleState) {
     guard let index = state.ipView?.probes.firstIndex(where: { $0.runID == runID }) else { return }
     switch event {
     case .attemptFinished(let attempt):
@@ -154,8 +154,8 @@ func observeIPViewProbe(_ event: ConsoleProbeEvent, runID: Int, state: inout Con
         if let probe = state.ipView?.probes[index], let attempt = probe.attempt {
             state.message = "\(probe.scenario.rawValue) against \(probe.ip): \(attemptWords(attempt))"
         }
-    case .failed(let reason):
-        state.ipView?.probes[index].failure = reason
+    case .rejected(let error):
+        state.ipView?.probes[index].failure = error.reason
     case .resolved, .attemptStarted:
         break
     }

@@ -10,7 +10,7 @@ public enum ConsoleAction: Sendable {
     case resize(TerminalSize)
     /// The clock moved (once a second when idle), so countdowns tick.
     case tick(Date)
-    case probeEvent(runID: Int, ConsoleProbeEvent)
+    case probeEvent(runID: Int, ProbeEvent)
     /// The probe's stream ended (after its last event).
     case probeEnded(runID: Int)
     case cacheEntries([CacheEntrySnapshot])
@@ -432,7 +432,7 @@ private func clampCursors(_ state: inout ConsoleState) {
 
 // MARK: - Engine events
 
-private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inout ConsoleState) -> [ConsoleEffect] {
+private func applyProbeEvent(_ event: ProbeEvent, runID: Int, state: inout ConsoleState) -> [ConsoleEffect] {
     let index = state.runs.firstIndex { $0.id == runID }
     switch event {
     case .resolved(let resolution):
@@ -440,9 +440,10 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
         state.runContexts[runID, default: RunContext()].resolution = resolution
         state.runContexts[runID]?.host = resolution.host
         if let server = resolution.httpdns.server { state.answeredBy = server }
-    case .attemptStarted(let scenario, let ip, let ipSource):
+    case .attemptStarted(let planned):
         if let index {
-            state.runs[index].running.append(RunningAttempt(scenario: scenario, ip: ip, ipSource: ipSource))
+            state.runs[index].running.append(
+                RunningAttempt(scenario: planned.scenario, ip: planned.ip, ipSource: planned.ipSource))
         }
     case .attemptFinished(let attempt):
         if let index {
@@ -467,12 +468,12 @@ private func applyProbeEvent(_ event: ConsoleProbeEvent, runID: Int, state: inou
             url: report.url, host: report.host, resolution: report.resolution, verdict: report.verdict)
         state.message = "\(report.host): \(report.verdict.summary)"
         return [.loadCache]
-    case .failed(let reason):
+    case .rejected(let error):
         if let index {
-            state.runs[index].failure = reason
+            state.runs[index].failure = error.reason
             state.runs[index].finished = true
         }
-        state.message = "Probe failed: \(reason)"
+        state.message = "Probe failed: \(error.reason)"
     }
     return []
 }

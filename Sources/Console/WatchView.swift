@@ -71,7 +71,7 @@ private func startWatchRound(_ state: inout ConsoleState) -> [ConsoleEffect] {
 }
 
 /// Records a watch round when its probe finishes; says so when the verdict changed.
-func observeWatchProbe(_ event: ConsoleProbeEvent, runID: Int, state: inout ConsoleState) {
+func observeWatchProbe(_ event: ProbeEvent, runID: Int, state: inout ConsoleState) {
     guard var watch = state.watch, watch.pendingRunID == runID else { return }
     switch event {
     case .finished(let report):
@@ -83,9 +83,9 @@ func observeWatchProbe(_ event: ConsoleProbeEvent, runID: Int, state: inout Cons
             state.message = "Round \(round.round) changed: " + round.changes.joined(separator: "; ")
             watch.scroll = 0
         }
-    case .failed(let reason):
+    case .rejected(let error):
         watch.pendingRunID = nil
-        watch.lastFailure = reason
+        watch.lastFailure = error.reason
     case .resolved, .attemptStarted, .attemptFinished:
         return
     }

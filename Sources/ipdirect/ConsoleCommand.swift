@@ -96,19 +96,8 @@ final class LiveConsoleEngine: ConsoleEngine {
             lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired)
     }
 
-    func probe(_ text: String) -> AsyncStream<ConsoleProbeEvent> {
-        Self.consoleEvents(prober.probe(session.labTarget(text)))
-    }
-
-    /// The engine's events as the console takes them; cancelling the console's stream stops the engine's.
-    static func consoleEvents(_ events: AsyncStream<ProbeEvent>) -> AsyncStream<ConsoleProbeEvent> {
-        AsyncStream { continuation in
-            let task = Task {
-                for await event in events { continuation.yield(ConsoleProbeEvent(event)) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+    func probe(_ text: String) -> AsyncStream<ProbeEvent> {
+        prober.probe(session.labTarget(text))
     }
 
     func cacheEntries() async -> [CacheEntrySnapshot] { cache.entries() }
@@ -151,7 +140,7 @@ extension LiveConsoleEngine {
         await IPRanking.rank(resolution, port: port, attempts: attempts)
     }
 
-    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ConsoleProbeEvent> {
+    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ProbeEvent> {
         let text = session.labTarget(target)
         let host = (try? ProbeURL.parse(text))?.host
         let cache = self.cache
@@ -168,7 +157,7 @@ extension LiveConsoleEngine {
         var options = prober.options
         options.scenarios = [scenario]
         options.allIPs = false
-        return Self.consoleEvents(ProbeEngine(resolve: pinned, options: options).probe(text))
+        return ProbeEngine(resolve: pinned, options: options).probe(text)
     }
 
     func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String {

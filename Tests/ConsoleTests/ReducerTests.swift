@@ -180,7 +180,10 @@ struct ReducerTests {
         _ = reduce(into: &s, action: .key(.character("p")))
         ConsoleFixtures.send(&s, keys: "/nohost")
         _ = reduce(into: &s, action: .key(.enter))
-        _ = reduce(into: &s, action: .probeEvent(runID: 1, .failed("not a valid URL (no host)")))
+        _ = reduce(
+            into: &s,
+            action: .probeEvent(runID: 1, .rejected(ProbeURLError(url: "/nohost", reason: "not a valid URL (no host)")))
+        )
         _ = reduce(into: &s, action: .probeEnded(runID: 1))
         let text = render(s).text
         #expect(text.contains("failed: not a valid URL (no host)"))

@@ -2,6 +2,7 @@
 // __Snapshots__ (SnapshotSupport.swift); a change to a view shows as a diff of those files.
 import Console
 import Foundation
+import Probe
 import Testing
 
 @Suite("Console views as text")
@@ -21,7 +22,12 @@ struct SnapshotTests {
         _ = reduce(into: &state, action: .key(.enter))
         _ = reduce(
             into: &state,
-            action: .probeEvent(runID: 2, .attemptStarted(scenario: .directSNI, ip: "127.0.0.1", ipSource: .httpdns)))
+            action: .probeEvent(
+                runID: 2,
+                .attemptStarted(
+                    PlannedAttempt(
+                        id: UUID(), url: "https://wrong-name.lab.test/", scenario: .directSNI, ip: "127.0.0.1",
+                        ipSource: .httpdns))))
         check(state, "probe")
     }
 
