@@ -613,13 +613,12 @@ final class AliCloudServiceIPs: Sendable {
         if !junk.isEmpty { throw .notAnIP(junk: junk) }
         guard let components = URLComponents(string: start.url), let scheme = components.scheme else { return [] }
         let port = integer(object["service_port"]) ?? components.port
-        func base(_ ip: String, v6: Bool) -> Base {
-            let host = v6 ? "[\(ip)]" : ip
-            return Base(
-                url: "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? ""), label: ip,
+        func base(_ ip: String) -> Base {
+            Base(
+                url: "\(scheme)://\(IPLiteral.authorityForm(ip))" + (port.map { ":\($0)" } ?? ""), label: ip,
                 checkName: scheme == "https" ? serviceName : nil)
         }
-        return screened4.valid.map { base($0, v6: false) } + screened6.valid.map { base($0, v6: true) }
+        return (screened4.valid + screened6.valid).map(base)
     }
 }
 

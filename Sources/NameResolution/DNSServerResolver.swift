@@ -23,7 +23,7 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `127.0.0.1:5353`, `[::1]:53`.
-    public var description: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+    public var description: String { IPLiteral.hostPort(address, port: port) }
 
     /// Reads `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`.
     ///
@@ -35,18 +35,10 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
                 "\(setting): '\(trimmed)' \(why); give an IP address and optional port, like 223.5.5.5, 127.0.0.1:5353 or [::1]:53"
             )
         }
-        var host = trimmed
+        guard let (host, portText) = IPLiteral.splitHostPort(trimmed) else { throw bad("has no usable port") }
         var port = 53
-        if trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") {
-            host = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
-            let rest = trimmed[trimmed.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()) else { throw bad("has no usable port") }
-                port = value
-            }
-        } else if trimmed.filter({ $0 == ":" }).count == 1, let colon = trimmed.firstIndex(of: ":") {
-            host = String(trimmed[..<colon])
-            guard let value = Int(trimmed[trimmed.index(after: colon)...]) else { throw bad("has no usable port") }
+        if let portText {
+            guard let value = Int(portText) else { throw bad("has no usable port") }
             port = value
         }
         guard (1...65535).contains(port) else { throw bad("has a port outside 1-65535") }

@@ -41,6 +41,32 @@ public enum IPLiteral {
     /// Whether `text` is an IPv6 literal (without brackets).
     public static func isIPv6(_ text: String) -> Bool { family(of: text) == .v6 }
 
+    /// A host as a URL's authority or a `host:port` writes it: an IPv6 literal in brackets
+    /// (`[::1]`), a name or an IPv4 literal as it is; text already in brackets is left alone.
+    public static func authorityForm(_ host: String) -> String {
+        host.utf8.contains(UInt8(ascii: ":")) && !host.hasPrefix("[") ? "[\(host)]" : host
+    }
+
+    /// `host:port` with the host in its authority form: `127.0.0.1:53`, `[::1]:53`.
+    public static func hostPort(_ host: String, port: Int) -> String { "\(authorityForm(host)):\(port)" }
+
+    /// Reads what `hostPort` writes, the port optional: `host`, `host:port`, `[v6]`, `[v6]:port`,
+    /// and a bare IPv6 literal (more than one colon) as all host. The host comes without
+    /// brackets; the port as written (nil when there is none), for the caller to range-check.
+    /// nil when a bracket is left open or something other than `:port` follows it.
+    public static func splitHostPort(_ text: String) -> (host: String, port: String?)? {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty { return (host, nil) }
+            guard rest.hasPrefix(":") else { return nil }
+            return (host, String(rest.dropFirst()))
+        }
+        guard let colon = text.firstIndex(of: ":"), text.lastIndex(of: ":") == colon else { return (text, nil) }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
     /// Hex digits, `.` and `:`: the only bytes an address literal has.
     private static func isAddressByte(_ byte: UInt8) -> Bool {
         switch byte {

@@ -180,14 +180,14 @@ public enum TCPConnectTimer {
         let timeoutNs = UInt64(max(timeout, 0.001) * 1e9)
         var next = 0
         var pending: [Pending] = []
-        func target(_ ip: String) -> String { ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)" }
         while next < ips.count || !pending.isEmpty {
             while pending.count < max(parallel, 1) && next < ips.count {
                 let index = next
                 next += 1
                 switch start(ips[index], port: port) {
                 case .connected(let ms): results[index] = Timing(ms: ms, error: nil)
-                case .failed(let code): results[index] = Timing(ms: nil, error: sentence(code, target(ips[index])))
+                case .failed(let code):
+                    results[index] = Timing(ms: nil, error: sentence(code, IPLiteral.hostPort(ips[index], port: port)))
                 case .invalid:
                     results[index] = Timing(ms: nil, error: "\(ips[index]) is not an IP address")
                 case .inProgress(let fd, let started): pending.append(Pending(index: index, fd: fd, started: started))
@@ -211,14 +211,14 @@ public enum TCPConnectTimer {
                     results[item.index] =
                         code == 0
                         ? Timing(ms: Double(after - item.started) / 1e6, error: nil)
-                        : Timing(ms: nil, error: sentence(code, target(ip)))
+                        : Timing(ms: nil, error: sentence(code, IPLiteral.hostPort(ip, port: port)))
                     close(item.fd)
                 } else if after >= item.started + timeoutNs {
                     let seconds = timeout == timeout.rounded() ? "\(Int(timeout))" : "\(timeout)"
                     results[item.index] = Timing(
                         ms: nil,
                         error:
-                            "no answer from \(target(ip)) within \(seconds) s: a firewall may drop the packets, or the address is not reachable from here"
+                            "no answer from \(IPLiteral.hostPort(ip, port: port)) within \(seconds) s: a firewall may drop the packets, or the address is not reachable from here"
                     )
                     close(item.fd)
                 } else {

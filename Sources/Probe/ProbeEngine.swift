@@ -408,7 +408,7 @@ public final class ProbeEngine: Sendable {
         let expectedSNI = url.isHTTPS && !ipInURL && !url.hostIsIPLiteral ? url.host : nil
         let sni = record.tls.map { $0.sni } ?? expectedSNI
         let port = url.port
-        let target = "\(ip.contains(":") ? "[\(ip)]" : ip):\(port)"
+        let target = IPLiteral.hostPort(ip, port: port)
         let (outcome, error) = OutcomeReading.read(
             record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
             usesTLS: url.isHTTPS)
@@ -448,6 +448,6 @@ public final class ProbeEngine: Sendable {
 extension ProbeURL {
     /// A `CURLOPT_RESOLVE` entry pinning the host to several addresses (libcurl tries them in order).
     func resolvePin(toAll ips: [String]) -> String {
-        "\(host):\(port):" + ips.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
+        "\(host):\(port):" + ips.map(IPLiteral.authorityForm).joined(separator: ",")
     }
 }

@@ -68,7 +68,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         // without it, so the HTTPDNS query, cache key, SNI, certificate check and Host agree.
         if host.hasSuffix("."), !host.hasSuffix("..") { host.removeLast() }
         guard !host.isEmpty else { throw ProbeURLError(url: input, reason: "the URL has no host") }
-        try? url.set(.host, authorityForm(host))
+        try? url.set(.host, IPLiteral.authorityForm(host))
         try? url.set(.fragment, nil)
         let defaultPort = scheme == "https" ? 443 : 80
         let written = url[.port].flatMap { Int($0) }
@@ -98,13 +98,13 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The `Host` header value: the name, with the port when it is not the scheme's default.
     public var hostHeader: String {
-        let name = Self.authorityForm(host)
+        let name = IPLiteral.authorityForm(host)
         return hasExplicitPort ? "\(name):\(port)" : name
     }
 
     /// The `CURLOPT_RESOLVE` entry pinning this URL's host and port to an address.
     public func resolvePin(to ip: String) -> String {
-        "\(host):\(port):\(Self.authorityForm(ip))"
+        "\(host):\(port):\(IPLiteral.authorityForm(ip))"
     }
 
     /// The same URL with the authority's host replaced by an IP (bracketed when IPv6).
@@ -120,7 +120,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         }
         do {
             let url = try CurlURL(text)
-            try url.set(.host, Self.authorityForm(ip))
+            try url.set(.host, IPLiteral.authorityForm(ip))
             guard let rewritten = url.text else {
                 throw ProbeURLError(url: text, reason: "libcurl could not render the URL with \(ip) as its host")
             }
@@ -188,11 +188,6 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
             start = utf8.index(after: colon)
         }
         return nil
-    }
-
-    /// A host as it appears in an authority: IPv6 literals in brackets.
-    static func authorityForm(_ host: String) -> String {
-        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 }
 

@@ -154,7 +154,7 @@ public enum ReproduceCommand {
     {
         let url = exchange.url
         var client = [
-            "openssl", "s_client", "-connect", quoted("\(ProbeURL.authorityForm(exchange.ip ?? url.host)):\(url.port)"),
+            "openssl", "s_client", "-connect", quoted(IPLiteral.hostPort(exchange.ip ?? url.host, port: url.port)),
             "-noservername", "-verify_hostname", quoted(url.host), "-verify_return_error",
         ]
         if let caFile = exchange.caFile { client += ["-CAfile", quoted(caFile)] }

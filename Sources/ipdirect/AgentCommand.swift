@@ -104,13 +104,10 @@ struct AgentCommand: AsyncParsableCommand {
 
     /// `HOST:PORT`, `[V6]:PORT` or `:PORT` (all addresses).
     static func listenAddress(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+        guard let (host, portText) = IPLiteral.splitHostPort(text), let port = portText.flatMap({ Int($0) }),
             (0...65_535).contains(port)
         else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host.isEmpty { host = "0.0.0.0" }
-        return (host, port)
+        return (host.isEmpty ? "0.0.0.0" : host, port)
     }
 
     func run() async throws {
@@ -198,7 +195,8 @@ struct AgentCommand: AsyncParsableCommand {
             if let metricsListen, let address = Self.listenAddress(metricsListen) {
                 server = try await MetricsServer(host: address.host, port: address.port) { metrics.exposition() }
                 logger.info(
-                    "serving /metrics on \(address.host):\(server!.port)", metadata: ["event": "metrics-listening"])
+                    "serving /metrics on \(IPLiteral.hostPort(address.host, port: server!.port))",
+                    metadata: ["event": "metrics-listening"])
             }
             if let otlpEndpoint {
                 tracing = try AgentTracing(

@@ -155,6 +155,24 @@ struct ParsingTests {
         }
     }
 
+    @Test("host:port is written with IPv6 in brackets and read back the same, port or not")
+    func hostPort() {
+        #expect(IPLiteral.hostPort("127.0.0.1", port: 53) == "127.0.0.1:53")
+        #expect(IPLiteral.hostPort("::1", port: 53) == "[::1]:53")
+        #expect(IPLiteral.hostPort("[::1]", port: 53) == "[::1]:53", "already bracketed")
+        #expect(IPLiteral.hostPort("sni-a.lab.test", port: 443) == "sni-a.lab.test:443")
+        for (host, port) in [("127.0.0.1", 53), ("::1", 5353), ("2001:db8::7", 443), ("dns.example", 853)] {
+            let split = IPLiteral.splitHostPort(IPLiteral.hostPort(host, port: port))
+            #expect(split?.host == host && split?.port == "\(port)", "\(host) \(port)")
+        }
+        #expect(IPLiteral.splitHostPort("::1").map { [$0.host, $0.port ?? "none"] } == ["::1", "none"])
+        #expect(IPLiteral.splitHostPort("[::1]").map { [$0.host, $0.port ?? "none"] } == ["::1", "none"])
+        #expect(IPLiteral.splitHostPort(":9464").map { [$0.host, $0.port ?? "none"] } == ["", "9464"])
+        for junk in ["[::1", "[::1]5", "[::1]x:53"] {
+            #expect(IPLiteral.splitHostPort(junk) == nil, "\(junk)")
+        }
+    }
+
     @Test("an answer with a NUL-smuggled IP is refused, not cached as the IP before the NUL")
     func nulSmuggling() {
         let screened = IPLiteral.screen(["192.0.2.7", "1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"], family: .v4)
