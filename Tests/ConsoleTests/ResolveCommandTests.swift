@@ -35,9 +35,9 @@ import Testing
     func cachedMissIsKeptForTheNextRead() async throws {
         try await withLab { lab in
             let e = lab.endpoints
-            let directory = NSTemporaryDirectory() + "ipdirect-cached-" + UUID().uuidString
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let scratch = try ScratchDirectory("cached")
+            defer { scratch.remove() }
+            let directory = scratch.path
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_CACHE_HOME"] = directory
             environment["XDG_CONFIG_HOME"] = directory
@@ -77,9 +77,9 @@ import Testing
     func allProvidersFromFile() async throws {
         try await withLab { lab in
             let e = lab.endpoints
-            let directory = NSTemporaryDirectory() + "ipdirect-compare-" + UUID().uuidString
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let scratch = try ScratchDirectory("compare")
+            defer { scratch.remove() }
+            let directory = scratch.path
             let config = directory + "/config.toml"
             try """
             provider = "system"

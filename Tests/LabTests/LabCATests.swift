@@ -3,6 +3,7 @@
 import CurlTransport
 import Foundation
 import NIOPosix
+import TestSupport
 import Testing
 
 @testable import Lab
@@ -30,9 +31,10 @@ struct LabCATests {
     @Test("a certificate the lab CA signs for a name outside lab.test is refused")
     func nameConstraintsHold() async throws {
         let ca = try LabCertificateAuthority.make(commonName: "test lab CA", constrainedToLab: true)
-        let caFile = NSTemporaryDirectory() + "ipdirect-ca-test-\(UUID().uuidString).pem"
+        let scratch = try ScratchDirectory("ca")
+        defer { scratch.remove() }
+        let caFile = scratch.file("ca.pem")
         try ca.pem().write(toFile: caFile, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: caFile) }
 
         let inside = try await serve(ca.issue(dnsNames: ["inside.lab.test"]))
         let allowed = try await fetch(

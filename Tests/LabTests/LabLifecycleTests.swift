@@ -3,6 +3,7 @@
 import CurlTransport
 import Foundation
 import Lab
+import TestSupport
 import Testing
 
 @Suite("Lab lifecycle and faults")
@@ -145,8 +146,10 @@ struct LabLifecycleTests {
 
     @Test("ca.pem goes to the given state directory and stays there")
     func stateDirectory() async throws {
-        let directory = NSTemporaryDirectory() + "ipdirect-lab-test-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A folder not made yet, inside the scratch directory: the lab creates it.
+        let scratch = try ScratchDirectory("lab")
+        defer { scratch.remove() }
+        let directory = scratch.file("state")
         try await withLab(LabOptions(stateDirectory: directory)) { lab in
             #expect(lab.endpoints.ca == directory + "/ca.pem")
             let pem = try String(contentsOfFile: lab.endpoints.ca, encoding: .utf8)

@@ -3,6 +3,7 @@
 import Foundation
 import Lab
 import NameResolution
+import TestSupport
 import Testing
 
 @Suite("Resolver cache: answers kept per provider")
@@ -18,7 +19,7 @@ struct CacheIdentityTests {
         "an answer from one provider is never served for another, from the file or in memory",
         arguments: [LabFormat.tencent, .alicloudAESCBC, .alicloudLegacy])
     func neverServedForAnother(other: LabFormat) async throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("cache")
         defer { dir.remove() }
         let path = dir.path + "/cache.json"
         try await withLab { lab in
@@ -50,7 +51,7 @@ struct CacheIdentityTests {
 
     @Test("a cache file from before identities belongs to nobody: ignored, no warning")
     func oldFileIgnored() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("cache")
         defer { dir.remove() }
         let path = dir.path + "/cache.json"
         let now = Date().timeIntervalSince1970

@@ -4,6 +4,7 @@ import Foundation
 import Lab
 import NameResolution
 import NameResolutionTesting
+import TestSupport
 import Testing
 
 @Suite("Resolver cache")
@@ -119,7 +120,7 @@ struct CacheTests {
 
     @Test("persisted entries survive a restart; expired ones only with reuse")
     func persistence() async throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("cache")
         defer { dir.remove() }
         let path = dir.path + "/ipdirect/cache.json"
         let clock = ManualClock()
@@ -149,7 +150,7 @@ struct CacheTests {
 
     @Test("a corrupt cache file gives a warning and an empty cache", arguments: ["{not json", "", "\u{0}\u{1}\u{2}"])
     func corruptFile(contents: String) async throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("cache")
         defer { dir.remove() }
         let path = dir.path + "/cache.json"
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
@@ -167,7 +168,7 @@ struct CacheTests {
 
     @Test("a tampered cache file cannot smuggle junk in")
     func tamperedFile() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("cache")
         defer { dir.remove() }
         let path = dir.path + "/cache.json"
         let now = Date().timeIntervalSince1970

@@ -3,13 +3,14 @@
 import BundledResources
 import Foundation
 import NameResolution
+import TestSupport
 import Testing
 
 @Suite("Configuration")
 struct ConfigurationTests {
     @Test("nothing configured gives a public DoH preset with real answers")
     func defaults() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let (config, warnings) = try ConfigurationLoader.load(environment: ["HOME": dir.path])
         #expect(warnings.isEmpty)
@@ -22,7 +23,7 @@ struct ConfigurationTests {
 
     @Test("command line over environment over file over defaults")
     func precedence() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let path = dir.path + "/config.toml"
         try """
@@ -54,7 +55,7 @@ struct ConfigurationTests {
 
     @Test("a file holding the secret that others can read gives a warning")
     func readableSecret() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let path = dir.path + "/config.toml"
         try #"secret = "s3cret""#.write(toFile: path, atomically: true, encoding: .utf8)
@@ -75,7 +76,7 @@ struct ConfigurationTests {
 
     @Test("a preset name works as the endpoint and picks its provider")
     func presets() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let dnspod = try ConfigurationLoader.load(
             commandLine: ConfigurationLayer(endpoint: "dnspod"), environment: ["HOME": dir.path]
@@ -91,7 +92,7 @@ struct ConfigurationTests {
 
     @Test("config init writes every setting with a comment, and refuses to overwrite without force")
     func initFile() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let path = dir.path + "/ipdirect/config.toml"
         try ConfigurationLoader.writeDefault(to: path, force: false)
@@ -122,7 +123,7 @@ struct ConfigurationTests {
         // dns_server's default is "not set" (getaddrinfo), still written down with its comment.
         #expect(BundledResources.defaultConfigTOML.contains("\ndns_server = \"\"\n"))
         // Nothing configured anywhere: what the file says is what is in force.
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let (config, _) = try ConfigurationLoader.load(environment: ["HOME": dir.path], file: dir.path + "/none.toml")
         #expect(config.provider == bundled.provider && config.timeout == bundled.timeout)
@@ -135,7 +136,7 @@ struct ConfigurationTests {
 
     @Test("a bad file is an error naming the problem")
     func badFile() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let path = dir.path + "/config.toml"
         try #"provider = "bogus""#.write(toFile: path, atomically: true, encoding: .utf8)
@@ -153,7 +154,7 @@ struct ConfigurationTests {
 
     /// Loads `bytes` as the configuration file and returns the error's sentence (nil when it loaded).
     private func loadError(_ bytes: [UInt8]) throws -> String? {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let path = dir.path + "/config.toml"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -194,7 +195,7 @@ struct ConfigurationTests {
 
     @Test("a signing secret bound for plain HTTP gets one warning; legacy's default address turns https")
     func plainHTTPSigning() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let none = dir.path + "/none.toml"
         let withSecret = ["HOME": dir.path, "IPDIRECT_HTTPDNS_SECRET": "s3cr3t-value"]

@@ -75,15 +75,3 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
         try ProviderFactory.make(configuration(lab))
     }
 }
-
-/// A temporary directory removed when the test is done with it.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "ipdirect-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}

@@ -1,6 +1,7 @@
 // Files written whole (the resolver cache, the console's exports) are the user's alone and
 // never seen half-written: mode 0600, temporary file, fsync, rename.
 import Foundation
+import TestSupport
 import Testing
 
 @testable import NameResolution
@@ -13,7 +14,7 @@ struct PrivateFileTests {
 
     @Test("a file written whole is mode 0600, replaces a readable one, and leaves no temporary file")
     func writtenPrivately() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("files")
         defer { dir.remove() }
         let path = dir.path + "/export.har"
         try Data("old".utf8).write(to: URL(fileURLWithPath: path))
@@ -32,7 +33,7 @@ struct PrivateFileTests {
 
     @Test("the persistent cache file is written 0600")
     func cacheFileMode() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try ScratchDirectory("files")
         defer { dir.remove() }
         let path = dir.path + "/ipdirect/cache.json"
         try CacheFile.save([], identity: "doh-json | https://dns.example/resolve | - | none", to: path, now: Date())

@@ -11,13 +11,13 @@ private let ipdirectBinary = BuiltBinary.ipdirect
 /// One `ipdirect probe` run against a lab started by the test, in a scratch directory of its own.
 private final class ProbeRun: Sendable {
     let child: ChildProcess
-    let directory: String
+    let scratch: ScratchDirectory
 
     /// Starts `ipdirect probe` resolving through the lab's HTTPDNS service and trusting its CA,
     /// with `input` on its standard input.
     init(_ lab: Lab, _ arguments: [String], input: String? = nil) throws {
-        directory = NSTemporaryDirectory() + "ipdirect-batch-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        scratch = try ScratchDirectory("batch")
+        let directory = scratch.path
         let e = lab.endpoints
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = directory
@@ -30,9 +30,9 @@ private final class ProbeRun: Sendable {
             environment: environment, directory: directory, input: input, errors: .discarded)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    deinit { scratch.remove() }
 
-    func path(_ name: String) -> String { directory + "/" + name }
+    func path(_ name: String) -> String { scratch.file(name) }
 
     /// The next line of standard output; nil at its end.
     func nextLine() async throws -> String? { try await child.nextLine() }

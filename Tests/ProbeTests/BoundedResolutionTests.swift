@@ -8,9 +8,9 @@ import Testing
 struct BoundedResolutionTests {
     @Test("300 distinct names with ulimit -n 256: each answered NXDOMAIN and no such name, in words")
     func manyNamesUnderDescriptorLimit() async throws {
-        let directory = NSTemporaryDirectory() + "ipdirect-bounded-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("bounded")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let names = (1...300).map { "n\($0).lab.test" }
         try names.map { "https://\($0)/" }.joined(separator: "\n").write(
             toFile: directory + "/urls.txt", atomically: true, encoding: .utf8)

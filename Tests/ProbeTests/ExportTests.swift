@@ -64,9 +64,10 @@ struct ExportTests {
             FileManager.default.fileExists(atPath: validator), "shared/ exists but \(validator) does not")
         try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
             let (har, _) = await Self.everyNameHAR(lab)
-            let file = NSTemporaryDirectory() + "ipdirect-probe-\(UUID().uuidString).har"
+            let scratch = try ScratchDirectory("har")
+            defer { scratch.remove() }
+            let file = scratch.file("probe.har")
             try har.write(to: URL(fileURLWithPath: file))
-            defer { try? FileManager.default.removeItem(atPath: file) }
             let check = try await ChildProcess.run("/usr/bin/env", ["python3", validator, file], errors: .toOutput)
             let output = check.output
             #expect(check.status == 0, "\(output)")

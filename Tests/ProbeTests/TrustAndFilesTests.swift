@@ -4,6 +4,7 @@ import CurlTransport
 import Foundation
 import Lab
 import Probe
+import TestSupport
 import Testing
 
 @Suite("Trust and files")
@@ -32,9 +33,9 @@ struct TrustAndFilesTests {
 
     @Test("JSON Lines and HAR files are written 0600, even over a file others could read")
     func exportsArePrivate() async throws {
-        let directory = NSTemporaryDirectory() + "ipdirect-files-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("files")
+        defer { scratch.remove() }
+        let directory = scratch.path
         try await withLab { lab in
             let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([lab.url("sni-a.lab.test")])
             for (name, format) in [("out.jsonl", ReportWriter.Format.jsonLines), ("out.har", .har)] {
