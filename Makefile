@@ -81,6 +81,9 @@ TSAN_BUILD := .build-tsan
 TSAN_FLAGS := --sanitize=thread -Xswiftc -swift-version -Xswiftc 5 -Xswiftc -enable-bare-slash-regex
 # Reports go to files, one per process: the programs the tests start (ipdirect itself) are
 # instrumented too, and a report in one of them otherwise shows only as its exit status 66.
+# One test at a time (unlike `make test`): instrumented code runs several times slower, so the
+# end-to-end tests' waits have the two cores to themselves, and a report stops the run in the
+# test that caused it.
 TSAN_REPORTS := $(TSAN_BUILD)/reports
 tsan: deps
 	$(SWIFT) build --build-tests --scratch-path $(TSAN_BUILD) $(TSAN_FLAGS)
