@@ -47,11 +47,15 @@ public struct ConsoleOptions: Sendable {
 /// Why the console cannot start.
 public enum ConsoleStartError: Error, CustomStringConvertible {
     case notATerminal
+    /// The pipe that wakes the console for results could not be made (`errno`).
+    case noWakePipe(errno: Int32)
 
     public var description: String {
         switch self {
         case .notATerminal:
             "the console needs a terminal (stdin and stdout are not one); for scripts use 'ipdirect probe URL...' or 'ipdirect resolve HOST...'"
+        case .noWakePipe(let code):
+            "cannot start the console: no pipe for its results (\(String(cString: strerror(code)))); close some files and try again"
         }
     }
 }
@@ -63,9 +67,11 @@ final class ActionQueue: @unchecked Sendable {
     let readDescriptor: Int32
     let writeDescriptor: Int32
 
-    init() {
+    /// - Throws: `ConsoleStartError.noWakePipe` when no pipe can be made (descriptors ran out);
+    ///   without it the console would never see a probe's results.
+    init() throws(ConsoleStartError) {
         var descriptors: [Int32] = [-1, -1]
-        _ = pipe(&descriptors)
+        guard pipe(&descriptors) == 0 else { throw .noWakePipe(errno: errno) }
         readDescriptor = descriptors[0]
         writeDescriptor = descriptors[1]
         for descriptor in descriptors {
@@ -117,7 +123,7 @@ public enum ConsoleSession {
         _ = cnc_setlocale_all_from_env()
         let codeset = cnc_codeset().map { String(cString: $0) } ?? ""
         let glyphs = Glyphs.forCodeset(codeset)
-        let queue = ActionQueue()
+        let queue = try ActionQueue()
         let events = Task {
             for await event in engine.resolverEvents() { queue.post(.resolverEvent(event)) }
         }
