@@ -1,6 +1,7 @@
 // The compare view and `[keys]` in the real binary under tmux: a remapped key opens the compare
 // view on a probed lab name; a bad `[keys]` entry stops the start with its sentence and status 2.
 import Foundation
+import TestSupport
 import Testing
 
 @Suite(
@@ -15,8 +16,9 @@ struct CompareEndToEndTests {
 
     @Test("a key remapped in [keys] opens the compare view: the lab's four providers and its hijacking DNS server")
     func remappedCompare() async throws {
-        let directory = try EndToEndTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let file = try config("theme = \"light\"\n[keys]\ncompare-providers = \"C\"", in: directory)
         let pane = try await TmuxPane(
             width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))
@@ -44,8 +46,9 @@ struct CompareEndToEndTests {
 
     @Test("a clash in [keys] stops the console before it draws, with the sentence and status 2")
     func clash() async throws {
-        let directory = try EndToEndTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let file = try config("[keys]\nquit = \"r\"", in: directory)
         let pane = try await TmuxPane(
             width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))

@@ -110,14 +110,11 @@ struct EndToEndTests {
             + "echo IPDIRECT-EXITED-$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e '-\\?icanon' -e '-\\?echo'"
     }
 
-    static func temporaryDirectory() throws -> String {
-        try ScratchDirectory("e2e").path
-    }
-
     @Test("probe, cache countdown, trace detail, export, resize, quit")
     func session() async throws {
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
@@ -214,8 +211,9 @@ struct EndToEndTests {
 
     @Test("SIGTERM leaves the terminal restored")
     func terminated() async throws {
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let pane = try await TmuxPane(width: 100, height: 30, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"))
@@ -233,8 +231,9 @@ struct EndToEndTests {
 
     @Test("c shows the command of a trace; run from the screen it ends as the trace did")
     func reproduce() async throws {
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
@@ -283,8 +282,9 @@ struct EndToEndTests {
 
     @Test("i on the dual-stack name lists both addresses with connect times; Enter probes one")
     func ipView() async throws {
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
@@ -316,8 +316,9 @@ struct EndToEndTests {
 
     @Test("w watches a lab name; flipping the lab's fault shows up as a recorded verdict change")
     func watch() async throws {
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")

@@ -1,14 +1,16 @@
 // `ipdirect probe`'s progress line as a person sees it under tmux: on the terminal while a batch
 // runs, gone when it ends, and never written when stderr is a pipe.
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("probe progress line under tmux", .serialized, .enabled(if: TmuxPane.available, "tmux is not installed"))
 struct ProbeProgressTests {
     @Test("a batch shows done/total on a terminal, clears it at the end, and writes none into a pipe")
     func progressOnTerminalOnly() async throws {
-        let directory = try EndToEndTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchDirectory("e2e")
+        defer { scratch.remove() }
+        let directory = scratch.path
         // Four URLs of the lab's slow origin (3 s each, one at a time): long enough to see the line
         // even while the other suites load the machine.
         let probe =
