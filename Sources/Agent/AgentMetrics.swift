@@ -104,7 +104,7 @@ public final class AgentMetrics: Sendable {
     /// - Parameters:
     ///   - labels: the vantage labels.
     ///   - version: the build, for `ipdirect_build_info`.
-    public init(labels: [AgentLabel], version: String = AgentBuild.version) {
+    public init(labels: [AgentLabel], version: String = IPDirectVersion.string) {
         registry = PrometheusCollectorRegistry()
         self.labels = labels.map { ($0.name, $0.value) }
         gauge("build_info", "", "Always 1; the labels say which ipdirect build is running.", [("version", version)])
@@ -284,10 +284,4 @@ public final class AgentMetrics: Sendable {
         registry.emit(into: &buffer)
         return buffer
     }
-}
-
-/// The running build, for `ipdirect_build_info` and the OTel resource.
-public enum AgentBuild {
-    /// ipdirect's version (the HAR creator says the same).
-    public static let version = "0.1.0"
 }

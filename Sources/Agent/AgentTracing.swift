@@ -63,7 +63,7 @@ public final class AgentTracing: Sendable {
         }
         var configuration = OTel.Configuration.default
         configuration.serviceName = "ipdirect-agent"
-        var resource = ["service.version": AgentBuild.version]
+        var resource = ["service.version": IPDirectVersion.string]
         for label in labels { resource[label.name] = label.value }
         configuration.resourceAttributes = resource
         configuration.diagnosticLogger = .custom(diagnostics)

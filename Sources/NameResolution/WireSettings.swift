@@ -13,7 +13,8 @@ public enum HTTPDNSCipher: String, Sendable, Codable, CaseIterable {
     case des
 }
 
-/// What ipdirect calls itself on the wire (the SDKs send `ios_3.4.2`, `android_2.6.x`).
+/// ipdirect's version: what `--version` prints, the HAR creator and the agent's build label say,
+/// and what it calls itself on the wire (the SDKs send `ios_3.4.2`, `android_2.6.x`).
 public enum IPDirectVersion {
     public static let string = "0.1.0"
     /// The `sdk` parameter of alicloud v2 requests.

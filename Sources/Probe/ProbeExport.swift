@@ -37,7 +37,7 @@ public enum ProbeExport {
                 "log",
                 .object([
                     ("version", "1.2"),
-                    ("creator", .object([("name", "ipdirect"), ("version", "0.1.0")])),
+                    ("creator", .object([("name", "ipdirect"), ("version", .string(IPDirectVersion.string))])),
                     ("entries", .array(entries)),
                 ])
             )

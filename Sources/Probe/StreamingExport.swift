@@ -53,7 +53,7 @@ public final class ReportWriter: Sendable {
             "version" : "1.2",
             "creator" : {
               "name" : "ipdirect",
-              "version" : "0.1.0"
+              "version" : "\(IPDirectVersion.string)"
             },
             "entries" : [
         """.utf8)

@@ -2,6 +2,7 @@
 // Each subcommand lives in its own file beside this one; exit statuses are written down here only.
 import ArgumentParser
 import Foundation
+import NameResolution
 import TerminalText
 
 @main
@@ -9,6 +10,7 @@ struct IPDirect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ipdirect",
         abstract: "Troubleshoot HTTPDNS and IP-direct connections.",
+        version: IPDirectVersion.string,
         subcommands: [
             ConsoleCommand.self, ProbeCommand.self, ResolveCommand.self, LabCommand.self, CacheCommand.self,
             ConfigCommand.self, AgentCommand.self,

@@ -44,7 +44,7 @@ struct AgentLoopTests {
         #expect(text.contains("ipdirect_dns_agreement{target=\"\(sniLabel)\",agreement="))
         #expect(text.contains("ipdirect_httpdns_answer_seconds_count{provider=\"alicloud\",region=\"lab-east\"}"))
         #expect(text.contains("ipdirect_resolver_cache_events_total{event=\"hit\",region=\"lab-east\"}"))
-        #expect(text.contains("ipdirect_build_info{version=\"\(AgentBuild.version)\",region=\"lab-east\"} 1"))
+        #expect(text.contains("ipdirect_build_info{version=\"\(IPDirectVersion.string)\",region=\"lab-east\"} 1"))
         #expect(text.contains("ipdirect_target_direct_working{target=\"\(sniLabel)\",region=\"lab-east\"} 1"))
         // Cardinality: the path and query are in no label.
         #expect(!text.contains("secret") && !text.contains("token"))

@@ -1,6 +1,7 @@
 // The ipdirect binary's command line: bad usage exits 2 with a sentence on stderr in every
 // command, and the closed sets (--format, --type, --scenario, --method) name what they accept.
 import Foundation
+import NameResolution
 import TestSupport
 import Testing
 
@@ -32,10 +33,19 @@ import Testing
             (["probe", "--all-ips", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             (["cache", "list", "--format", "xml"], "'table' and 'json'"),
             (["lab", "--port-base", "0"], "--port-base must be"),
+            // An unbracketed IPv6 literal with a port is itself an IPv6 literal: refused, form given.
+            (["agent", "--metrics-listen", "::1:9464", "a.test"], "[::1]:9464"),
         ])
     func badUsage(arguments: [String], says expected: String) async throws {
         let (status, errors) = try await run(arguments)
         #expect(status == 2, "\(arguments): \(errors)")
         #expect(errors.contains(expected), "\(arguments): \(errors)")
+    }
+
+    @Test("--version prints the version the HAR creator and the agent's build label carry")
+    func version() async throws {
+        let result = try await ChildProcess.run(Tmux.binary, ["--version"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output == IPDirectVersion.string + "\n")
     }
 }
