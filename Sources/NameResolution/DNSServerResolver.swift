@@ -35,7 +35,7 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
                 "\(setting): '\(trimmed)' \(why); give an IP address and optional port, like 223.5.5.5, 127.0.0.1:5353 or [::1]:53"
             )
         }
-        guard let (host, portText) = IPLiteral.splitHostPort(trimmed) else { throw bad("has no usable port") }
+        guard let (host, portText) = IPLiteral.splitHostPort(trimmed) else { throw bad("cannot be read") }
         var port = 53
         if let portText {
             guard let value = Int(portText) else { throw bad("has no usable port") }
