@@ -305,7 +305,7 @@ enum CompactJSONEncoder {
 
         mutating func encodeNil(forKey key: Key) throws {
             try self.key(key)
-            frame.sink.bytes.append(contentsOf: Sink.nullBytes)
+            frame.sink.writeNull()
         }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -386,7 +386,7 @@ enum CompactJSONEncoder {
 
         mutating func encodeNil() throws {
             try element()
-            frame.sink.bytes.append(contentsOf: Sink.nullBytes)
+            frame.sink.writeNull()
         }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
@@ -447,7 +447,7 @@ enum CompactJSONEncoder {
 
         mutating func encodeNil() throws {
             try once()
-            frame.sink.bytes.append(contentsOf: Sink.nullBytes)
+            frame.sink.writeNull()
         }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
