@@ -150,8 +150,9 @@ public enum PersistentCache {
     public static func remove(host: String?, at path: String, now: Date = Date()) throws(ConfigurationError) -> Int {
         guard case .success(let contents?) = CacheFile.read(path) else { return 0 }
         var removed = 0
+        let name = host.map(ResolverCache.normalized)
         for (identity, entries) in contents.providers {
-            let kept = entries.filter { entry in host.map { entry.host != ResolverCache.normalized($0) } ?? false }
+            let kept = entries.filter { entry in name.map { entry.host != $0 } ?? false }
             removed += entries.count - kept.count
             try CacheFile.save(kept, identity: identity, to: path, now: now)
         }

@@ -183,6 +183,23 @@ struct CacheTests {
         #expect(cache.entries().map(\.host) == ["ok.test"])
     }
 
+    @Test("cache clear NAME takes that name out of the file, written in any case or with a final dot")
+    func removeOneNameFromFile() throws {
+        let dir = try ScratchDirectory("cache")
+        defer { dir.remove() }
+        let path = dir.path + "/cache.json"
+        let now = Date().timeIntervalSince1970
+        let json = """
+            {"version":2,"savedAt":\(now),"providers":{"\(Self.config().cacheIdentity)":[
+             {"host":"a.test","family":"v4","ips":["192.0.2.1"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false},
+             {"host":"a.test","family":"v6","ips":["2001:db8::1"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false},
+             {"host":"b.test","family":"v4","ips":["192.0.2.2"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false}]}}
+            """
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try PersistentCache.remove(host: "A.Test.", at: path) == 2)
+        #expect(PersistentCache.entries(at: path).entries.map(\.entry.host) == ["b.test"])
+    }
+
     @Test("a name is one entry whatever its ASCII case or final dot, at every length and position")
     func nameCase() {
         let cache = ResolverCache(configuration: Self.config(), provider: ScriptedProvider())
