@@ -1,12 +1,13 @@
 # The two commands of the README: `make run` and `make test`. Both install what the build
-# needs first. `make bench` runs the benchmarks (on demand, never as tests).
+# needs first. `make bench` runs the benchmarks (on demand, never as tests); `make release`,
+# `make install`, `make deb` and `make package-test` ship it (see "Shipping" below).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps build bench format format-check lab fuzz tsan
+.PHONY: run test deps build bench format format-check lab fuzz tsan release docs install uninstall deb package-test
 
 deps:
 	@scripts/install-deps.sh
@@ -93,3 +94,37 @@ tsan: deps
 	for report in $(TSAN_REPORTS)/tsan.*; do \
 	  [ -e "$$report" ] || continue; echo "ThreadSanitizer report ($$report):"; cat "$$report"; status=1; \
 	done; exit $$status
+
+# Shipping. `make release` builds the binary with the Swift runtime and Foundation linked in
+# (--static-swift-stdlib), in a build folder of its own so `make bench`'s release build is not
+# rebuilt each time; it keeps its symbols (perf, gdb). `make docs` generates the man pages
+# (swift-argument-parser's generate-manual plugin, from the command definitions) and the bash,
+# zsh and fish completions. `make install` / `make uninstall` put them under $(DESTDIR)$(PREFIX);
+# `make deb` builds out/ipdirect_VERSION_ARCH.deb with dpkg-deb and checks it with lintian;
+# `make package-test` builds all of it and runs the tests that need it (PackagingTests).
+PREFIX ?= /usr/local
+DESTDIR ?=
+RELEASE_BUILD := .build-release
+RELEASE_BIN := $(RELEASE_BUILD)/release/ipdirect
+DOCS := out/docs
+
+release: deps
+	$(SWIFT) build -c release --scratch-path $(RELEASE_BUILD) --product ipdirect --static-swift-stdlib
+	@scripts/check-release.sh $(RELEASE_BIN)
+
+docs: build
+	scripts/generate-docs.sh $(BIN) $(DOCS)
+
+install: release docs
+	scripts/install-tree.sh install "$(DESTDIR)" "$(PREFIX)" $(RELEASE_BIN) $(DOCS)
+
+uninstall:
+	scripts/install-tree.sh uninstall "$(DESTDIR)" "$(PREFIX)"
+
+deb: release docs
+	@scripts/install-deps.sh dpkg-dev binutils lintian
+	scripts/make-deb.sh $(RELEASE_BUILD) $(DOCS) out
+
+package-test: deb
+	@$(SWIFT) build --build-tests 2>&1 | tail -3
+	$(SWIFT) test --skip-build --filter PackagingTests

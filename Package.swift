@@ -41,8 +41,11 @@ let package = Package(
         .systemLibrary(
             name: "CCAres", pkgConfig: "libcares",
             providers: [.apt(["libc-ares-dev"])]),
+        // No pkgConfig for ncursesw: its flags are -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600, which SwiftPM
+        // refuses ("prohibited flag(s)") on every build; the shim defines what it needs and the module
+        // map links ncursesw, whose headers are in the default include path.
         .systemLibrary(
-            name: "CNcurses", pkgConfig: "ncursesw",
+            name: "CNcurses",
             providers: [.apt(["libncurses-dev"])]),
 
         // Thin C shim: non-variadic curl_easy_setopt/getinfo wrappers, the X509 verify results and the
@@ -193,6 +196,8 @@ let package = Package(
         .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
+        // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
+        .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ConsoleTests", dependencies: ["Console", "Lab", "TestSupport"], exclude: ["__Snapshots__"],
             swiftSettings: strict),

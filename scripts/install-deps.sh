@@ -5,8 +5,10 @@ set -euo pipefail
 
 # Extra packages for one target come as arguments (`make bench` adds nginx-light). bind9-dnsutils
 # gives the tests `dig`, which the reproduce commands of a chosen DNS server use; prometheus is
-# the server the agent's end-to-end test scrapes with.
-wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libncurses-dev pkg-config tmux python3-jsonschema bind9-dnsutils prometheus "$@")
+# the server the agent's end-to-end test scrapes with; zsh and fish load the completion scripts,
+# man-db and groff-base render the man pages (PackagingTests).
+wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libncurses-dev pkg-config tmux python3-jsonschema bind9-dnsutils prometheus
+  zsh fish man-db groff-base "$@")
 missing=()
 for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

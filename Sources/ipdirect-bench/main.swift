@@ -11,6 +11,7 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("watch", WatchBenchmark.run),
     ("compare", CompareBenchmark.run),
     ("agent", AgentBenchmark.run),
+    ("startup", StartupBenchmark.run),
 ]
 
 /// The release `ipdirect` beside this benchmark binary (`make bench` builds both); nil, with a

@@ -9,21 +9,10 @@ import Testing
 
 @Suite("Exports")
 struct ExportTests {
-    /// `shared/` beside the package: there in CI (and here), so the schema check must run there.
-    static var sharedDirectory: URL? {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: shared.path, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? shared : nil
-    }
-
-    /// shared/har-schema/validate.py wherever shared/ is (a missing file then fails the check
-    /// that runs it); nil only where shared/ is not beside the package.
-    static var validator: String? {
-        sharedDirectory.map { $0.appendingPathComponent("har-schema/validate.py").path }
-    }
+    /// The HAR 1.2 schema and its checker (Tests/HARSchema, from the HAR spec's JSON Schema, ISC
+    /// licence beside it): in the repository, so the check runs on every clone.
+    static let validator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("HARSchema/validate.py").path
 
     /// The HAR of every lab name, probed with a bearer token and a secret query value. Start the
     /// lab with a slow origin far slower than the timeout: that leaves every other origin a wide margin.
@@ -52,16 +41,11 @@ struct ExportTests {
         }
     }
 
-    /// Runs where `shared/` is (CI): a missing validator, python3 or jsonschema is a failure
-    /// there, never a pass. Elsewhere the test shows as skipped, with this reason.
-    @Test(
-        "the HAR of every lab name passes the HAR 1.2 schema check (shared/har-schema/validate.py)",
-        .enabled(if: sharedDirectory != nil, "no shared/ beside the package: the HAR schema check cannot run here"))
+    /// A missing python3 or jsonschema is a failure, never a pass: the README's commands install both.
+    @Test("the HAR of every lab name passes the HAR 1.2 schema check (Tests/HARSchema/validate.py)")
     func harPassesSchema() async throws {
-        let shared = try #require(Self.sharedDirectory)
-        let validator = shared.appendingPathComponent("har-schema/validate.py").path
-        try #require(
-            FileManager.default.fileExists(atPath: validator), "shared/ exists but \(validator) does not")
+        let validator = Self.validator
+        try #require(FileManager.default.fileExists(atPath: validator), "\(validator) is missing")
         try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
             let (har, _) = await Self.everyNameHAR(lab)
             let scratch = try ScratchDirectory("har")
