@@ -142,7 +142,8 @@ struct ReleasePackageTests {
             ])
         #expect(resolved.status == 0, "\(resolved.output) \(resolved.errors)")
         let answers = try #require(
-            try JSONSerialization.jsonObject(with: Data(resolved.output.utf8)) as? [[String: Any]], resolved.output)
+            try JSONSerialization.jsonObject(with: Data(resolved.output.utf8)) as? [[String: Any]], "\(resolved.output)"
+        )
         let httpdns = try #require(answers.first?["httpdns"] as? [String: Any])
         #expect(httpdns["ipv4"] as? [String] == ["127.0.0.1"], "\(resolved.output)")
     }
