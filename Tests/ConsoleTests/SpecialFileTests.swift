@@ -41,4 +41,22 @@ struct SpecialFileTests {
         #expect(result.status == 2, "\(result.errors)")
         #expect(result.errors.contains("--cacert \(file): \(expected)"), "\(result.errors)")
     }
+
+    @Test("the agent's --input as a FIFO is refused (it re-reads the file on change); probe's still reads a pipe")
+    func fifoAgentInput() async throws {
+        let home = try ScratchDirectory("special")
+        defer { home.remove() }
+        let fifo = home.file("targets.txt")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let result = try await runIPDirect(["agent", "--provider", "system", "--input", fifo], home: home)
+        #expect(result.status == 2, "\(result.errors)")
+        #expect(result.errors.contains("\(fifo): it is a FIFO, not a regular file"), "\(result.errors)")
+
+        // probe --input - still reads a pipe to its end: the list's bad line is named.
+        let probe = try await ChildProcess.run(
+            "/bin/sh", ["-c", "printf 'not a url at all\\n' | \"$0\" probe --provider system --input -", Tmux.binary],
+            environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"], seconds: 60)
+        #expect(probe.status == 2, "\(probe.errors)")
+        #expect(probe.errors.contains("cannot probe 'not a url at all'"), "\(probe.errors)")
+    }
 }
