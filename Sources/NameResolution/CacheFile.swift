@@ -339,7 +339,8 @@ public enum PersistentCache {
 
     /// What the file holds, as `cache list` shows it.
     public struct Listing: Sendable {
-        /// The answers that read, sorted by provider, name and family, expired ones included.
+        /// The answers that read, expired ones included: by provider, then in file order (ipdirect
+        /// writes each provider's sorted by name and family).
         public var entries: [Entry] = []
         /// The answers that did not, in file order per provider.
         public var skipped: [Skipped] = []
