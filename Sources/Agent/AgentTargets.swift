@@ -116,7 +116,8 @@ public enum TargetList {
     {
         let text: String
         do {
-            text = try TextFile.contents(of: path)
+            // Re-read on every change: a FIFO would block the agent, a device would never end.
+            text = try TextFile.contents(of: path, accepting: .regularFile)
         } catch {
             throw .unreadable(path: path, reason: error.reason)
         }

@@ -39,7 +39,8 @@ public enum ByteSize {
     }
 }
 
-/// Appends reports to a JSON Lines file, rotating it by size. A write that fails (disk full,
+/// Appends reports to a JSON Lines file, rotating it by size; every file it creates is 0600
+/// (`PrivateFile`), as probe's exports are: the records say what was probed. A write that fails (disk full,
 /// file system gone) is counted and said at most once a minute; probing goes on, and the next
 /// report is tried again.
 public final class RotatingJSONL: Sendable {
@@ -78,7 +79,7 @@ public final class RotatingJSONL: Sendable {
         self.redact = redact
         self.metrics = metrics
         self.logger = logger
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
         guard descriptor >= 0 else {
             throw AgentSettingError(
                 "cannot open --jsonl \(path): \(String(cString: strerror(errno))); check the directory exists and is writable"
@@ -139,7 +140,7 @@ public final class RotatingJSONL: Sendable {
             state.size = 0
             return
         }
-        let fresh = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let fresh = PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
         guard fresh >= 0 else {
             // The old descriptor still writes into FILE.1: records are kept, under the wrong name.
             state.size = 0

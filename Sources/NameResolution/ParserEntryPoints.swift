@@ -82,11 +82,36 @@ public enum ParserEntryPoints {
         _ = try? DoHJSONProvider.parse(body, host: "fuzz.lab.test", family: .v6)
     }
 
-    /// The persistent cache file, loaded from `path` after `bytes` are written there.
+    /// The persistent cache file, loaded from `path` after `bytes` are written there, listed, and
+    /// saved back; traps when a save loses or changes another provider's answer, readable or not,
+    /// or writes over a newer version's file.
     public static func cacheFile(_ bytes: [UInt8], path: String) {
+        try? FileManager.default.removeItem(atPath: path + ".bad")
         guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
-        _ = CacheFile.load(path, identity: "fuzz", now: Date(timeIntervalSince1970: 1_800_000_000), keepExpired: true)
-        _ = CacheFile.load(path, identity: "fuzz", now: Date(timeIntervalSince1970: 1_800_000_000), keepExpired: false)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        _ = CacheFile.load(path, identity: "fuzz", now: now, keepExpired: false)
+        let (entries, _) = CacheFile.load(path, identity: "fuzz", now: now, keepExpired: true)
+        let before = PersistentCache.entries(at: path)
+        let reading = CacheFile.read(path)
+        guard (try? CacheFile.save(entries, identity: "fuzz", to: path, now: now)) != nil else { return }
+        let after = PersistentCache.entries(at: path)
+        switch reading {
+        case .newer, .unusable:
+            precondition(FileManager.default.contents(atPath: path) == Data(bytes), "a file left alone was written")
+        case .corrupt:
+            precondition(FileManager.default.contents(atPath: path + ".bad") == Data(bytes), "not set aside whole")
+        case .current:
+            let others = { (entry: PersistentCache.Entry) in entry.provider != "fuzz" }
+            precondition(before.entries.filter(others) == after.entries.filter(others), "another's answer changed")
+            precondition(
+                before.skipped.filter { $0.provider != "fuzz" } == after.skipped.filter { $0.provider != "fuzz" },
+                "another's unreadable answer changed")
+            precondition(
+                before.skipped.filter { $0.provider == "fuzz" }.count
+                    == after.skipped.filter { $0.provider == "fuzz" }.count, "an unreadable answer of ours went")
+        case .absent, .belongsToNobody:
+            break
+        }
     }
 
     /// The TOML configuration file.

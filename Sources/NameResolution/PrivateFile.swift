@@ -1,5 +1,5 @@
-// Files ipdirect writes whole (the resolver cache, the console's exports): readable by the user
-// only, written to a temporary file, flushed to disk, then renamed, so no one sees half a file.
+// Every file ipdirect creates is the user's alone (mode 0600, less if the umask asks): files written
+// whole go to a temporary file, flushed to disk, then renamed, so no one sees half a file.
 import Foundation
 
 #if canImport(Glibc)
@@ -10,8 +10,22 @@ import Foundation
     import Darwin
 #endif
 
-/// Writes a file atomically with mode 0600.
+/// The one way ipdirect creates a file: mode 0600, so the umask can only take more away.
 public enum PrivateFile {
+    /// The mode every file is created with.
+    public static let mode: mode_t = 0o600
+
+    /// Opens `path` for writing as open(2) does, creating it with mode 0600 when it is new (an
+    /// existing file keeps the mode its owner gave it): files written as they go (exports, the
+    /// agent's JSON Lines and each file it rotates to).
+    ///
+    /// - Parameter flags: `O_WRONLY` or `O_RDWR`, with `O_APPEND` or `O_TRUNC` as wanted;
+    ///   `O_CREAT` and `O_CLOEXEC` are added.
+    /// - Returns: the descriptor (the caller closes it), or -1 with `errno` set.
+    public static func open(_ path: String, flags: Int32) -> Int32 {
+        Foundation.open(path, flags | O_CREAT | O_CLOEXEC, mode)
+    }
+
     /// Writes `data` to `path`: a temporary file beside it (mode 0600), fsync, rename over `path`.
     ///
     /// - Throws: `ConfigurationError.io` with the path and the system's reason.
@@ -24,7 +38,7 @@ public enum PrivateFile {
             let reason = strerror(errno).flatMap { String(validatingCString: $0) } ?? "errno \(errno)"
             return .io("cannot \(what) \(path): \(reason)")
         }
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = open(temporary, flags: O_WRONLY | O_EXCL)
         guard descriptor >= 0 else { throw failure("write") }
         var written = 0
         let complete = data.withUnsafeBytes { buffer -> Bool in

@@ -155,14 +155,10 @@ public final class ResolverCache: Sendable {
         var initial = State(configuration: configuration)
         var warnings: [String] = []
         if let path = configuration.cachePath {
-            switch CacheFile.load(
+            let loaded = CacheFile.load(
                 path, identity: configuration.cacheIdentity, now: clock.now(), keepExpired: configuration.reuseExpired)
-            {
-            case .success(let entries):
-                for entry in entries { initial.entries[CacheKey(host: entry.host, family: entry.family)] = entry }
-            case .failure(let warning):
-                warnings.append(warning.description)
-            }
+            for entry in loaded.entries { initial.entries[CacheKey(host: entry.host, family: entry.family)] = entry }
+            if let warning = loaded.warning { warnings.append(warning) }
         }
         state = Locked(initial)
         loadWarnings = warnings
@@ -665,7 +661,8 @@ public final class ResolverCache: Sendable {
     /// filed under this provider's identity beside other providers' answers.
     ///
     /// - Throws: `ConfigurationError.io` when the file cannot be written; nothing happens
-    ///   when persistence is off.
+    ///   when persistence is off, or when the file is one ipdirect leaves alone (a newer
+    ///   version's, or not a regular file), which `loadWarnings` said.
     public func save() throws(ConfigurationError) {
         guard let path = configuration.cachePath else { return }
         let configuration = configuration

@@ -548,7 +548,8 @@ public enum ConfigurationLoader {
         if FileManager.default.fileExists(atPath: path) {
             let text: String
             do {
-                text = try TextFile.contents(of: path)
+                // ipdirect's own file, read by every command: never a FIFO to block on.
+                text = try TextFile.contents(of: path, accepting: .regularFile)
             } catch {
                 throw .unreadable(path, error.reason)
             }
@@ -580,12 +581,11 @@ public enum ConfigurationLoader {
         do {
             try manager.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            // Created private from the start: the file is where the signing secret goes.
-            try Data(BundledResources.defaultConfigTOML.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-            try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         } catch {
             throw .io("cannot write \(path): \(error.localizedDescription)")
         }
+        // Created private from the start (no moment at 0644): the file is where the signing secret goes.
+        try PrivateFile.write(Data(BundledResources.defaultConfigTOML.utf8), to: path)
     }
 
     static func permissions(of path: String) -> Int? {

@@ -80,7 +80,7 @@ public final class ReportWriter: Sendable {
     public init(_ format: Format, path: String, redact: Bool = true, appending: Bool = false) throws {
         let appendLines = appending && format == .jsonLines
         // 0600: an export holds what servers answered and, with redaction off, credentials.
-        let descriptor = open(path, O_RDWR | O_CREAT | (appendLines ? 0 : O_TRUNC) | O_CLOEXEC, 0o600)
+        let descriptor = PrivateFile.open(path, flags: O_RDWR | (appendLines ? 0 : O_TRUNC))
         guard descriptor >= 0 else {
             throw ReportWriterError(path: path, reason: String(cString: strerror(errno)))
         }

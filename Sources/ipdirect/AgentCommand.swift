@@ -130,9 +130,7 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage(
                 "--input - cannot be reloaded on change or SIGHUP: give the agent a file (probe reads standard input)")
         }
-        if let cacert, !FileManager.default.fileExists(atPath: cacert) {
-            throw usage("--cacert \(cacert) does not exist")
-        }
+        if let cacert, let problem = CAFileOption.problem(cacert, named: "--cacert") { throw usage(problem) }
 
         LoggingSystem.bootstrap { _ in AgentLogHandler(format: logFormat) }
         let logger = Logger(label: "ipdirect.agent")

@@ -26,11 +26,29 @@ struct CacheCommand: AsyncParsableCommand {
             }
         }
 
-        /// The cache as stored, every provider's answers, expired ones included (listing shows them as expired).
+        /// The cache as stored, every provider's answers, expired ones included (listing shows them
+        /// as expired); how many could not be read, and why, goes to standard error.
         func stored(_ path: String) -> [PersistentCache.Entry] {
-            let (entries, warning) = PersistentCache.entries(at: path)
-            if let warning { ResolutionOutput.warn("warning: \(warning)") }
-            return entries
+            let listing = PersistentCache.entries(at: path)
+            if let warning = listing.warning { ResolutionOutput.warn("warning: \(warning)") }
+            if let sentence = Self.skippedSentence(listing, path: path) {
+                ResolutionOutput.warn("warning: \(sentence)")
+            }
+            return listing.entries
+        }
+
+        /// "skipped 1 of 50 entries in PATH that cannot be read (kept in the file as they were): ...",
+        /// naming at most three; nil when none was skipped.
+        static func skippedSentence(_ listing: PersistentCache.Listing, path: String) -> String? {
+            guard !listing.skipped.isEmpty else { return nil }
+            let total = listing.entries.count + listing.skipped.count
+            // The identity is the file's text: escaped, as anything from outside.
+            let named = listing.skipped.prefix(3).map { skipped in
+                "entry \(skipped.position) of \(TerminalText.escaped(skipped.provider)): \(skipped.reason)"
+            }
+            let more = listing.skipped.count > 3 ? "; and \(listing.skipped.count - 3) more" : ""
+            return "skipped \(listing.skipped.count) of \(total) entries in \(path) that cannot be read (kept in the "
+                + "file as they were): " + named.joined(separator: "; ") + more
         }
     }
 

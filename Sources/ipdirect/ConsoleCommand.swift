@@ -164,9 +164,9 @@ extension LiveConsoleEngine {
         var data = Data()
         for round in rounds { data.append(round.jsonLine()) }
         do {
-            try data.write(to: URL(fileURLWithPath: path))
+            try PrivateFile.write(data, to: path)
         } catch {
-            throw ExportError(path: path, reason: error.localizedDescription)
+            throw ExportError(path: path, reason: error.description)
         }
         return path
     }

@@ -149,10 +149,13 @@ struct ProbeCommand: AsyncParsableCommand {
         if let data {
             if data.hasPrefix("@") {
                 let path = String(data.dropFirst())
-                guard let bytes = FileManager.default.contents(atPath: path) else {
-                    throw usage("cannot read --data file \(path)")
+                // As curl's --data @FILE: a pipe or /dev/fd/N is fine; a directory or a device
+                // that never ends gets a sentence.
+                do {
+                    options.body = try TextFile.bytes(of: path)
+                } catch {
+                    throw usage("cannot read --data file \(path): \(error.reason)")
                 }
-                options.body = Array(bytes)
                 options.bodyFile = path
             } else {
                 options.body = Array(data.utf8)
@@ -179,9 +182,7 @@ struct ProbeCommand: AsyncParsableCommand {
         options.redact = !noRedact
         options.locationTrusted = locationTrusted
         options.allowDowngrade = allowDowngrade
-        if let cacert, !FileManager.default.fileExists(atPath: cacert) {
-            throw usage("--cacert \(cacert) does not exist")
-        }
+        if let cacert, let problem = CAFileOption.problem(cacert, named: "--cacert") { throw usage(problem) }
 
         // Where names come from: the configured provider, or the lab's HTTPDNS service.
         let session: ResolverSession
@@ -202,8 +203,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 let joined =
                     (FileManager.default.contents(atPath: cacert) ?? Data()) + Data("\n".utf8)
                     + (FileManager.default.contents(atPath: labCA) ?? Data())
-                _ = FileManager.default.createFile(
-                    atPath: path, contents: joined, attributes: [.posixPermissions: 0o600])
+                try? PrivateFile.write(joined, to: path)
                 temporaryCA = path
                 options.caFile = path
             } else {

@@ -145,7 +145,12 @@ struct ProviderOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
         // ca_file (--httpdns-ca) adds to the system's CAs; the lab's, set below, stands alone.
-        if let caFile = configuration.caFile { configuration.caFile = CABundle.path(adding: caFile) }
+        if let caFile = configuration.caFile {
+            if let problem = CAFileOption.problem(caFile, named: "ca_file (--httpdns-ca)") {
+                throw ValidationError(problem)
+            }
+            configuration.caFile = CABundle.path(adding: caFile)
+        }
         var startedLab: Lab?
         var temporary: String?
         if lab {

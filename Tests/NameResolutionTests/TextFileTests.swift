@@ -1,5 +1,5 @@
-// Files a user names (configuration, target lists) are read whole whatever kind they are, a
-// pipe included, and one that cannot be read is refused with the reason.
+// Files a user names (probe's target lists) are read whole whatever kind they are, a pipe included;
+// where a regular file is expected a FIFO, device or directory is refused before a byte is read.
 import Foundation
 import TestSupport
 import Testing
@@ -51,4 +51,55 @@ struct TextFileTests {
         }
         #expect(throws: TextFileError(path: path, reason: reason)) { try TextFile.contents(of: path) }
     }
+
+    @Test(
+        "where a regular file is expected, a FIFO, a device or a directory is refused with what it is",
+        arguments: [
+            ("fifo", "it is a FIFO, not a regular file"),
+            ("/dev/zero", "it is a character device, not a regular file"),
+            ("directory", "it is a directory"),
+        ])
+    func regularFileExpected(kind: String, reason: String) throws {
+        let scratch = try ScratchDirectory("textfile")
+        defer { scratch.remove() }
+        var path = kind.hasPrefix("/") ? kind : scratch.file(kind)
+        switch kind {
+        case "fifo": #expect(mkfifo(path, 0o600) == 0)
+        case "directory": path = scratch.path
+        default: break
+        }
+        let release = releaseBlockedReaders(of: path)
+        defer { release.cancel() }
+        #expect(throws: TextFileError(path: path, reason: reason)) {
+            try TextFile.contents(of: path, accepting: .regularFile)
+        }
+        #expect(throws: TextFileError(path: path, reason: reason)) { try TextFile.requireRegularFile(path) }
+    }
+
+    @Test("a regular file reads the same either way, through a symbolic link too")
+    func regularFileRead() throws {
+        let scratch = try ScratchDirectory("textfile")
+        defer { scratch.remove() }
+        let path = scratch.file("config.toml")
+        try "timeout = 3\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let link = scratch.file("link.toml")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        #expect(try TextFile.contents(of: link, accepting: .regularFile) == "timeout = 3\n")
+        #expect(try TextFile.bytes(of: path, accepting: .regularFile) == Array("timeout = 3\n".utf8))
+    }
+}
+
+/// Opens `fifo` for writing and closes it whenever a reader waits on it, for at most about ten
+/// seconds: a reader that blocks on the FIFO then reads an empty file and the test fails on what
+/// it read, instead of hanging the suite.
+func releaseBlockedReaders(of fifo: String) -> Thread {
+    let thread = Thread {
+        for _ in 0..<1000 where !Thread.current.isCancelled {
+            let descriptor = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if descriptor >= 0 { close(descriptor) }
+            usleep(10_000)
+        }
+    }
+    thread.start()
+    return thread
 }
