@@ -51,7 +51,7 @@ format-check:
 # Leak detection is off: libFuzzer stops at the first leak, and the two it found are outside
 # ipdirect (TOMLKit's parse-error path, Foundation's Data(contentsOf:) of an empty file).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= url location alicloud tencent doh-json doh-wire cache-file configuration header-lines terminal-text
+FUZZ_TARGETS ?= url location alicloud tencent doh-json doh-wire cache-file configuration header-lines terminal-text service-text
 FUZZ_BUILD := .build-fuzz
 fuzz: deps
 	# swiftc keeps only the last -sanitize= it is given: SwiftPM's two flags alone leave Swift code

@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources", "WireCiphers", "CCAres",
+                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -169,7 +169,8 @@ let package = Package(
         // Fuzzing: the parsers of outside bytes behind one entry each (replayed by FuzzTests), and
         // the libFuzzer executable `make fuzz` builds with -sanitize=fuzzer,address.
         .target(
-            name: "FuzzTargets", dependencies: ["Probe", "NameResolution", "CurlTransport", "TerminalText"],
+            name: "FuzzTargets",
+            dependencies: ["Probe", "NameResolution", "CurlTransport", "TerminalText", "Console"],
             swiftSettings: strict),
         .executableTarget(name: "ipdirect-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
 

@@ -40,7 +40,11 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
         case tls
         /// The connection broke after it was made (nothing received, send or receive failed).
         case transfer
-        case badURL, tooLarge, other
+        case badURL, tooLarge
+        /// libcurl's CURLE_OUT_OF_MEMORY: during a transfer, a buffer past its limit (a response
+        /// header line over 100 KB) rather than memory running out.
+        case outOfMemory
+        case other
 
         init(_ code: CURLcode) {
             switch code {
@@ -54,6 +58,7 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
             case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: self = .transfer
             case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: self = .badURL
             case CURLE_FILESIZE_EXCEEDED, CURLE_WRITE_ERROR: self = .tooLarge
+            case CURLE_OUT_OF_MEMORY: self = .outOfMemory
             default: self = .other
             }
         }

@@ -1,5 +1,6 @@
 // The fuzz targets: every parser that takes bytes from outside, one entry point each, shared by
 // the libFuzzer executable (`make fuzz`) and the corpus replay test in `make test`.
+import Console
 import CurlTransport
 import Foundation
 import NameResolution
@@ -30,6 +31,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case headerLines = "header-lines"
     /// The terminal sanitizer: it must never emit a control.
     case terminalText = "terminal-text"
+    /// A service's words (error codes, messages, `extra`) through every provider's paths, then
+    /// every output they reach: what is kept, the resolve table, JSON, the console's cells. None
+    /// may hold a control, a line break of its own, a C1 control or a bidi override.
+    case serviceText = "service-text"
 
     /// Runs the target on one input. A trap here is a finding.
     public func run(_ bytes: [UInt8]) {
@@ -70,6 +75,23 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                     "the sanitizer let a control through: \(Array(text.utf8))")
             }
             precondition(TerminalText.width(shown[2]) <= 7, "prefix went past its cells")
+        case .serviceText:
+            for words in ParserEntryPoints.serviceWords(bytes) {
+                let answer = HTTPDNSAnswer(provider: "fuzz", error: words)
+                let json = (try? JSONEncoder().encode(answer)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                var cells = CellBuffer(width: 200, height: 1)
+                _ = cells.put(words, x: 0, y: 0)
+                let outputs =
+                    [words, json, (0..<cells.width).map { String(cells[$0, 0].character) }.joined()]
+                    + TextTable.lines(header: ["HOST", "HTTPDNS"], rows: [["fuzz.lab.test", words]])
+                for output in outputs {
+                    precondition(
+                        !output.unicodeScalars.contains {
+                            TerminalText.needsEscape($0) && $0 != CellBuffer.continuation
+                        },
+                        "a service's words reached an output unescaped: \(Array(output.utf8))")
+                }
+            }
         }
     }
 

@@ -15,6 +15,18 @@ public enum LabHostilePath {
     public static let away307 = "/redirect-307-away"
     /// A 302 from https to plain http (plain.lab.test's `/echo`): a downgrade.
     public static let downgrade = "/redirect-downgrade"
+    /// A 200 with one header of a megabyte, past what libcurl reads (100 KB a line).
+    public static let hugeHeader = "/huge-header"
+    /// A 302 to the cloud metadata address, `http://169.254.169.254/latest/meta-data/`.
+    public static let metadata = "/redirect-metadata"
+    /// A 302 to an IPv6 link-local address without a zone (`http://[fe80::1]/`): a connect to it
+    /// fails on this machine, so a test that follows it sends nothing off loopback.
+    public static let linkLocalV6 = "/redirect-link-local-v6"
+    /// A 302 to `http://metadata.lab.test/`, a name a test's resolver answers with a link-local address.
+    public static let metadataName = "/redirect-metadata-name"
+
+    /// How large `/huge-header`'s header is.
+    public static let hugeHeaderBytes = 1 << 20
 
     /// The reason phrase `/escapes` answers with: a title change, a screen clear, a bidi override.
     public static let hostileReason = "OK \u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}gnp.exe"
@@ -42,6 +54,17 @@ func hostileOriginResponder(name: String, ledger: LabLedger) -> LabResponder {
             let target = request.path == LabHostilePath.away307 ? "sni-b.lab.test" : "plain.lab.test"
             let location = (ledger.hosts[target] ?? "https://\(target)/") + "echo"
             response = .text(request.path == LabHostilePath.away307 ? 307 : 302, line + " ; redirect=\(location)\n")
+            response.headers.append(("Location", location))
+        case LabHostilePath.hugeHeader:
+            response.headers.append(("X-Huge", String(repeating: "a", count: LabHostilePath.hugeHeaderBytes)))
+        case LabHostilePath.metadata, LabHostilePath.linkLocalV6, LabHostilePath.metadataName:
+            let location =
+                [
+                    LabHostilePath.metadata: "http://169.254.169.254/latest/meta-data/",
+                    LabHostilePath.linkLocalV6: "http://[fe80::1]/",
+                    LabHostilePath.metadataName: "http://metadata.lab.test/",
+                ][request.path] ?? "/"
+            response = .text(302, line + " ; redirect=\(location)\n")
             response.headers.append(("Location", location))
         default:
             break

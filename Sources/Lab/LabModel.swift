@@ -180,6 +180,8 @@ public struct LabOriginRequest: Sendable, Codable, Equatable {
     public var bodyLength: Int
     public var status: Int
     public var time: Date
+    /// The query as received (after `?`), nil when there was none.
+    public var query: String? = nil
 }
 
 /// Why the lab could not start or switch.

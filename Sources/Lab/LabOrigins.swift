@@ -46,7 +46,10 @@ func originResponder(name: String, behaviour: LabOriginBehaviour, ledger: LabLed
         ledger.record(
             LabOriginRequest(
                 origin: name, host: request.host, sni: request.sni, method: request.method, path: request.path,
-                bodyLength: request.bodyLength, status: response.status, time: Date()))
+                bodyLength: request.bodyLength, status: response.status, time: Date(),
+                query: request.target.firstIndex(of: "?").map {
+                    String(request.target[request.target.index(after: $0)...])
+                }))
         return loop.makeSucceededFuture(response)
     }
 }

@@ -2,6 +2,7 @@
 // secret is configured, and batch /{account}/resolve (5 names a request) for pre-resolve.
 import CurlTransport
 import Foundation
+import TerminalText
 import WireCiphers
 
 /// Alibaba Cloud's HTTPDNS service.
@@ -68,7 +69,7 @@ public struct AliCloudProvider: HTTPDNSProvider {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             throw .malformed(detail: "expected a JSON object, got \(preview(body))")
         }
-        if let code = object["code"] as? String { throw ResolutionError.fromStatus(200, code: code, account: nil) }
+        if let code = serviceCode(in: object) { throw ResolutionError.fromStatus(200, code: code, account: nil) }
         let v4 = families.contains(.v4) ? try strings(object["ips"], field: "ips") : []
         let v6 = families.contains(.v6) ? try strings(object["ipsv6"], field: "ipsv6") : []
         guard let ttl = integer(object["ttl"]) else { throw .malformed(detail: "no 'ttl' in the answer") }
@@ -152,9 +153,7 @@ func integer(_ value: Any?) -> Int? {
     return nil
 }
 
-/// The start of a body for an error message, printable.
+/// The start of a body for an error message, escaped.
 func preview(_ body: [UInt8]) -> String {
-    if body.isEmpty { return "an empty body" }
-    let text = String(decoding: body.prefix(40), as: UTF8.self)
-    return IPLiteral.quoted(text + (body.count > 40 ? "..." : ""))
+    body.isEmpty ? "an empty body" : TerminalText.quoted(bytes: body)
 }

@@ -2,6 +2,7 @@
 // optionally sealed with AES-CBC (m=1) or AES-GCM (m=2), up to 5 names a request.
 import CurlTransport
 import Foundation
+import TerminalText
 import WireCiphers
 
 /// Alibaba Cloud's HTTPDNS service, v2 API (`--provider alicloud`).
@@ -165,7 +166,8 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                 let (response, ms) = try await transport.get(
                     base.url + target, display: base.url, checkName: base.checkName)
                 return try parse(
-                    status: response.status, body: response.body, date: response.header("Date"), hosts: hosts,
+                    status: response.status, body: response.body,
+                    date: response.header("Date").map { TerminalText.escaped($0, cutAt: 64) }, hosts: hosts,
                     families: families, ms: ms, server: base.label)
             } catch {
                 lastError = error
@@ -192,7 +194,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         server: String
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
-        let code = (object?["code"] as? String) ?? (object?["Code"] as? String)
+        let code = serviceCode(in: object)
         guard (200..<300).contains(status), code == "success" else {
             if let code, code != "success" {
                 throw AliCloudV2Errors.explain(
@@ -267,7 +269,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                     : .failure(
                         .malformed(
                             detail:
-                                "the service answered for \(unasked.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")), "
+                                "the service answered for \(unasked.prefix(3).map { TerminalText.quoted($0) }.joined(separator: ", ")), "
                                 + "which was not asked, and not for \(host)"))
                 continue
             }
@@ -284,13 +286,13 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                     ttls.append(ttl <= 0 ? 60 : ttl)
                     if let code = part["no_ip_code"] as? String, !code.isEmpty {
                         notes.append(
-                            "no \(family == .v4 ? "A" : "AAAA") record (the service says \(IPLiteral.quoted(code)))")
+                            "no \(family == .v4 ? "A" : "AAAA") record (the service says \(TerminalText.quoted(code)))")
                     } else if raw[family]?.isEmpty ?? true {
                         notes.append("no \(family == .v4 ? "A" : "AAAA") record")
                     }
                     if let extra = part["extra"], !(extra is NSNull) {
                         let text = (extra as? String) ?? String(describing: extra)
-                        if !text.isEmpty { notes.append("extra: \(IPLiteral.quoted(text))") }
+                        if !text.isEmpty { notes.append("extra: \(TerminalText.quoted(text))") }
                     }
                 }
                 var result = try ProviderAnswer.screened(
@@ -312,7 +314,7 @@ enum AliCloudV2Errors {
     static func explain(
         code: String, status: Int, account: String, signed: Bool, serverDate: String?, now: Date
     ) -> ResolutionError {
-        let shown = IPLiteral.quoted(code)
+        let shown = TerminalText.quoted(code)
         let sentence: String
         switch code {
         case "InvalidSignature":
@@ -476,7 +478,7 @@ final class AliCloudServiceIPs: Sendable {
                     ["http", "https"].contains(components.scheme ?? "")
                 else {
                     throw .misconfigured(
-                        "start_ips: \(IPLiteral.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
+                        "start_ips: \(TerminalText.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
                     )
                 }
                 return Base(url: url, label: host, checkName: IPLiteral.family(of: host) == nil ? nil : serviceName)
@@ -484,7 +486,7 @@ final class AliCloudServiceIPs: Sendable {
         }
         guard let known = AliCloudRegion.named(region) else {
             throw .misconfigured(
-                "alicloud region \(IPLiteral.quoted(region)) is not one the SDK knows: use one of "
+                "alicloud region \(TerminalText.quoted(region)) is not one the SDK knows: use one of "
                     + AliCloudRegion.all.map(\.name).joined(separator: ", "))
         }
         return known.startIPv4.map { Base(url: "https://\($0)", label: $0, checkName: serviceName) }
@@ -610,7 +612,7 @@ final class AliCloudServiceIPs: Sendable {
         let screened4 = IPLiteral.screen(v4, family: .v4)
         let screened6 = IPLiteral.screen(v6, family: .v6)
         let junk = screened4.rejected + screened6.rejected
-        if !junk.isEmpty { throw .notAnIP(junk: junk) }
+        if !junk.isEmpty { throw .notAnIP(cleaning: junk) }
         guard let components = URLComponents(string: start.url), let scheme = components.scheme else { return [] }
         let port = integer(object["service_port"]) ?? components.port
         func base(_ ip: String) -> Base {

@@ -2,6 +2,7 @@
 // one name and family, and a reply's addresses with their TTLs (CNAME chains followed by c-ares).
 import CCAres
 import Foundation
+import TerminalText
 
 /// What a DNS reply said about one name and family, before the IP-literal screen.
 struct DNSReplyAddresses: Sendable, Equatable {
@@ -41,7 +42,7 @@ enum DNSReplyProblem: Error, Sendable, Equatable {
         case .refused: return "is REFUSED (the server will not answer this client)"
         case .rcode(let code): return "carries DNS error code \(code)"
         case .wrongID(let expected, let got): return "carries id \(got), not the query's \(expected)"
-        case .otherName(let name): return "answers for \(IPLiteral.quoted(name)), a name that was not asked"
+        case .otherName(let name): return "answers for \(TerminalText.quoted(name)), a name that was not asked"
         case .unreadable(let why): return "cannot be read (\(why))"
         }
     }

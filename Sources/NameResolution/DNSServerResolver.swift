@@ -2,6 +2,7 @@
 // is truncated) with its own timeout, in place of getaddrinfo for the "system" column.
 import CCAres
 import Foundation
+import TerminalText
 
 #if canImport(Glibc)
     import Glibc
@@ -167,7 +168,8 @@ public struct DNSServerResolver: Sendable {
             do {
                 query = try DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))
             } catch {
-                return SystemAnswer(error: "\(who): cannot ask for \(IPLiteral.quoted(host)): the name \(error.clause)")
+                return SystemAnswer(
+                    error: "\(who): cannot ask for \(TerminalText.quoted(host)): the name \(error.clause)")
             }
             let box = Unmanaged.passRetained(outcome).toOpaque()
             ares_send(
@@ -217,7 +219,7 @@ public struct DNSServerResolver: Sendable {
         if !rejected.isEmpty {
             return SystemAnswer(
                 error:
-                    "\(who) answered \(rejected.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")), not IP addresses"
+                    "\(who) answered \(rejected.prefix(3).map { TerminalText.quoted($0) }.joined(separator: ", ")), not IP addresses"
             )
         }
         if v4.valid.isEmpty, v6.valid.isEmpty {

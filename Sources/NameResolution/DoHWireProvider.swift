@@ -2,6 +2,7 @@
 // or as the body of a POST, the application/dns-message reply read by c-ares, A and AAAA side by side.
 import CurlTransport
 import Foundation
+import TerminalText
 
 /// How RFC 8484 queries travel.
 public enum DoHMethod: String, Sendable, Codable, CaseIterable {
@@ -82,7 +83,7 @@ public struct DoHWireProvider: HTTPDNSProvider {
             guard type.hasPrefix(Self.mediaType) else {
                 throw ResolutionError.malformed(
                     detail:
-                        "the DoH server \(endpoint) sent \(type.isEmpty ? "no Content-Type" : IPLiteral.quoted(type)), not \(Self.mediaType) (\(preview(response.body))): check that it speaks RFC 8484; for a JSON API use --provider doh-json"
+                        "the DoH server \(endpoint) sent \(type.isEmpty ? "no Content-Type" : TerminalText.quoted(type)), not \(Self.mediaType) (\(preview(response.body))): check that it speaks RFC 8484; for a JSON API use --provider doh-json"
                 )
             }
             do {

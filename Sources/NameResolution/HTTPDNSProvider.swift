@@ -2,6 +2,7 @@
 // per wire format, and the factory that picks one from the configuration.
 import CurlTransport
 import Foundation
+import TerminalText
 
 /// What an HTTPDNS service said about one name, already screened: only IP literals remain.
 public struct ProviderAnswer: Sendable, Equatable {
@@ -52,7 +53,7 @@ public struct ProviderAnswer: Sendable, Equatable {
         let v4 = IPLiteral.screen(rawV4, family: .v4)
         let v6 = IPLiteral.screen(rawV6, family: .v6)
         let rejected = v4.rejected + v6.rejected
-        if !rejected.isEmpty { throw .notAnIP(junk: rejected) }
+        if !rejected.isEmpty { throw .notAnIP(cleaning: rejected) }
         if v4.valid.isEmpty, v6.valid.isEmpty { throw .noSuchName(host: host, families: answered) }
         let limit = maxAddressesPerFamily
         var answer = ProviderAnswer(
@@ -316,8 +317,18 @@ func trimmedBase(_ endpoint: String) -> String {
     return base
 }
 
-/// Reads the `code` of a JSON error body (`{"code":"InvalidAccount"}`), if it is one.
+/// Reads the `code` of a JSON error body (`{"code":"InvalidAccount"}`), if it is one, cleaned.
 func serviceCode(_ body: [UInt8]) -> String? {
-    guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
-    return (object["code"] as? String) ?? (object["Code"] as? String)
+    serviceCode(in: try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
 }
+
+/// The `code` (or `Code`) of a service's JSON answer, cleaned where it enters: escaped by
+/// `TerminalText` and cut, since it reaches sentences, the cache's notes and every output.
+func serviceCode(in object: [String: Any]?) -> String? {
+    ((object?["code"] as? String) ?? (object?["Code"] as? String)).map {
+        TerminalText.escaped($0, cutAt: serviceCodeLimit)
+    }
+}
+
+/// The most characters of a service's code kept: the real ones are a few dozen.
+let serviceCodeLimit = 120

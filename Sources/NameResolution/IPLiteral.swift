@@ -67,6 +67,32 @@ public enum IPLiteral {
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
+    /// Whether `text` is a link-local address (169.254.0.0/16, fe80::/10, or the IPv4 range
+    /// mapped into IPv6) or a cloud metadata address outside those (Alibaba Cloud's
+    /// 100.100.100.200, AWS's fd00:ec2::254): where a redirect could lead a prober to a host's
+    /// instance credentials. Any spelling `inet_pton` reads counts, a zone (`%eth0`) ignored;
+    /// false for text that is not an address.
+    public static func isLinkLocalOrMetadata(_ text: String) -> Bool {
+        let address = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard !address.isEmpty, address.utf8.count <= 45, address.utf8.allSatisfy(isAddressByte) else { return false }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, String(address), &v4) == 1 {
+            return isLinkLocalOrMetadata(v4: withUnsafeBytes(of: v4) { Array($0) })
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, String(address), &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { return true }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return isLinkLocalOrMetadata(v4: Array(bytes[12...]))
+        }
+        return bytes == [0xFD, 0x00, 0x0E, 0xC2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54]
+    }
+
+    private static func isLinkLocalOrMetadata(v4 bytes: [UInt8]) -> Bool {
+        (bytes[0] == 169 && bytes[1] == 254) || bytes == [100, 100, 100, 200]
+    }
+
     /// Hex digits, `.` and `:`: the only bytes an address literal has.
     private static func isAddressByte(_ byte: UInt8) -> Bool {
         switch byte {
@@ -121,11 +147,4 @@ public enum IPLiteral {
         return (valid, rejected)
     }
 
-    /// A short, printable rendering of a rejected string for messages (no control bytes, capped).
-    static func quoted(_ junk: String) -> String {
-        let printable = junk.unicodeScalars.map { $0.properties.isWhitespace || $0.value >= 0x20 ? String($0) : "?" }
-            .joined()
-        let capped = printable.count > 60 ? String(printable.prefix(60)) + "..." : printable
-        return "'\(capped)'"
-    }
 }

@@ -82,6 +82,47 @@ public enum ParserEntryPoints {
         _ = try? DoHJSONProvider.parse(body, host: "fuzz.lab.test", family: .v6)
     }
 
+    /// Every sentence and note the providers keep from `body`, read as an error answer (HTTP 403)
+    /// and as an answer (HTTP 200) of each wire format: what reaches `resolve`, the console and
+    /// the exports as the service's words.
+    ///
+    /// - Returns: the error sentences and the answers' notes.
+    public static func serviceWords(_ body: [UInt8]) -> [String] {
+        var words: [String] = []
+        func keep(_ run: () throws(ResolutionError) -> [String]) {
+            do throws(ResolutionError) { words += try run() } catch { words.append(error.description) }
+        }
+        let code = serviceCode(body)
+        words.append(ResolutionError.fromStatus(403, code: code, account: "139450").description)
+        words.append(ResolutionError.http(status: 403, code: code).description)
+        words.append(preview(body))
+        for status in [200, 403] {
+            keep { () throws(ResolutionError) in
+                let results = try aliCloudV2Provider.parse(
+                    status: status, body: body, date: nil, hosts: ["fuzz.lab.test"], families: [.v4, .v6], ms: 0,
+                    server: "fuzz")
+                return results.values.flatMap { result in
+                    switch result {
+                    case .success(let answer): answer.notes
+                    case .failure(let error): [error.description]
+                    }
+                }
+            }
+        }
+        keep { () throws(ResolutionError) in
+            try AliCloudProvider.parseSingle(body, host: "fuzz.lab.test", families: [.v4], ms: 0).notes
+        }
+        keep { () throws(ResolutionError) in
+            try TencentProvider.parse(body, host: "fuzz.lab.test", families: [.v4], ms: 0).notes
+        }
+        keep { () throws(ResolutionError) in
+            // Its addresses are screened later (junk reaches words only through `.notAnIP`).
+            _ = try DoHJSONProvider.parse(body, host: "fuzz.lab.test", family: .v4)
+            return []
+        }
+        return words
+    }
+
     /// The persistent cache file, loaded from `path` after `bytes` are written there, listed, and
     /// saved back; traps when a save loses or changes another provider's answer, readable or not,
     /// or writes over a newer version's file.

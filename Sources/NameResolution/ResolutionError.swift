@@ -2,6 +2,7 @@
 // failure maps to one case, and each case to one sentence. Nobody reads "error 28".
 import CurlTransport
 import Foundation
+import TerminalText
 
 /// A failed HTTPDNS or system DNS resolution.
 public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -13,7 +14,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
     case endpointUnresolvable(endpoint: String)
     /// TLS to the service failed: certificate not trusted, wrong name, handshake error.
     case tls(detail: String)
-    /// The service answered with an HTTP error; `code` is its JSON `code`, when it sent one.
+    /// The service answered with an HTTP error; `code` is its JSON `code`, when it sent one
+    /// (cleaned where it was read, `serviceCode`).
     case http(status: Int, code: String?)
     /// The service refused the request signature (wrong secret or a skewed clock).
     case signatureRejected
@@ -50,7 +52,7 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         case .tls(let detail):
             return "TLS to the HTTPDNS service failed: \(detail)"
         case .http(let status, let code?):
-            return "HTTPDNS answered HTTP \(status) with code \(code)"
+            return "HTTPDNS answered HTTP \(status) with code \(TerminalText.quoted(code, cutAt: serviceCodeLimit))"
         case .http(let status, nil):
             return "HTTPDNS answered HTTP \(status)"
         case .signatureRejected:
@@ -65,7 +67,7 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
             let what = families == [.v6] ? "IPv6 address" : families == [.v4] ? "IPv4 address" : "address"
             return "no such name: the service has no \(what) for \(host)"
         case .notAnIP(let junk):
-            let listed = junk.prefix(3).map(IPLiteral.quoted).joined(separator: ", ")
+            let listed = junk.prefix(3).map { TerminalText.quoted($0) }.joined(separator: ", ")
             return junk.count == 1
                 ? "HTTPDNS answered \(listed), which is not an IP address: answer refused"
                 : "HTTPDNS answered \(listed), which are not IP addresses: answer refused"
@@ -93,9 +95,16 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         case .nameResolution: return .endpointUnresolvable(endpoint: endpoint)
         case .certificate, .tls: return .tls(detail: error.message)
         case .tooLarge: return .malformed(detail: error.message)
+        case .outOfMemory: return .malformed(detail: "the service sent a response header larger than libcurl accepts")
         case .badURL: return .misconfigured("the HTTPDNS endpoint is not a usable URL: \(endpoint)")
         case .transfer, .other: return .transport(detail: error.message)
         }
+    }
+
+    /// `.notAnIP` with the junk cleaned where it enters: escaped, each cut after 60 characters,
+    /// at most 32 kept (they reach sentences and `resolve --format json`'s `rejected`).
+    static func notAnIP(cleaning rejected: [String]) -> ResolutionError {
+        .notAnIP(junk: rejected.prefix(32).map { TerminalText.escaped($0, cutAt: 60) })
     }
 
     /// Maps an HTTP error status and the service's JSON `code` to a case.

@@ -54,6 +54,9 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var console = ConsoleSettings()
     /// The agent's `[[agent.targets]]`, carried for the agent; the resolver ignores them.
     public var agent = AgentFileSettings()
+    /// Header, query parameter and cookie names hidden in traces and exports besides the built-in
+    /// words (`redact`), carried for the probe; matched as parts of names, in any case.
+    public var redact: [String] = []
 
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
     /// one of years would pin an address long after the service changed its mind.
@@ -112,14 +115,34 @@ public struct ResolverConfiguration: Sendable, Equatable {
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
 
-    /// A warning when a signing secret is set and the signed queries would travel over plain
-    /// HTTP (names, signature and answers readable and replayable on the path); nil otherwise.
-    public var plainHTTPSigningWarning: String? {
-        guard secret != nil, provider == .alicloud || provider == .alicloudLegacy else { return nil }
-        let targets = provider == .alicloud && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
+    /// A warning when a credential would cross plain HTTP, nil otherwise: the one rule for every
+    /// credential, said once where every command loads its configuration.
+    ///
+    /// - The signing secret (alicloud, alicloud-legacy) is never sent, but the signed query is:
+    ///   anyone on the path reads the names and can replay it until it expires.
+    /// - Tencent's token travels in the query as it is: anyone on the path can use it.
+    /// - An encryption key (alicloud AES, Tencent DES/AES) is never sent, and it is what seals
+    ///   the names and the answer: that is the services' own design for plain HTTP, so no warning.
+    public var plainHTTPCredentialWarning: String? {
+        let credential: String
+        let exposure: String
+        let targets: [String]
+        switch provider {
+        case .alicloud where secret != nil, .alicloudLegacy where secret != nil:
+            credential = "the signing secret"
+            exposure =
+                "anyone on the path reads the names and the signed query and can replay it until it expires (the secret itself is never sent)"
+            targets = provider == .alicloud && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
+        case .tencent where token != nil:
+            credential = "the token"
+            exposure = "the token travels in the query as it is, for anyone on the path to read and use"
+            targets = [effectiveEndpoint ?? ""]
+        default:
+            return nil
+        }
         guard let plain = targets.first(where: { $0.lowercased().hasPrefix("http://") }) else { return nil }
         return
-            "the signing secret is set but queries go to \(plain) over plain HTTP, where anyone on the path reads the names and the signed query and can replay it until it expires (the secret itself is never sent); use the service's https:// address"
+            "\(credential) is set but queries go to \(plain) over plain HTTP, where \(exposure); use the service's https:// address"
     }
 
     /// Which provider an answer came from, as the cache files it: kind, endpoint (or the
@@ -157,6 +180,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("dns_server", dnsServer.map { "\($0)" } ?? "(none: getaddrinfo)"),
             ("doh_method", dohMethod.rawValue),
             ("providers", providers.isEmpty ? "(none)" : providers.map(\.redactedSummary).joined(separator: "; ")),
+            ("redact", redact.isEmpty ? "(the built-in words only)" : redact.joined(separator: ", ")),
             ("theme", (console.theme ?? .auto).rawValue),
             (
                 "keys",
@@ -253,6 +277,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var console = ConsoleSettings()
     /// `[agent]`; nil when this layer does not have it.
     public var agent: AgentFileSettings?
+    public var redact: [String]?
 
     public init(
         provider: ProviderKind? = nil, endpoint: String? = nil, account: String? = nil, secret: String? = nil,
@@ -324,7 +349,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent",
+            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent", "redact",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -413,6 +438,16 @@ public struct ConfigurationLayer: Sendable, Equatable {
             }
             layer.prefetch = names
         }
+        if let raw = table["redact"] {
+            let expected = "an array of names ([\"x-my-header\"])"
+            guard let array = raw.array else { throw .wrongType(path, "redact", expected) }
+            var names: [String] = []
+            for item in array {
+                guard let name = item.string else { throw .wrongType(path, "redact", expected) }
+                names.append(name)
+            }
+            layer.redact = names
+        }
         let providers = try ProviderSetting.list(table["providers"], path: path)
         layer.providers = providers.0
         warnings += providers.1
@@ -453,6 +488,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         merged.providers = providers ?? base.providers
         merged.console = console.over(base.console)
         merged.agent = agent ?? base.agent
+        merged.redact = redact ?? base.redact
         return merged
     }
 
@@ -483,6 +519,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
         configuration.providers = merged.providers ?? []
         configuration.console = merged.console
         configuration.agent = merged.agent ?? AgentFileSettings()
+        configuration.redact = merged.redact ?? []
         return configuration
     }
 }
@@ -567,7 +604,7 @@ public enum ConfigurationLoader {
         let merged = commandLine.over(try ConfigurationLayer.environment(environment)).over(fileLayer)
         let configuration = merged.resolved(defaultCachePath: ConfigurationPaths.cacheFile(environment: environment))
         // Said once, here, where every command loads its configuration.
-        if let warning = configuration.plainHTTPSigningWarning { warnings.append(warning) }
+        if let warning = configuration.plainHTTPCredentialWarning { warnings.append(warning) }
         return (configuration, warnings)
     }
 

@@ -5,6 +5,7 @@ import CurlTransport
 import Foundation
 import NameResolution
 import SwiftASN1
+import TerminalText
 import X509
 
 enum CertificateReading {
@@ -37,15 +38,16 @@ enum CertificateReading {
         if let san = try? certificate.extensions.subjectAlternativeNames {
             for name in san {
                 switch name {
-                case .dnsName(let dns): names.append(dns)
+                // The server's words, cleaned where they enter like its headers.
+                case .dnsName(let dns): names.append(TerminalText.escaped(dns))
                 case .ipAddress(let octets): names.append(ipText(Array(octets.bytes)))
                 default: continue
                 }
             }
         }
         return CertificateSummary(
-            subject: certificate.subject.description, subjectAlternativeNames: names,
-            issuer: certificate.issuer.description, notBefore: certificate.notValidBefore,
+            subject: TerminalText.escaped(certificate.subject.description), subjectAlternativeNames: names,
+            issuer: TerminalText.escaped(certificate.issuer.description), notBefore: certificate.notValidBefore,
             notAfter: certificate.notValidAfter, sha256: fingerprint)
     }
 

@@ -2,6 +2,7 @@
 // for default.lab.test, not sni-a.lab.test; no SNI was sent"), never a bare curl code.
 import CurlTransport
 import Foundation
+import TerminalText
 
 enum OutcomeReading {
     /// The outcome of one exchange and, unless it is `ok`, why.
@@ -29,12 +30,17 @@ enum OutcomeReading {
         return (.ok, nil)
     }
 
-    /// "421 Misdirected Request", from the status line as received.
+    /// "421 Misdirected Request", from the status line as received; the reason phrase is the
+    /// server's, cleaned here where it enters.
     static func statusText(_ record: TransferRecord) -> String {
         guard let line = record.statusLine else { return String(record.status) }
         let parts = line.split(separator: " ", maxSplits: 2)
-        return parts.count == 3 ? "\(parts[1]) \(parts[2])" : String(record.status)
+        return parts.count == 3
+            ? "\(record.status) \(TerminalText.escaped(String(parts[2]), cutAt: reasonLimit))" : String(record.status)
     }
+
+    /// The most characters of a reason phrase kept ("Misdirected Request" and its kind are short).
+    static let reasonLimit = 200
 
     private static func certificateFailure(
         _ tls: TLSObservation, _ problem: CertificateProblem, checkedName: String?, sni: String?
@@ -100,7 +106,15 @@ enum OutcomeReading {
                 return (.tlsFailed, "the connection to \(target) broke during the TLS handshake: \(detail)")
             }
             return (.connectFailed, "the connection to \(target) broke: \(detail)")
-        case .badURL, .tooLarge, .other:
+        case .outOfMemory where record.connectUs > 0:
+            // libcurl's buffer for one header line stops at 100 KB (CURL_MAX_HTTP_HEADER) and says
+            // "Out of memory" when a server sends more.
+            return (
+                .connectFailed,
+                "the server at \(target) sent a response header larger than libcurl accepts (100 KB a line): "
+                    + "the answer was not read"
+            )
+        case .badURL, .tooLarge, .outOfMemory, .other:
             return (.connectFailed, "the request to \(target) failed: \(detail)")
         }
     }

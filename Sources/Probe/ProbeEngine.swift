@@ -3,6 +3,7 @@
 import CurlTransport
 import Foundation
 import NameResolution
+import TerminalText
 
 /// Probes URLs: every applicable scenario against the addresses HTTPDNS and system DNS give.
 public final class ProbeEngine: Sendable {
@@ -90,28 +91,31 @@ public final class ProbeEngine: Sendable {
         let resolution = await memo.resolution(of: url.host) { await self.resolution(of: $0) }
         emit(.resolved(resolution))
         let plans = plan(url, resolution)
-        let attempts = await withTaskGroup(of: (Int, Attempt).self) { group in
+        let finished = await withTaskGroup(of: (Int, Attempt, [String]).self) { group in
             for (index, plan) in plans.enumerated() {
                 emit(
                     .attemptStarted(
                         PlannedAttempt(
                             id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source)))
                 group.addTask {
-                    let attempt = await self.run(plan, url: url, memo: memo)
+                    let (attempt, notes) = await self.run(plan, url: url, memo: memo)
                     emit(.attemptFinished(attempt))
-                    return (index, attempt)
+                    return (index, attempt, notes)
                 }
             }
-            var done: [(Int, Attempt)] = []
+            var done: [(Int, Attempt, [String])] = []
             for await item in group { done.append(item) }
-            return done.sorted { $0.0 < $1.0 }.map(\.1)
+            return done.sorted { $0.0 < $1.0 }
         }
+        let attempts = finished.map(\.1)
         var verdict = VerdictWriting.verdict(
             url: url, resolution: resolution, attempts: attempts, proxyVariables: proxyVariables)
+        // What the attempts' redirects did that a person should hear of (a link-local address), once.
+        for note in finished.flatMap(\.2) where !verdict.notes.contains(note) { verdict.notes.append(note) }
         // --all-ips promises every address: say when the answer held more than were kept.
         if options.allIPs { verdict.notes += (resolution.httpdns.notes ?? []).filter(ProviderAnswer.isCutNote) }
         let report = URLReport(
-            url: options.redact ? Redaction.url(url.text) : url.text, host: url.host, resolution: resolution,
+            url: shown(url), host: url.host, resolution: resolution,
             attempts: attempts, verdict: verdict)
         emit(.finished(report))
         return report
@@ -233,7 +237,10 @@ public final class ProbeEngine: Sendable {
 
     // MARK: Running
 
-    private func run(_ plan: Plan, url: ProbeURL, memo: ResolutionMemo) async -> Attempt {
+    /// Makes one planned attempt, following redirects hop by hop.
+    ///
+    /// - Returns: the attempt, and notes for the verdict (a redirect to a link-local address).
+    private func run(_ plan: Plan, url: ProbeURL, memo: ResolutionMemo) async -> (Attempt, [String]) {
         let checkedName = url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil
         guard let firstIP = plan.ip, plan.settled == nil else {
             let settled = plan.settled ?? Settlement(outcome: .dnsFailed, reason: "no address")
@@ -245,10 +252,10 @@ public final class ProbeEngine: Sendable {
                         .systemDNS, url: url, ip: nil, method: options.method, body: options.body,
                         dnsServer: plan.dnsServer))
                 : nil
-            return Attempt(
-                id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
-                ip: plan.ip, ipSource: plan.source, outcome: settled.outcome, error: settled.reason,
-                reproduce: reproduce)
+            let attempt = Attempt(
+                id: plan.id, url: shown(url), scenario: plan.scenario, ip: plan.ip, ipSource: plan.source,
+                outcome: settled.outcome, error: settled.reason, reproduce: reproduce)
+            return (attempt, [])
         }
         var exchanges: [ReproduceCommand.Exchange] = []
         var hops: [Hop] = []
@@ -260,6 +267,7 @@ public final class ProbeEngine: Sendable {
         var resolver = plan.source ?? .system
         var headers = options.headers
         var notes: [String] = []
+        var verdictNotes: [String] = []
         // A request made again in the same chain is a loop: nothing changes between them.
         var requested: Set<String> = [method.rawValue + " " + current.text]
         for index in 0...options.maxRedirects {
@@ -267,13 +275,14 @@ public final class ProbeEngine: Sendable {
                 reproduction(
                     plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body,
                     dnsServer: plan.dnsServer))
-            let hop = await exchange(
+            // The Location followed is the one received: the hop's own copy may be redacted.
+            let (hop, location) = await exchange(
                 plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body,
                 headers: headers, notes: notes)
             hops.append(hop)
             notes = []
             guard hop.outcome.reachedServer, let status = hop.status, [301, 302, 303, 307, 308].contains(status),
-                let location = hop.responseHeaders.first(where: { $0.name.lowercased() == "location" })?.value
+                let location
             else { break }
             if index == options.maxRedirects {
                 hops[hops.count - 1].outcome = .tooManyRedirects
@@ -288,7 +297,7 @@ public final class ProbeEngine: Sendable {
                 hops[hops.count - 1].error = "the redirect goes nowhere usable: \(error.reason)"
                 break
             }
-            let shownNext = options.redact ? Redaction.url(next.text) : next.text
+            let shownNext = shown(next)
             if current.isHTTPS && !next.isHTTPS && !options.allowDowngrade {
                 hops[hops.count - 1].outcome = .redirectRefused
                 hops[hops.count - 1].error =
@@ -308,9 +317,10 @@ public final class ProbeEngine: Sendable {
             // Credentials go to the origin they were given for (as curl does): scheme, host or
             // port changing drops them, unless --location-trusted; a body is not carried there.
             if next.scheme != url.scheme || next.host != url.host || next.port != url.port {
-                let dropped = options.locationTrusted ? [] : headers.filter { Redaction.isSecretHeader($0.name) }
+                let secret = { (field: HeaderField) in Redaction.isSecretHeader(field.name, self.options.secretNames) }
+                let dropped = options.locationTrusted ? [] : headers.filter(secret)
                 if !dropped.isEmpty {
-                    headers.removeAll { Redaction.isSecretHeader($0.name) }
+                    headers.removeAll(where: secret)
                     notes.append(
                         "ipdirect: dropped \(dropped.map(\.name).joined(separator: ", ")): the redirect leaves "
                             + "\(url.scheme)://\(url.hostHeader) for \(next.scheme)://\(next.hostHeader) "
@@ -345,6 +355,23 @@ public final class ProbeEngine: Sendable {
                             error: "\(which) gave no address for \(next.host): \(reason ?? "empty answer")"))
                     break
                 }
+                // Judged by the addresses the hop would connect to, whatever Location named.
+                let connectsTo = plan.scenario == .systemDNS ? pins : [nextIP]
+                if let address = connectsTo.first(where: IPLiteral.isLinkLocalOrMetadata) {
+                    let place = Self.linkLocalPlace(address, host: next.host)
+                    if options.linkLocal == .refuse {
+                        hops[hops.count - 1].outcome = .redirectRefused
+                        hops[hops.count - 1].error =
+                            "refused to follow a redirect to \(shownNext): it connects to \(place), a link-local "
+                            + "address where cloud metadata services answer; this prober does not go there"
+                        break
+                    }
+                    let note =
+                        "a redirect led to \(shownNext), which connects to \(place), a link-local address where "
+                        + "cloud metadata services answer (followed; the agent refuses it)"
+                    notes.append("ipdirect: " + note)
+                    verdictNotes.append(note)
+                }
                 ip = nextIP
                 resolver = source
             }
@@ -352,12 +379,28 @@ public final class ProbeEngine: Sendable {
         }
         let last = hops[hops.count - 1]
         let first = hops[0]
-        return Attempt(
-            id: plan.id, url: options.redact ? Redaction.url(url.text) : url.text, scenario: plan.scenario,
-            ip: first.remoteIP ?? firstIP, ipSource: plan.source,
-            sni: first.sni, checkedName: checkedName, outcome: last.outcome, status: last.status,
-            httpVersion: last.httpVersion, timings: last.timings, certificate: last.certificate ?? first.certificate,
-            error: last.error, hops: hops, reproduce: ReproduceCommand.command(for: exchanges))
+        let attempt = Attempt(
+            id: plan.id, url: shown(url), scenario: plan.scenario, ip: first.remoteIP ?? firstIP,
+            ipSource: plan.source, sni: first.sni, checkedName: checkedName, outcome: last.outcome,
+            status: last.status, httpVersion: last.httpVersion, timings: last.timings,
+            certificate: last.certificate ?? first.certificate, error: last.error, hops: hops,
+            reproduce: ReproduceCommand.command(for: exchanges))
+        return (attempt, verdictNotes)
+    }
+
+    /// A URL as traces show it: redacted unless `--no-redact`.
+    private func shown(_ url: ProbeURL) -> String {
+        options.redact ? Redaction.url(url.text, options.secretNames) : url.text
+    }
+
+    /// "169.254.169.254", or "169.254.169.254 (metadata.example)" when a name led there.
+    static func linkLocalPlace(_ address: String, host: String) -> String {
+        IPLiteral.isLiteral(host) ? address : "\(address) (\(host))"
+    }
+
+    /// A server's header as it is kept: name and value cleaned where they enter.
+    static func cleaned(_ field: HeaderField) -> HeaderField {
+        HeaderField(name: TerminalText.escaped(field.name), value: TerminalText.escaped(field.value))
     }
 
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
@@ -369,24 +412,28 @@ public final class ProbeEngine: Sendable {
             scenario: scenario, url: url, ip: ip, pins: pins, method: method, headers: options.headers,
             body: body,
             bodyFile: body != nil && body == options.body ? options.bodyFile : nil, caFile: options.caFile,
-            timeout: options.timeout, dnsServer: dnsServer)
+            timeout: options.timeout, dnsServer: dnsServer, secretNames: options.secretNames)
     }
 
     /// One HTTP exchange with the technique of `scenario` (adapted to the hop's scheme).
+    ///
+    /// - Returns: the hop as traces keep it (redacted unless `--no-redact`), and the `Location`
+    ///   the server sent, unredacted, for the redirect to follow.
     private func exchange(
         _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: RequestMethod,
         body: [UInt8]?, headers extra: [HeaderField], notes: [String]
-    ) async -> Hop {
+    ) async -> (Hop, location: String?) {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
         let requestURL: String
         do {
             requestURL = ipInURL ? try url.replacingHost(with: ip) : url.text
         } catch {
             // Not made at all: the host name in its place would have gone through system DNS.
-            return Hop(
+            let hop = Hop(
                 url: url.text, originalURL: url.text, method: method.rawValue, resolver: resolver,
                 outcome: .connectFailed,
                 error: "\(error.reason); the attempt was not made")
+            return (hop, nil)
         }
         var headers = extra.filter { $0.name.lowercased() != "host" }
         if ipInURL { headers.insert(HeaderField(name: "Host", value: url.hostHeader), at: 0) }
@@ -420,14 +467,22 @@ public final class ProbeEngine: Sendable {
             requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP, remotePort: record.remotePort,
             resolver: resolver, sni: sni, checkedName: checkedName, outcome: outcome,
             status: reached ? record.status : nil, httpVersion: reached ? record.httpVersion : nil,
-            responseHeaders: record.responseHeaders, responseBytes: record.responseBytes,
+            responseHeaders: record.responseHeaders.map(Self.cleaned), responseBytes: record.responseBytes,
             bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
             timings: Self.timings(record, log: log, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
             certificate: record.tls.map(CertificateReading.report),
-            error: error, log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) } + log,
+            // curl's log holds the server's status line and headers: cleaned as the headers are.
+            error: error,
+            log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) }
+                + log.map { CurlLogLine(atMs: $0.atMs, kind: $0.kind, text: TerminalText.escaped($0.text)) },
             startedAt: record.startedAt)
-        if options.redact { hop = Redaction.hop(hop, secrets: Redaction.secrets(headers: options.headers, url: url)) }
-        return hop
+        let location = hop.responseHeaders.first { $0.name.lowercased() == "location" }?.value
+        if options.redact {
+            let names = options.secretNames
+            hop = Redaction.hop(
+                hop, secrets: Redaction.secrets(headers: options.headers, url: url, names: names), names: names)
+        }
+        return (hop, location)
     }
 
     /// curl's cumulative timings in milliseconds; nil for phases that did not happen.

@@ -37,6 +37,13 @@ public struct ProbeOptions: Sendable {
     public var locationTrusted = false
     /// Follow a redirect from https to plain http; by default it is refused.
     public var allowDowngrade = false
+    /// What a redirect to a link-local address (169.254.0.0/16, fe80::/10) or a cloud metadata
+    /// address does, judged by the address the hop would connect to, not only a literal in
+    /// `Location`. The CLI follows and notes it; the agent refuses.
+    public var linkLocal = LinkLocalPolicy.note
+    /// The names whose values are hidden besides the built-in words (`redact` in the
+    /// configuration file); applies when `redact` is on.
+    public var secretNames = RedactionNames.builtIn
 
     public init(
         scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: RequestMethod = .get,
@@ -54,6 +61,18 @@ public struct ProbeOptions: Sendable {
         self.redact = redact
         self.maxRedirects = maxRedirects
     }
+}
+
+/// What the engine does with a redirect to a link-local or cloud metadata address
+/// (`IPLiteral.isLinkLocalOrMetadata`), where a server could steer a prober into the host's
+/// instance credentials.
+public enum LinkLocalPolicy: String, Sendable {
+    /// Follow it, and say so in the hop's trace and the verdict (a person at a terminal probing
+    /// their own servers may mean it).
+    case note
+    /// Do not connect: the hop ends `redirect-refused` with a sentence (the agent, and any probe
+    /// made for someone else).
+    case refuse
 }
 
 /// An attempt about to start: enough for a front end to show a row before results arrive.

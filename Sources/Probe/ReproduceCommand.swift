@@ -31,12 +31,16 @@ public enum ReproduceCommand {
         /// For system-dns: the DNS server asked instead of getaddrinfo (`--dns-server`); the
         /// command then asks it with `dig` first, as the attempt did.
         public var dnsServer: DNSServer?
+        /// Which header and query names are secret: their values become variables.
+        public var secretNames: RedactionNames
 
         public init(
             scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod = .get,
             headers: [HeaderField] = [], body: [UInt8]? = nil, bodyFile: String? = nil, caFile: String? = nil,
-            timeout: Double = ProbeOptions.defaultTimeout, dnsServer: DNSServer? = nil
+            timeout: Double = ProbeOptions.defaultTimeout, dnsServer: DNSServer? = nil,
+            secretNames: RedactionNames = .builtIn
         ) {
+            self.secretNames = secretNames
             self.scenario = scenario
             self.url = url
             self.ip = ip
@@ -79,7 +83,9 @@ public enum ReproduceCommand {
     public static func command(for exchanges: [Exchange]) -> String {
         exchanges.enumerated().map { index, exchange in
             let command = command(for: exchange)
-            return index == 0 ? command : "# hop \(index + 1): the redirect to \(exchange.url.text)\n" + command
+            // The comment names the hop without its secrets, as the command's variables do.
+            let shown = Redaction.url(exchange.url.text, exchange.secretNames)
+            return index == 0 ? command : "# hop \(index + 1): the redirect to \(shown)\n" + command
         }
         .joined(separator: "\n")
     }
@@ -110,7 +116,7 @@ public enum ReproduceCommand {
         }
         if ipInURL { words += ["-H", quoted("Host: \(url.hostHeader)")] }
         for field in exchange.headers where field.name.lowercased() != "host" {
-            words += ["-H", headerWord(field, variables: &variables)]
+            words += ["-H", headerWord(field, exchange.secretNames, variables: &variables)]
         }
         if let body = exchange.body {
             if let file = exchange.bodyFile {
@@ -123,7 +129,7 @@ public enum ReproduceCommand {
             }
         }
         let target = ipInURL ? ((try? url.replacingHost(with: exchange.ip ?? url.host)) ?? url.text) : url.text
-        words.append(urlWord(target, variables: &variables))
+        words.append(urlWord(target, exchange.secretNames, variables: &variables))
         let line = words.joined(separator: " ")
         return input.map { "\($0) | \(line)" } ?? line
     }
@@ -162,13 +168,14 @@ public enum ReproduceCommand {
 
         let userHeaders = exchange.headers.filter { !["host", "connection"].contains($0.name.lowercased()) }
         let requestLine =
-            [Piece.text("\(exchange.method.rawValue) ")] + urlPieces(url.pathAndQuery, variables: &variables)
+            [Piece.text("\(exchange.method.rawValue) ")]
+            + urlPieces(url.pathAndQuery, exchange.secretNames, variables: &variables)
             + [.text(" HTTP/1.1")]
         var quotedLines = [word(requestLine), quoted("Host: \(url.hostHeader)")]
         if !userHeaders.contains(where: { $0.name.lowercased() == "accept" }) {
             quotedLines.append(quoted("Accept: */*"))
         }
-        for field in userHeaders { quotedLines.append(headerWord(field, variables: &variables)) }
+        for field in userHeaders { quotedLines.append(headerWord(field, exchange.secretNames, variables: &variables)) }
         if let body = exchange.body {
             quotedLines.append(quoted("Content-Length: \(body.count)"))
             if !userHeaders.contains(where: { $0.name.lowercased() == "content-type" }) {
@@ -198,19 +205,21 @@ public enum ReproduceCommand {
 
     /// A header as one `-H` word (or one printf argument); a secret value becomes a variable.
     private static func headerWord(
-        _ field: HeaderField, variables: inout [(name: String, meaning: String)]
+        _ field: HeaderField, _ names: RedactionNames, variables: inout [(name: String, meaning: String)]
     )
         -> String
     {
-        guard Redaction.isSecretHeader(field.name) else { return quoted("\(field.name): \(field.value)") }
+        guard Redaction.isSecretHeader(field.name, names) else { return quoted("\(field.name): \(field.value)") }
         let name = variableName("IPDIRECT", field.name)
         remember(name, "the value of the \(field.name) header", in: &variables)
         return doubleQuoted([.text("\(field.name): "), .variable(name)])
     }
 
     /// A URL as one word: its password and secret query values become variables.
-    private static func urlWord(_ text: String, variables: inout [(name: String, meaning: String)]) -> String {
-        word(urlPieces(text, variables: &variables))
+    private static func urlWord(
+        _ text: String, _ names: RedactionNames, variables: inout [(name: String, meaning: String)]
+    ) -> String {
+        word(urlPieces(text, names, variables: &variables))
     }
 
     /// One word of pieces: single-quoted when no variable is in it, double-quoted otherwise.
@@ -222,7 +231,9 @@ public enum ReproduceCommand {
     }
 
     /// A URL (or a path and query) as pieces: its password and secret query values as variables.
-    private static func urlPieces(_ text: String, variables: inout [(name: String, meaning: String)]) -> [Piece] {
+    private static func urlPieces(
+        _ text: String, _ names: RedactionNames, variables: inout [(name: String, meaning: String)]
+    ) -> [Piece] {
         var pieces: [Piece] = []
         var rest = Substring(text)
         if let schemeEnd = ProbeURL.schemeSeparator(in: text) {
@@ -242,7 +253,7 @@ public enum ReproduceCommand {
             let pairs = QueryString.pairs(rest[rest.index(after: question)..<end])
             for (index, pair) in pairs.enumerated() {
                 if index > 0 { pieces.append(.text("&")) }
-                if let value = pair.value, !value.isEmpty, Redaction.isSecretParameter(String(pair.name)) {
+                if let value = pair.value, !value.isEmpty, Redaction.isSecretParameter(String(pair.name), names) {
                     let name = variableName("IPDIRECT_QUERY", String(pair.name))
                     remember(name, "the value of the query parameter '\(pair.name)'", in: &variables)
                     pieces += [.text("\(pair.name)="), .variable(name)]

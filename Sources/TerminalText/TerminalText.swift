@@ -1,6 +1,6 @@
-// The one sanitizer for text from outside (servers, providers, files) on its way to a screen:
-// controls, bidi and other format characters become visible escapes; widths are per grapheme.
-// JSON and HAR keep the original bytes; only what a terminal shows goes through here.
+// The one sanitizer for text from outside: controls, bidi and other format characters become visible
+// escapes, widths are per grapheme. A service's words (codes, messages, headers, reason phrases) are
+// escaped where they enter, so every output holds them escaped; bodies only on their way to a screen.
 
 /// Makes untrusted text safe to show in a terminal and measures it in cells.
 ///
@@ -67,6 +67,38 @@ public enum TerminalText {
         if isPlainASCII(text.utf8, allowingNewlines: true) { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { escaped(String($0)) }
             .joined(separator: "\n")
+    }
+
+    /// Text from outside as it is kept, cleaned where it enters (a service's code or message,
+    /// `extra`, a header, a reason phrase, a certificate's name): escaped as `escaped(_:)` does and
+    /// cut after `limit` Unicode scalars, "..." marking the cut.
+    ///
+    /// An escape is printable ASCII, so escaping again changes nothing: text cleaned here reaches
+    /// every output (table, JSON, the console's cells, logs) as it was kept.
+    ///
+    /// - Parameters:
+    ///   - text: text from outside.
+    ///   - limit: the most scalars of `text` kept (each may become an escape of several characters).
+    /// - Returns: text made of printable graphemes only.
+    public static func escaped(_ text: String, cutAt limit: Int) -> String {
+        let kept = text.unicodeScalars.prefix(max(0, limit) + 1)
+        guard kept.count > limit else { return escaped(text) }
+        return escaped(String(String.UnicodeScalarView(kept.dropLast()))) + "..."
+    }
+
+    /// Outside text inside a sentence: escaped, cut after `limit` scalars, in single quotes.
+    ///
+    /// - Parameters:
+    ///   - text: text from outside (a rejected address, a code, a media type).
+    ///   - limit: the most scalars of `text` shown.
+    public static func quoted(_ text: String, cutAt limit: Int = 60) -> String {
+        "'" + escaped(text, cutAt: limit) + "'"
+    }
+
+    /// Outside bytes inside a sentence (the start of a body): `escaped(bytes:)` of the first
+    /// `limit` bytes, in single quotes, "..." marking a cut.
+    public static func quoted(bytes: some Collection<UInt8>, cutAt limit: Int = 40) -> String {
+        "'" + escaped(bytes: bytes.prefix(max(0, limit))) + (bytes.count > limit ? "..." : "") + "'"
     }
 
     /// How many cells the text takes once escaped.

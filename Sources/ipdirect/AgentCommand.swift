@@ -156,6 +156,9 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage(error.message)
         }
         options.caFile = session.lab?.endpoints.ca ?? cacert
+        options.secretNames = RedactionNames(adding: session.configuration.redact)
+        // Unattended, probing on others' word: a redirect to a metadata address is not followed.
+        options.linkLocal = .refuse
         if session.lab != nil, cacert != nil {
             logger.warning("--cacert is not used with --lab: the lab's CA is trusted instead")
         }

@@ -53,6 +53,7 @@ struct ConsoleCommand: AsyncParsableCommand {
             session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
         var options = ProbeOptions(timeout: requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds)
         options.caFile = session.lab?.endpoints.ca
+        options.secretNames = RedactionNames(adding: session.configuration.redact)
         let cache = session.cache
         let engine = LiveConsoleEngine(
             session: session, probe: ProbeEngine(resolve: { await cache.resolve($0) }, options: options))

@@ -193,6 +193,7 @@ struct ProbeCommand: AsyncParsableCommand {
         }
         var temporaryCA: String?
         defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
+        options.secretNames = RedactionNames(adding: session.configuration.redact)
         options.caFile = cacert
         // --cacert adds to the system's CAs, so public names in the same batch still verify.
         options.caFileAddsToSystem = cacert != nil
@@ -227,7 +228,7 @@ struct ProbeCommand: AsyncParsableCommand {
             let before = usable.count
             usable.removeAll { text in
                 guard let url = try? ProbeURL.parse(text) else { return false }
-                return done.contains(options.redact ? Redaction.url(url.text) : url.text)
+                return done.contains(options.redact ? Redaction.url(url.text, options.secretNames) : url.text)
             }
             complain("--resume: \(before - usable.count) URLs already in \(resume), \(usable.count) to go")
         }

@@ -177,7 +177,8 @@ enum ResolutionTable {
         }
         // Numbers right-aligned, text left-aligned.
         var out = TextTable.lines(header: header, rows: rows, rightAligned: [2, 4, 5])
-        if !notes.isEmpty { out += [""] + notes }
+        // Notes carry services' words (cleaned where they entered) and system DNS's: escaped again, as the cells are.
+        if !notes.isEmpty { out += [""] + notes.map(TerminalText.escaped) }
         return out.joined(separator: "\n")
     }
 

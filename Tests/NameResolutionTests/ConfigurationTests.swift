@@ -213,10 +213,46 @@ struct ConfigurationTests {
         // v2 service discovery from plain start IPs is the same exposure.
         var v2 = ResolverConfiguration(provider: .alicloud, account: "1", secret: "s")
         v2.startIPs = ["http://198.51.100.1"]
-        #expect(v2.plainHTTPSigningWarning?.contains("http://198.51.100.1") == true)
+        #expect(v2.plainHTTPCredentialWarning?.contains("http://198.51.100.1") == true)
         // Without a secret nothing is signed, so nothing is said.
         #expect(
-            ResolverConfiguration(provider: .alicloudLegacy, endpoint: "http://x.test").plainHTTPSigningWarning == nil)
+            ResolverConfiguration(provider: .alicloudLegacy, endpoint: "http://x.test").plainHTTPCredentialWarning
+                == nil)
+    }
+
+    /// A token travels as it is in the query (anyone on the path can reuse it); a key never
+    /// travels, and it is what seals the name and the answer for plain HTTP.
+    @Test("a Tencent token bound for plain HTTP gets one warning; over https, or a key alone, none")
+    func plainHTTPToken() throws {
+        let dir = try ScratchDirectory("config")
+        defer { dir.remove() }
+        let none = dir.path + "/none.toml"
+        let withToken = ["HOME": dir.path, "IPDIRECT_HTTPDNS_TOKEN": "tok-value-93b1"]
+        let (_, warned) = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(provider: .tencent, endpoint: "http://203.0.113.7"),
+            environment: withToken, file: none)
+        #expect(warned.filter { $0.contains("http://203.0.113.7") && $0.contains("token") }.count == 1, "\(warned)")
+        #expect(!warned.joined().contains("tok-value-93b1"))
+        let (_, overTLS) = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(provider: .tencent, endpoint: "https://203.0.113.7"),
+            environment: withToken, file: none)
+        #expect(overTLS.isEmpty, "\(overTLS)")
+        let (_, keyOnly) = try ConfigurationLoader.load(
+            commandLine: ConfigurationLayer(provider: .tencent, endpoint: "http://203.0.113.7", account: "12"),
+            environment: ["HOME": dir.path, "IPDIRECT_HTTPDNS_KEY": "aB3dE5gH"], file: none)
+        #expect(keyOnly.isEmpty, "\(keyOnly)")
+    }
+
+    @Test("redact = [...] is read from the file, shown by config show, and a wrong type is refused")
+    func redactNames() throws {
+        let (layer, warnings) = try ConfigurationLayer.toml("redact = [\"X-My-Header\", \"tenant\"]\n", path: "c.toml")
+        #expect(warnings.isEmpty, "\(warnings)")
+        let configuration = layer.resolved(defaultCachePath: nil)
+        #expect(configuration.redact == ["X-My-Header", "tenant"])
+        #expect(configuration.redactedLines.contains { $0.key == "redact" && $0.value == "X-My-Header, tenant" })
+        #expect(ResolverConfiguration.defaults.redact.isEmpty)
+        #expect(throws: ConfigurationError.self) { try ConfigurationLayer.toml("redact = \"x\"\n", path: "c.toml") }
+        #expect(throws: ConfigurationError.self) { try ConfigurationLayer.toml("redact = [1]\n", path: "c.toml") }
     }
 
     @Test("a timeout of inf, nan, 1e300 or below zero in the file is refused with the range")

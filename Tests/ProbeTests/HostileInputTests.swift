@@ -1,6 +1,6 @@
 // The lab's hostile origin against the real engine: a query pair without a name, escape
-// sequences in the reason phrase and headers, a password in the URL. Nothing crashes, nothing
-// raw reaches the table, JSON and HAR keep the original bytes, secrets stay hidden.
+// sequences in the reason phrase and headers, a password in the URL. Nothing crashes, a server's
+// words are escaped where they enter (table, JSON and HAR alike), secrets stay hidden.
 import Foundation
 import Lab
 import Probe
@@ -38,7 +38,10 @@ struct HostileInputTests {
         }
     }
 
-    @Test("escape sequences from a server: shown as escapes in the table, kept exactly in JSON and HAR")
+    /// `LabHostilePath.hostileHeader` as it is kept: every control and format character escaped.
+    static let keptHeader = "\\x1b[31mred\\u009b1m\\u202etxt\\u200b"
+
+    @Test("escape sequences from a server: escaped where they enter, so the table, JSON and HAR hold escapes")
     func escapesFromTheServer() async throws {
         try await withLab { lab in
             let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([
@@ -47,8 +50,9 @@ struct HostileInputTests {
             let attempt = try #require(reports.first?.attempts(.directSNI).first)
             #expect(attempt.outcome == .ok)
             let hop = try #require(attempt.hops.first)
-            #expect(hop.responseHeaders.contains { $0.name == "X-Hostile" && $0.value == LabHostilePath.hostileHeader })
-            #expect(hop.log.contains { $0.text.contains("\u{1b}]0;pwned") }, "curl's log carries the reason phrase")
+            #expect(hop.responseHeaders.contains { $0.name == "X-Hostile" && $0.value == Self.keptHeader })
+            #expect(hop.log.contains { $0.text.contains("\\x1b]0;pwned\\x07") }, "curl's log carries the reason phrase")
+            #expect(!hop.log.contains { Self.hasControl($0.text) })
 
             // The table quotes what it shows from outside; a server's text in an error
             // sentence, a verdict or a note reaches it escaped.
@@ -60,14 +64,14 @@ struct HostileInputTests {
             #expect(table.contains("\\x1b]0;pwned\\x07"))
             #expect(table.contains("\\u202e"))
 
-            // JSON and HAR: the original bytes, JSON-escaped, decoded back exactly.
+            // JSON and HAR: the header as kept, decoded back exactly; no control left to escape.
             let har = try #require(try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any])
             let entry = try #require(((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
             let headers = try #require((entry["response"] as? [String: Any])?["headers"] as? [[String: String]])
-            #expect(headers.contains { $0["name"] == "X-Hostile" && $0["value"] == LabHostilePath.hostileHeader })
+            #expect(headers.contains { $0["name"] == "X-Hostile" && $0["value"] == Self.keptHeader })
             let jsonText = String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self)
             #expect(!jsonText.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
-            #expect(jsonText.contains("\\u001b"))
+            #expect(jsonText.contains("\\\\x1b[31mred"), "the header is kept escaped in JSON Lines")
         }
     }
 

@@ -1,0 +1,25 @@
+// Which addresses a redirect must not lead an agent to: link-local (169.254.0.0/16, fe80::/10,
+// also mapped into IPv6) and the cloud metadata addresses outside those ranges.
+import NameResolution
+import Testing
+
+@Suite("Link-local and metadata addresses")
+struct LinkLocalAddressTests {
+    @Test(
+        "169.254/16, fe80::/10, ::ffff:169.254.x, 100.100.100.200 and fd00:ec2::254 are; loopback and public ones are not"
+    )
+    func classification() {
+        for address in [
+            "169.254.169.254", "169.254.0.1", "fe80::1", "FE80::abcd", "febf::1", "fe80::1%eth0",
+            "::ffff:169.254.169.254", "100.100.100.200", "fd00:ec2::254",
+        ] {
+            #expect(IPLiteral.isLinkLocalOrMetadata(address), "\(address)")
+        }
+        for address in [
+            "127.0.0.1", "::1", "10.0.0.1", "169.253.255.255", "169.255.0.1", "fec0::1", "100.100.100.201",
+            "8.8.8.8", "metadata.google.internal", "", "169.254.169.254.example",
+        ] {
+            #expect(!IPLiteral.isLinkLocalOrMetadata(address), "\(address)")
+        }
+    }
+}
