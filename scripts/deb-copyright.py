@@ -29,7 +29,8 @@ def package_of(target):
             return package
     return None
 
-ours = {p.name for p in (root / "Sources").iterdir()}
+# Our own targets: every name Package.swift declares (BundledResources lives in Resources/).
+ours = set(re.findall(r'name:\s*"([^"]+)"', (root / "Package.swift").read_text()))
 packages = {}
 for target in sorted(targets - ours):
     package = package_of(target)

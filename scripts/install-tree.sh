@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lays out (or removes) an installed ipdirect under DESTDIR/PREFIX: the binary, man pages,
+# Lays out (or removes) an installed ipdirect under DESTDIR/PREFIX: the binary, the man page,
 # completions for bash, zsh and fish, and the examples. `make install`, `make uninstall` and
 # `make deb` (PREFIX=/usr) all go through here, so the three agree on where each file lives.
 # Usage: scripts/install-tree.sh install DESTDIR PREFIX BINARY DOCS
@@ -22,17 +22,16 @@ case $action in
 install)
   binary=$4 docs=$5
   install -D -m 0755 "$binary" "$bin"
-  install -d "$man"
-  for page in "$docs"/man/*.1; do install -m 0644 "$page" "$man/"; done
+  install -D -m 0644 "$docs/man/ipdirect.1" "$man/ipdirect.1"
   install -D -m 0644 "$docs/completions/ipdirect.bash" "$bash_completion"
   install -D -m 0644 "$docs/completions/_ipdirect" "$zsh_completion"
   install -D -m 0644 "$docs/completions/ipdirect.fish" "$fish_completion"
   install -D -m 0644 Resources/default-config.toml "$doc/examples/config.toml"
   install -m 0644 packaging/ipdirect-agent.service packaging/targets.txt packaging/agent.env "$doc/examples/"
-  echo "installed ipdirect under $root (binary, $(ls "$docs"/man/*.1 | wc -l) man pages, completions, examples in $doc/examples)" >&2
+  echo "installed ipdirect under $root (binary, man page, completions, examples in $doc/examples)" >&2
   ;;
 uninstall)
-  rm -f "$bin" "$man"/ipdirect.1 "$man"/ipdirect.*.1 "$bash_completion" "$zsh_completion" "$fish_completion"
+  rm -f "$bin" "$man"/ipdirect.1 "$bash_completion" "$zsh_completion" "$fish_completion"
   rm -rf "$doc"
   echo "removed ipdirect from $root" >&2
   ;;

@@ -19,7 +19,9 @@ scripts/install-tree.sh install "$stage" /usr "$binary" "$docs"
 # The package carries a stripped binary: symbols double its size and nobody debugs from an
 # installed package here (`make release` keeps them, for perf and gdb on the build machine).
 strip --strip-unneeded "$stage/usr/bin/ipdirect"
-gzip -9n "$stage"/usr/share/man/man1/*.1
+gzip -9n "$stage"/usr/share/man/man1/ipdirect.1
+# lintian's overrides, each with its reason (packaging/debian/lintian-overrides).
+install -D -m 0644 packaging/debian/lintian-overrides "$stage/usr/share/lintian/overrides/ipdirect"
 
 # Debian's places: the agent's configuration in /etc (conffiles: an upgrade keeps a user's
 # edits), its unit in /lib/systemd/system, its state under /var/lib/ipdirect (systemd's

@@ -90,7 +90,7 @@ struct CompletionTests {
 @Suite("Release package")
 struct ReleasePackageTests {
     @Test(
-        "every man page renders with man -l, and groff -ww finds nothing to warn about",
+        "the man page renders with man -l, and groff -ww finds nothing to warn about",
         .enabled(if: !manPages.isEmpty, "no man pages in out/docs/man: run make package-test"))
     func manPagesRender() async throws {
         #expect(manPages.contains { $0.hasSuffix("/ipdirect.1") }, "\(manPages)")
@@ -103,10 +103,13 @@ struct ReleasePackageTests {
             #expect(shown.status == 0 && shown.errors.isEmpty, "man -l \(page): \(shown.errors)")
             #expect(shown.output.contains("NAME") && shown.output.contains("ipdirect"), "\(page)")
         }
-        // Generated from the command definitions: an option added to probe is in its page.
-        let probe = try #require(manPages.first { $0.hasSuffix("ipdirect.probe.1") }, "no page for probe")
-        let text = try await run(["man", "-l", probe], environment: ["MANPAGER": "cat", "MANWIDTH": "200"])
-        #expect(text.output.contains("--concurrency"), "\(text.output.prefix(400))")
+        // Generated from the command definitions: probe's options are in the page, and whatis reads it.
+        let page = try #require(manPages.first { $0.hasSuffix("/ipdirect.1") })
+        let text = try await run(["man", "-l", page], environment: ["MANPAGER": "cat", "MANWIDTH": "200"])
+        #expect(
+            text.output.contains("--concurrency") && text.output.contains("--all-ips"), "\(text.output.prefix(400))")
+        let whatis = try await run(["lexgrog", page])
+        #expect(whatis.status == 0 && whatis.output.contains("ipdirect - "), "\(whatis.output)")
     }
 
     @Test(
