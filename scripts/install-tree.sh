@@ -27,7 +27,10 @@ install)
   install -D -m 0644 "$docs/completions/_ipdirect" "$zsh_completion"
   install -D -m 0644 "$docs/completions/ipdirect.fish" "$fish_completion"
   install -D -m 0644 Resources/default-config.toml "$doc/examples/config.toml"
-  install -m 0644 packaging/ipdirect-agent.service packaging/targets.txt packaging/agent.env "$doc/examples/"
+  install -m 0644 packaging/targets.txt packaging/agent.env "$doc/examples/"
+  # The example unit runs the binary where this install put it.
+  sed "s|/usr/bin/ipdirect|$prefix/bin/ipdirect|" packaging/ipdirect-agent.service >"$doc/examples/ipdirect-agent.service"
+  chmod 0644 "$doc/examples/ipdirect-agent.service"
   echo "installed ipdirect under $root (binary, man page, completions, examples in $doc/examples)" >&2
   ;;
 uninstall)
