@@ -1,6 +1,6 @@
 // The agent under load: `ipdirect agent` (its own process, beside this one's lab) probes 1,000 lab
 // targets every 10 s for 10 minutes (AGENT_BENCH_SECONDS); /metrics scraped each second, JSON Lines
-// rotating; the agent's resident memory and open descriptors sampled from /proc every 10 s.
+// rotating; the agent's resident memory and open descriptors sampled from /proc, printed each minute.
 import Foundation
 import Lab
 
@@ -70,9 +70,10 @@ enum AgentBenchmark {
         }
 
         print("\(count) targets every \(interval) s for \(Int(seconds)) s; /metrics scraped each second")
-        print("  t(s)  rounds  RSS(MB)  FDs")
+        print("  t(s)  rounds  RSS(MB)  anon(MB)  FDs")
         let began = Date()
         var samples: [(at: Double, rounds: Int, megabytes: Double, descriptors: Int)] = []
+        var printed = 0
         while Date().timeIntervalSince(began) < seconds, agent.isRunning {
             try await Task.sleep(for: .seconds(min(10, seconds)))
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
@@ -82,9 +83,14 @@ enum AgentBenchmark {
                 megabytes: residentMegabytes(pid), descriptors: openDescriptors(pid)
             )
             samples.append(sample)
+            // Sampled every 10 s (the maximum below sees them all), printed each minute and at the end.
+            let minute = Int(sample.at / 60)
+            guard minute > printed || Date().timeIntervalSince(began) >= seconds || !agent.isRunning else { continue }
+            printed = minute
             print(
                 String(
-                    format: "  %4.0f  %6d  %7.1f  %3d", sample.at, sample.rounds, sample.megabytes, sample.descriptors))
+                    format: "  %4.0f  %6d  %7.1f  %8.1f  %3d", sample.at, sample.rounds, sample.megabytes,
+                    residentMegabytes(pid, field: "RssAnon:"), sample.descriptors))
         }
         kill(pid, SIGTERM)
         while agent.isRunning { try await Task.sleep(for: .milliseconds(50)) }
@@ -110,10 +116,11 @@ enum AgentBenchmark {
         )
     }
 
-    /// VmRSS of a process, in MB (Linux).
-    static func residentMegabytes(_ pid: Int32) -> Double {
+    /// VmRSS of a process (or another kB field of /proc/PID/status: `RssAnon:` is its heap and
+    /// stacks, without mapped files), in MB (Linux).
+    static func residentMegabytes(_ pid: Int32, field: String = "VmRSS:") -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024
