@@ -148,6 +148,9 @@ public struct TargetLine: Sendable, Hashable {
     /// A line up to the `#` that starts its comment: one outside quotes, so a quoted header
     /// value may hold a `#` (`header="X-Tag: a#b"`). Quotes read as `parse` reads them.
     static func withoutComment(_ line: Substring) -> Substring {
+        // Most lines have no '#': found on bytes, since a line may be megabytes long and reading
+        // one a Character at a time took most of a minute for a 50 MB line.
+        guard line.utf8.contains(UInt8(ascii: "#")) else { return line }
         var quoting = Quoting()
         for index in line.indices where quoting.read(line[index]) == .plain && line[index] == "#" {
             return line[..<index]
@@ -194,6 +197,12 @@ public struct TargetLine: Sendable, Hashable {
 
     /// Splits at spaces outside quotes; quotes group and are removed, `\` escapes in double quotes.
     private static func split(_ text: String) throws(TargetSettingError) -> [String] {
+        // A line of one plain word (a URL with no settings: most lines) is that word, found on
+        // bytes for the same reason: printable ASCII with no quote holds no space to split at.
+        let plain = text.utf8.allSatisfy {
+            $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'")
+        }
+        if plain { return text.isEmpty ? [] : [text] }
         var words: [String] = []
         var current = ""
         var inWord = false
