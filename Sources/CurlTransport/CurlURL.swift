@@ -9,6 +9,19 @@ public struct CurlURLError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What is wrong, in words ("malformed input", "bad port number", ...).
     public let message: String
 
+    /// A refusal in other words than libcurl's own for `code`.
+    init(_ code: CURLUcode, message: String) {
+        self.code = Int(code.rawValue)
+        self.message = message
+    }
+
+    /// A C string ends at its first NUL, so libcurl would read only what comes before it:
+    /// text holding one is refused before it is handed over.
+    static func refusingNUL(_ text: String?) throws(CurlURLError) {
+        guard let position = text?.nulBytePosition else { return }
+        throw CurlURLError(CURLUE_MALFORMED_INPUT, message: "a NUL byte at byte \(position)")
+    }
+
     init(_ code: CURLUcode) {
         self.code = Int(code.rawValue)
         switch code {
@@ -56,6 +69,7 @@ public final class CurlURL {
     /// - Throws: `CurlURLError` when libcurl cannot parse it.
     public init(_ text: String, guessingScheme: Bool = false) throws(CurlURLError) {
         Curl.initialise()
+        try CurlURLError.refusingNUL(text)
         guard let handle = curl_url() else { throw CurlURLError(CURLUE_OUT_OF_MEMORY) }
         self.handle = handle
         let code = curl_url_set(handle, CURLUPART_URL, text, guessingScheme ? UInt32(CURLU_DEFAULT_SCHEME) : 0)
@@ -76,6 +90,7 @@ public final class CurlURL {
     ///
     /// - Throws: `CurlURLError` when libcurl refuses the value.
     public func set(_ part: Part, _ value: String?) throws(CurlURLError) {
+        try CurlURLError.refusingNUL(value)
         let code = curl_url_set(handle, part.curl, value, 0)
         guard code == CURLUE_OK else { throw CurlURLError(code) }
     }
@@ -90,4 +105,13 @@ public final class CurlURL {
 
     /// The whole URL as libcurl renders it.
     public var text: String? { self[.url] }
+}
+
+extension String {
+    /// Where the first NUL byte is, counted from 1; nil when there is none. A C string ends at
+    /// its first NUL, so text holding one is refused before libcurl is given it.
+    var nulBytePosition: Int? {
+        guard let at = utf8.firstIndex(of: 0) else { return nil }
+        return utf8.distance(from: utf8.startIndex, to: at) + 1
+    }
 }

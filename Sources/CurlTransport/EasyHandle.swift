@@ -25,6 +25,13 @@ final class EasyHandle {
 
     /// Every option back to libcurl's default, then ours, so the handle can serve another transfer.
     func reset() {
+        // Each list is unhooked from libcurl before it is freed. curl_easy_reset forgets the
+        // options but not libcurl's own pointer to a CURLOPT_RESOLVE list that was not read to
+        // its end: 7.88 keeps it when it refuses an entry (a host name over 255 bytes), and the
+        // handle's next transfer without pins then walked the freed list (issue 20: a 300-byte
+        // label and a second URL, Bus error or SIGSEGV in libcurl about half the runs). Setting
+        // the option to NULL clears that pointer too.
+        for option in lists.keys { _ = ccurl_easy_setopt_ptr(raw, option, nil) }
         curl_easy_reset(raw)
         for list in lists.values { curl_slist_free_all(list) }
         lists.removeAll(keepingCapacity: true)
@@ -73,7 +80,15 @@ final class EasyHandle {
 
     /// Sets a string option; libcurl keeps its own copy.
     func set(_ option: CURLoption, _ value: String) throws(CurlError) {
+        try refuseNUL(value)
         try check(ccurl_easy_setopt_string(raw, option, value))
+    }
+
+    /// Refuses text libcurl would cut at a NUL byte (a URL `https://a.example/\0...` requested
+    /// as `https://a.example/`).
+    private func refuseNUL(_ value: String) throws(CurlError) {
+        guard let position = value.nulBytePosition else { return }
+        throw CurlError(code: CURLE_BAD_FUNCTION_ARGUMENT, message: "the text holds a NUL byte (at byte \(position))")
     }
 
     /// Clears a string option, compiled-in default included (`CURLOPT_CAPATH` set to NULL).
@@ -85,8 +100,15 @@ final class EasyHandle {
     /// earlier list for the same option; the handle keeps the list alive.
     func set(_ option: CURLoption, list values: [String]) throws(CurlError) {
         var list: UnsafeMutablePointer<curl_slist>? = nil
-        for value in values { list = curl_slist_append(list, value) }
-        try check(ccurl_easy_setopt_ptr(raw, option, list))
+        for value in values {
+            try refuseNUL(value)
+            list = curl_slist_append(list, value)
+        }
+        let code = ccurl_easy_setopt_ptr(raw, option, list)
+        guard code == CURLE_OK else {
+            curl_slist_free_all(list)
+            throw error(code)
+        }
         if let old = lists[option] { curl_slist_free_all(old) }
         lists[option] = list
     }

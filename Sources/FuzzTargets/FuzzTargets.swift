@@ -11,6 +11,10 @@ import TerminalText
 public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A URL as typed: parsing, host rewriting, the pin, Host, query items, redaction.
     case url
+    /// A `probe --input` list (the agent's targets too): lines, comments, `key=value` words, then
+    /// each URL as the probe takes it. A name it accepts fits DNS and libcurl's pins; an error
+    /// quotes the line cut short.
+    case inputLines = "input-lines"
     /// A redirect: the first line is the base URL (a default when it does not parse), the rest
     /// the `Location` value resolved against it.
     case location
@@ -41,6 +45,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .url:
             Self.exercise(String(decoding: bytes, as: UTF8.self))
+        case .inputLines:
+            Self.inputLines(String(decoding: bytes, as: UTF8.self))
         case .location:
             let text = String(decoding: bytes, as: UTF8.self)
             let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
@@ -107,6 +113,36 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         _ = url.queryItems
         _ = Redaction.url(url.text)
         _ = Redaction.secrets(headers: [HeaderField(name: "Authorization", value: "Bearer x")], url: url)
+    }
+
+    /// A list as `probe --input` and the agent read it, with what must hold of every line.
+    private static func inputLines(_ text: String) {
+        for (_, entry) in TargetLine.entries(text) {
+            let url: String
+            do {
+                url = try TargetLine.parse(entry).url
+            } catch {
+                precondition(error.reason.utf8.count < 2 * InputQuote.limit + 400, "an error quoted the line whole")
+                url = entry
+            }
+            let parsed: ProbeURL
+            do {
+                parsed = try ProbeURL.parse(url)
+            } catch {
+                precondition(error.description.utf8.count < 2 * InputQuote.limit + 400, "an error quoted the URL whole")
+                continue
+            }
+            // What reaches DNS and libcurl's pin: no NUL, within DNS's limits, and the pin names it.
+            let host = parsed.host.utf8
+            precondition(!host.contains(0), "a NUL byte reached the host")
+            precondition(host.count <= 253, "a name of \(host.count) bytes was accepted")
+            precondition(
+                !host.split(separator: UInt8(ascii: ".")).contains { $0.count > 63 },
+                "a label over 63 bytes was accepted")
+            precondition(
+                parsed.resolvePin(to: "127.0.0.1").utf8.starts(with: host), "the pin does not name the host")
+            exercise(parsed.text)
+        }
     }
 
     /// Where the cache-file target writes its input (one file per process).

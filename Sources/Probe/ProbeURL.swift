@@ -16,7 +16,10 @@ public struct ProbeURLError: Error, Sendable, Equatable, CustomStringConvertible
         self.reason = reason
     }
 
-    public var description: String { "\(url): \(reason)" }
+    /// The URL as the error quotes it: cut when long (`InputQuote`).
+    public var quotedURL: String { InputQuote.quoted(url) }
+
+    public var description: String { "\(quotedURL): \(reason)" }
 }
 
 /// An http or https URL the probe can request, its host in ASCII form.
@@ -202,15 +205,52 @@ public enum IDNA {
 
     /// DNS allows at most this many octets in one label.
     static let maxLabelOctets = 63
+    /// And this many in a whole name written as text, without its trailing dot (255 on the wire).
+    static let maxNameOctets = 253
 
     /// The ASCII form of a host name; nil when a label cannot be encoded.
     public static func ascii(_ host: String) -> String? {
         try? convert(host).get()
     }
 
-    /// The ASCII form of a host name, or why there is none.
+    /// The ASCII form of a host name, or why there is none: a label that cannot be encoded, or
+    /// a name longer than DNS allows (no resolver can answer for it, and libcurl refuses to pin
+    /// a name over 255 bytes, so it is refused here, before any resolution).
     public static func convert(_ host: String) -> Result<String, Problem> {
-        guard host.unicodeScalars.contains(where: { !$0.isASCII }) else { return .success(host) }
+        let ascii: String
+        if host.unicodeScalars.contains(where: { !$0.isASCII }) {
+            switch encoded(host) {
+            case .success(let name): ascii = name
+            case .failure(let problem): return .failure(problem)
+            }
+        } else {
+            ascii = host
+        }
+        if let problem = lengthProblem(ascii) { return .failure(problem) }
+        return .success(ascii)
+    }
+
+    /// Why an ASCII name is longer than DNS allows; nil when it is not.
+    static func lengthProblem(_ name: String) -> Problem? {
+        let written = name.hasSuffix(".") ? name.utf8.dropLast() : name.utf8[...]
+        for label in written.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        where label.count > maxLabelOctets {
+            return Problem(
+                description:
+                    "the host name label '\(String(decoding: label.prefix(20), as: UTF8.self))…' is \(label.count) bytes, longer than \(maxLabelOctets) (the most DNS allows in one label); check the name"
+            )
+        }
+        guard written.count <= maxNameOctets else {
+            return Problem(
+                description:
+                    "the host name is \(written.count) bytes, longer than \(maxNameOctets) (the most DNS allows in a name); check the name"
+            )
+        }
+        return nil
+    }
+
+    /// Each label not in ASCII punycode-encoded.
+    private static func encoded(_ host: String) -> Result<String, Problem> {
         let labels = host.precomposedStringWithCanonicalMapping.lowercased()
             .split(separator: ".", omittingEmptySubsequences: false)
         var out: [String] = []

@@ -107,8 +107,8 @@ struct ProbeCommand: AsyncParsableCommand {
         }
         func usage(_ message: String) -> UsageError { UsageError(message) }
 
-        // What to probe.
-        var wanted = urls
+        // What to probe, each URL from --input with its line, which an error about it names.
+        var wanted: [(text: String, line: Int?)] = urls.map { ($0, nil) }
         if let input {
             let text: String
             do {
@@ -116,28 +116,29 @@ struct ProbeCommand: AsyncParsableCommand {
             } catch {
                 throw usage("cannot read --input \(input): \(error.reason)")
             }
-            for (_, trimmed) in TargetLine.entries(text) {
+            for (line, trimmed) in TargetLine.entries(text) {
                 // The agent's list format: a URL may carry its own settings, which probe does not apply.
                 switch Result(catching: { () throws(TargetSettingError) in try TargetLine.parse(trimmed) }) {
                 case .success(let parsed) where parsed.settings.isEmpty:
-                    wanted.append(parsed.url)
+                    wanted.append((parsed.url, line))
                 case .success(let parsed):
                     complain(
-                        "cannot probe '\(parsed.url)' as written: its own settings (scenario=, method=, header=) are "
-                            + "read by ipdirect agent; give probe --scenario, --method and --header instead")
+                        "line \(line): cannot probe \(InputQuote.quoted(parsed.url)) as written: its own settings "
+                            + "(scenario=, method=, header=) are read by ipdirect agent; give probe --scenario, "
+                            + "--method and --header instead")
                     badInput = true
                 case .failure:
-                    wanted.append(trimmed)
+                    wanted.append((trimmed, line))
                 }
             }
         }
         guard !wanted.isEmpty || providerOptions.lab else { throw usage("no URL given (arguments or --input FILE)") }
         var parsed: [(text: String, url: ProbeURL)] = []
-        for url in wanted {
+        for (url, line) in wanted {
             do {
                 parsed.append((url, try ProbeURL.parse(url)))
             } catch {
-                complain("cannot probe '\(url)': \(error.reason)")
+                complain("\(line.map { "line \($0): " } ?? "")cannot probe \(error.quotedURL): \(error.reason)")
                 badInput = true
             }
         }
