@@ -357,7 +357,8 @@ public final class ProbeEngine: Sendable {
             ip: first.remoteIP ?? firstIP, ipSource: plan.source,
             sni: first.sni, checkedName: checkedName, outcome: last.outcome, status: last.status,
             httpVersion: last.httpVersion, timings: last.timings, certificate: last.certificate ?? first.certificate,
-            error: last.error, hops: hops, reproduce: ReproduceCommand.command(for: exchanges))
+            error: last.error, hops: hops, reproduce: ReproduceCommand.command(for: exchanges),
+            shortage: last.shortage)
     }
 
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
@@ -409,9 +410,12 @@ public final class ProbeEngine: Sendable {
         let sni = record.tls.map { $0.sni } ?? expectedSNI
         let port = url.port
         let target = IPLiteral.hostPort(ip, port: port)
-        let (outcome, error) = OutcomeReading.read(
-            record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
-            usesTLS: url.isHTTPS)
+        let shortage = OutcomeReading.shortage(record)
+        let (outcome, error) =
+            shortage.map { (Outcome.skipped, "not attempted: \($0.sentence); \(target) was not tried") }
+            ?? OutcomeReading.read(
+                record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
+                usesTLS: url.isHTTPS)
         let reached = outcome.reachedServer
         let log = record.log.lines
         var hop = Hop(
@@ -425,7 +429,7 @@ public final class ProbeEngine: Sendable {
             timings: Self.timings(record, log: log, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
             certificate: record.tls.map(CertificateReading.report),
             error: error, log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) } + log,
-            startedAt: record.startedAt)
+            startedAt: record.startedAt, shortage: shortage)
         if options.redact { hop = Redaction.hop(hop, secrets: Redaction.secrets(headers: options.headers, url: url)) }
         return hop
     }
