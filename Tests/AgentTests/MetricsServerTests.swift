@@ -47,3 +47,53 @@ struct MetricsServerTests {
         await server.close()
     }
 }
+
+@Suite("The /metrics listener's limits")
+struct MetricsListenerLimitsTests {
+    /// Short timeouts, a cap of 4: what the agent's defaults do in a minute, here in a second.
+    private static let tight = MetricsListenerLimits(
+        connections: 4, idleTimeout: .seconds(1), requestTimeout: .seconds(1), writeTimeout: .seconds(1),
+        requestBytes: 1024)
+
+    @Test("a full listener lets a scrape in; silent, slow and oversized requests are closed and counted")
+    func limits() async throws {
+        let metrics = AgentMetrics(labels: [])
+        let server = try await MetricsServer(host: "127.0.0.1", port: 0, limits: Self.tight, metrics: metrics) {
+            metrics.exposition()
+        }
+        func closed(_ reason: String) -> Double {
+            total(
+                String(decoding: metrics.exposition(), as: UTF8.self), "ipdirect_listener_connections_closed_total",
+                ["reason": reason])
+        }
+        let idle = (0..<12).map { _ in LoopbackClient(port: server.port) }
+        #expect(await scrape(server.port) != nil, "a scrape gets through a full listener")
+        #expect(await eventually(within: 30) { idle.allSatisfy(\.closedByPeer) }, "idle connections are closed")
+        #expect(closed("full") >= 1)
+        #expect(closed("idle") >= 1)
+
+        // A request whose headers keep dribbling in, never finished: closed though bytes come.
+        let slow = LoopbackClient(port: server.port)
+        #expect(await eventually { (slow.send(Array("GET /metrics HTTP/1.1\r\n".utf8)[...]) ?? 0) > 0 })
+        let closedSlowly = await eventually(within: 30) {
+            _ = slow.send(Array("X-A: b\r\n".utf8)[...])
+            return slow.closedByPeer
+        }
+        #expect(closedSlowly)
+        #expect(closed("slow-request") >= 1)
+
+        // A head past 1 KB: refused with 400 and closed.
+        let large = LoopbackClient(port: server.port)
+        let head = "GET /metrics HTTP/1.1\r\nX-Padding: \(String(repeating: "a", count: 4096))\r\n\r\n"
+        #expect(await eventually { (large.send(Array(head.utf8)[...]) ?? 0) > 0 })
+        var answer: [UInt8] = []
+        #expect(
+            await eventually(within: 30) {
+                while let bytes = large.receive(), !bytes.isEmpty { answer += bytes }
+                return large.closedByPeer
+            })
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400"))
+        #expect(closed("too-large") >= 1)
+        await server.close()
+    }
+}
