@@ -13,6 +13,7 @@ public struct AgentLabel: Sendable, Hashable {
     /// The label names the agent's own metrics use; a vantage label may not take one.
     public static let reserved: Set<String> = [
         "target", "scenario", "outcome", "phase", "provider", "agreement", "event", "version", "exporter", "le",
+        "reason", "resource",
     ]
 
     /// Parses `NAME=VALUE`.
@@ -115,6 +116,7 @@ public final class AgentMetrics: Sendable {
                 [("exporter", exporter.rawValue)])
         }
         _ = counter("rounds", "total", "Probe rounds completed.", [])
+        for shortage in ResourceShortage.allCases { _ = resourceErrors(shortage) }
     }
 
     // MARK: Instruments
@@ -123,11 +125,11 @@ public final class AgentMetrics: Sendable {
         MetricNameDescriptor(namespace: "ipdirect", metricName: name, unitName: unit, helpText: help)
     }
 
-    private func counter(_ name: String, _ unit: String, _ help: String, _ own: [(String, String)]) -> Counter {
+    func counter(_ name: String, _ unit: String, _ help: String, _ own: [(String, String)]) -> Counter {
         registry.makeCounter(descriptor: descriptor(name, unit, help), labels: own + labels)
     }
 
-    private func gauge(_ name: String, _ unit: String, _ help: String, _ own: [(String, String)]) -> Gauge {
+    func gauge(_ name: String, _ unit: String, _ help: String, _ own: [(String, String)]) -> Gauge {
         registry.makeGauge(descriptor: descriptor(name, unit, help), labels: own + labels)
     }
 

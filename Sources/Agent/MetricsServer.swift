@@ -1,10 +1,23 @@
 // A tiny NIO HTTP/1.1 server for `--metrics-listen`: GET /metrics renders the registry in the
-// Prometheus text format (swift-prometheus writes it); anything else is 404.
+// Prometheus text format (swift-prometheus writes it), one answer at a time, within its limits.
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 
 /// Serves `/metrics` until `close()`.
+///
+/// Whatever its network does, it stays within `MetricsListenerLimits`; from SwiftNIO it uses:
+/// - `AcceptBackoffHandler` on the server channel: accept pauses a second on EMFILE, ENFILE,
+///   ENOBUFS, ENOMEM (ServerBootstrap's future-based `bind` does not add it, and without it
+///   accept spins on a readable listening socket);
+/// - a handler of its own before NIO's accept handler for the connection cap (`ConnectionCap`);
+/// - `IdleStateHandler` (read idle) for connections that send nothing;
+/// - the HTTP decoder's `NIOHTTPDecoderLimitConfiguration` for the size of a request's head;
+/// - `HTTPServerPipelineHandler` (pipelining assistance): it hands over one request at a time and
+///   stops reading while a response is pending. The responder below keeps that response pending
+///   until the socket has taken it and the channel is writable, so a peer that does not read
+///   gets nothing rendered for it, and what is read ahead is bounded by one small read.
 public final class MetricsServer: Sendable {
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
@@ -12,22 +25,60 @@ public final class MetricsServer: Sendable {
     /// The address it listens on (the port the kernel chose when asked for 0).
     public let host: String
     public let port: Int
+    /// The limits in force.
+    public let limits: MetricsListenerLimits
 
     /// Binds and starts serving.
     ///
     /// - Parameters:
     ///   - host: the address to listen on (`127.0.0.1`, `0.0.0.0`, `::`).
     ///   - port: the port; 0 lets the kernel choose.
+    ///   - limits: connections, timeouts and request size.
+    ///   - metrics: where the listener counts its connections and the agent's resource errors.
+    ///   - logger: where a full listener and an accept out of descriptors are said, once a minute.
     ///   - render: the body of one scrape.
     /// - Throws: `AgentSettingError` when the address cannot be bound.
-    public init(host: String, port: Int, render: @escaping @Sendable () -> [UInt8]) async throws {
+    public init(
+        host: String, port: Int, limits: MetricsListenerLimits = .standard, metrics: AgentMetrics? = nil,
+        logger: Logger? = nil, render: @escaping @Sendable () -> [UInt8]
+    ) async throws {
+        // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let table = ConnectionTable(limits: limits, metrics: metrics, logger: logger)
+        let decoderLimits = {
+            var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+            decoderLimits.maxHeaderFieldSize = limits.requestBytes
+            decoderLimits.maxHeaderListSize = limits.requestBytes
+            decoderLimits.maxHeaderFieldCount = 100
+            return decoderLimits
+        }()
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.backlog, value: 128)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false, backoffProvider: table.acceptFailed),
+                        ConnectionCap(table))
+                }
+            }
+            // A small read at a time: what the pipelining handler holds while an answer is
+            // pending is what one read brought.
+            .childChannelOption(.maxMessagesPerRead, value: 1)
+            .childChannelOption(
+                .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 8192)
+            )
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(MetricsHandler(render: render))
+                channel.eventLoop.makeCompletedFuture {
+                    let responder = MetricsResponder(table: table, render: render)
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandlers(
+                        IdleStateHandler(readTimeout: TimeAmount(limits.idleTimeout)), RequestClock(responder))
+                    try pipeline.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withErrorHandling: true,
+                        withEncoderConfiguration: HTTPResponseEncoder.Configuration(),
+                        withDecoderLimitConfiguration: decoderLimits)
+                    try pipeline.addHandler(responder)
                 }
             }
         do {
@@ -40,6 +91,7 @@ public final class MetricsServer: Sendable {
         self.group = group
         self.host = host
         self.port = channel.localAddress?.port ?? port
+        self.limits = limits
     }
 
     /// Stops listening and closes open scrapes.
@@ -49,62 +101,187 @@ public final class MetricsServer: Sendable {
     }
 }
 
-/// Answers each request on one connection; keep-alive as the client asks.
-private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Before the HTTP decoder: tells the responder when bytes of a request arrive, which starts the
+/// request's clock (the decoder says nothing until a head is complete).
+private final class RequestClock: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let responder: MetricsResponder
+
+    init(_ responder: MetricsResponder) { self.responder = responder }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        responder.requestBytesArrived()
+        context.fireChannelRead(data)
+    }
+}
+
+/// Answers each request on one connection, one at a time; keep-alive as the client asks.
+private final class MetricsResponder: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    private let table: ConnectionTable
     private let render: @Sendable () -> [UInt8]
+    private var context: ChannelHandlerContext?
+    /// The request being read, and its body's size so far.
     private var head: HTTPRequestHead?
+    private var bodyBytes = 0
+    /// A complete request whose answer waits for the one before it to be taken.
+    private var queued: HTTPRequestHead?
+    /// An answer is written and not yet all taken by the socket.
+    private var answering = false
+    private var requestDeadline: Scheduled<Void>?
+    private var writeDeadline: Scheduled<Void>?
 
-    init(render: @escaping @Sendable () -> [UInt8]) { self.render = render }
+    init(table: ConnectionTable, render: @escaping @Sendable () -> [UInt8]) {
+        self.table = table
+        self.render = render
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        requestDeadline?.cancel()
+        writeDeadline?.cancel()
+        self.context = nil
+    }
+
+    /// Bytes of a request came: it must be complete within `requestTimeout` of the first of them.
+    func requestBytesArrived() {
+        guard let context, requestDeadline == nil, !answering, queued == nil else { return }
+        requestDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(table.limits.requestTimeout)) {
+            self.close(because: .slowRequest)
+        }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
             head = request
-        case .body:
-            break
+            bodyBytes = 0
+        case .body(let part):
+            bodyBytes += part.readableBytes
+            if bodyBytes > table.limits.requestBytes { refuseTooLarge() }
         case .end:
+            requestDeadline?.cancel()
+            requestDeadline = nil
             guard let request = head else { return }
             head = nil
-            respond(to: request, context: context)
+            queued = request
+            answerQueued()
         }
     }
 
-    private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
-        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
-        let status: HTTPResponseStatus
-        let body: [UInt8]
-        var contentType = "text/plain; charset=utf-8"
-        if path == "/metrics" && (request.method == .GET || request.method == .HEAD) {
-            status = .ok
-            body = render()
-            contentType = "text/plain; version=0.0.4; charset=utf-8"
-        } else if path == "/metrics" {
-            status = .methodNotAllowed
-            body = Array("GET /metrics\n".utf8)
-        } else {
-            status = .notFound
-            body = Array("ipdirect agent serves /metrics only\n".utf8)
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        answerQueued()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Read idle is expected while an answer is pending (reading stops then); the write
+        // deadline watches that case.
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, !answering, queued == nil {
+            close(because: .idle)
+            return
         }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // The protocol error handler has answered 400 and the decoder closes the connection.
+        if let parserError = error as? HTTPParserError, parserError == .headerOverflow {
+            table.closed(because: .tooLarge)
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        requestDeadline?.cancel()
+        writeDeadline?.cancel()
+        context.fireChannelInactive()
+    }
+
+    /// Renders and writes the queued request's answer, unless one is still being taken or the
+    /// channel is not writable: a peer that does not read gets nothing rendered for it.
+    private func answerQueued() {
+        guard let context, !answering, context.channel.isWritable, let request = queued else { return }
+        queued = nil
+        answering = true
+        table.answering(context.channel)
+        writeDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(table.limits.writeTimeout)) {
+            self.close(because: .slowReader)
+        }
+        let (status, contentType, body) = answer(request)
+        let keepAlive = request.isKeepAlive
+        let written = write(
+            status, contentType: contentType, body: request.method == .HEAD ? nil : body, length: body.count,
+            version: request.version, keepAlive: keepAlive, context: context)
+        written.assumeIsolated().whenComplete { result in
+            self.writeDeadline?.cancel()
+            self.writeDeadline = nil
+            self.answering = false
+            guard case .success = result, keepAlive, let context = self.context else {
+                self.context?.close(promise: nil)
+                return
+            }
+            self.table.waiting(context.channel)
+            // On the next tick: a socket that takes each answer at once would otherwise answer
+            // every pipelined request inside this callback, one stack frame deeper each time.
+            context.eventLoop.assumeIsolated().execute { self.answerQueued() }
+        }
+    }
+
+    /// The status, content type and body for a request.
+    private func answer(_ request: HTTPRequestHead) -> (HTTPResponseStatus, String, [UInt8]) {
+        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+        if path == "/metrics" && (request.method == .GET || request.method == .HEAD) {
+            return (.ok, "text/plain; version=0.0.4; charset=utf-8", render())
+        } else if path == "/metrics" {
+            return (.methodNotAllowed, "text/plain; charset=utf-8", Array("GET /metrics\n".utf8))
+        }
+        return (.notFound, "text/plain; charset=utf-8", Array("ipdirect agent serves /metrics only\n".utf8))
+    }
+
+    /// Writes one response; the future completes when the socket has taken all of it.
+    private func write(
+        _ status: HTTPResponseStatus, contentType: String, body: [UInt8]?, length: Int, version: HTTPVersion,
+        keepAlive: Bool, context: ChannelHandlerContext
+    ) -> EventLoopFuture<Void> {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
-        headers.add(name: "Content-Length", value: "\(body.count)")
-        let keepAlive = request.isKeepAlive
+        headers.add(name: "Content-Length", value: "\(length)")
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
-            promise: nil)
-        if request.method != .HEAD {
-            var buffer = context.channel.allocator.buffer(capacity: body.count)
-            buffer.writeBytes(body)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        if let body {
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
         }
-        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            let channel = context.channel
-            done.whenComplete { _ in channel.close(promise: nil) }
+        return context.writeAndFlush(wrapOutboundOut(.end(nil)))
+    }
+
+    /// A body past the limit: 413 when no answer is under way, then the connection is closed.
+    private func refuseTooLarge() {
+        guard let context, let request = head else { return }
+        head = nil
+        table.closed(because: .tooLarge)
+        guard !answering else {
+            context.close(promise: nil)
+            return
         }
+        answering = true
+        let body = Array("a request to /metrics has no body\n".utf8)
+        write(
+            .payloadTooLarge, contentType: "text/plain; charset=utf-8", body: body, length: body.count,
+            version: request.version, keepAlive: false, context: context
+        ).assumeIsolated().whenComplete { _ in self.context?.close(promise: nil) }
+    }
+
+    private func close(because reason: ListenerCloseReason) {
+        guard let context, context.channel.isActive else { return }
+        table.closed(because: reason)
+        context.close(promise: nil)
     }
 }

@@ -82,6 +82,7 @@ public final class ProbeAgent: Sendable {
     public let sinks: AgentSinks
     private let logger: Logger
     private let state = Locked(State())
+    private let shortageReports = ReportThrottle(every: 60)
 
     /// - Parameters:
     ///   - engine: probes each URL (the engine `probe` and the console use); a target with
@@ -289,9 +290,16 @@ public final class ProbeAgent: Sendable {
         let hopStarts = report.attempts.compactMap { $0.hops.first?.startedAt }
         let resolution = max(report.resolution.httpdns.ms, report.resolution.system.ms, 0) / 1000
         let started = max(roundStart, (hopStarts.min() ?? roundStart).addingTimeInterval(-resolution))
-        sinks.metrics?.record(report, target: target)
+        // Attempts that could not start for want of a descriptor or memory are the agent's
+        // failure; when nothing else worked, the round says nothing of the target, whose series
+        // and last round stay as they were (no page for a target that is fine).
+        let shortages = report.attempts.compactMap(\.shortage)
+        if let shortage = shortages.first { shortageSeen(shortage, attempts: shortages.count, target: target) }
+        let conclusive = shortages.isEmpty || !report.verdict.works.isEmpty
+        if conclusive { sinks.metrics?.record(report, target: target) }
         sinks.tracing?.record(report, target: target, started: started)
         sinks.jsonl?.write(report)
+        guard conclusive else { return }
 
         let summary = WatchRound.summary(of: report, round: round, at: started)
         let before = state.withLock { state -> WatchRound? in
@@ -309,6 +317,17 @@ public final class ProbeAgent: Sendable {
             logger.notice(
                 "\(report.url): no direct technique works: \(report.verdict.summary)",
                 metadata: ["event": "target-failing", "target": "\(target.label)"])
+        }
+    }
+
+    /// Counts attempts that could not start for want of `shortage` and says so, at most once a minute.
+    private func shortageSeen(_ shortage: ResourceShortage, attempts: Int, target: AgentTarget) {
+        sinks.metrics?.resourceErrors(shortage).increment(by: Int64(attempts))
+        shortageReports.report { suppressed in
+            let more = suppressed > 0 ? " (\(suppressed) more targets since the last report)" : ""
+            logger.error(
+                "\(attempts) attempts for \(target.label) could not start: \(shortage.sentence); the agent's failure, not the target's\(more)",
+                metadata: ["event": "agent-out-of-resources", "resource": "\(shortage.rawValue)"])
         }
     }
 }

@@ -30,6 +30,17 @@ enum OutcomeReading {
         return (.ok, nil)
     }
 
+    /// What this process ran out of when the exchange could not even open its socket; nil when
+    /// the exchange was made (whatever became of it).
+    ///
+    /// libcurl reports a failed `socket()` as CURLE_COULDNT_CONNECT with no errno, where a real
+    /// connect failure carries one (ECONNREFUSED, EHOSTUNREACH, ...).
+    static func shortage(_ record: TransferRecord) -> ResourceShortage? {
+        guard let failure = record.failure, failure.kind == .connect else { return nil }
+        if failure.osErrno != 0 { return ResourceShortage(errno: Int32(failure.osErrno)) }
+        return ResourceShortage.now()
+    }
+
     /// "421 Misdirected Request", from the status line as received; the reason phrase is the
     /// server's, cleaned here where it enters.
     static func statusText(_ record: TransferRecord) -> String {

@@ -384,7 +384,7 @@ public final class ProbeEngine: Sendable {
             ipSource: plan.source, sni: first.sni, checkedName: checkedName, outcome: last.outcome,
             status: last.status, httpVersion: last.httpVersion, timings: last.timings,
             certificate: last.certificate ?? first.certificate, error: last.error, hops: hops,
-            reproduce: ReproduceCommand.command(for: exchanges))
+            reproduce: ReproduceCommand.command(for: exchanges), shortage: last.shortage)
         return (attempt, verdictNotes)
     }
 
@@ -456,9 +456,12 @@ public final class ProbeEngine: Sendable {
         let sni = record.tls.map { $0.sni } ?? expectedSNI
         let port = url.port
         let target = IPLiteral.hostPort(ip, port: port)
-        let (outcome, error) = OutcomeReading.read(
-            record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
-            usesTLS: url.isHTTPS)
+        let shortage = OutcomeReading.shortage(record)
+        let (outcome, error) =
+            shortage.map { (Outcome.skipped, "not attempted: \($0.sentence); \(target) was not tried") }
+            ?? OutcomeReading.read(
+                record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
+                usesTLS: url.isHTTPS)
         let reached = outcome.reachedServer
         let log = record.log.lines
         var hop = Hop(
@@ -475,7 +478,7 @@ public final class ProbeEngine: Sendable {
             error: error,
             log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) }
                 + log.map { CurlLogLine(atMs: $0.atMs, kind: $0.kind, text: TerminalText.escaped($0.text)) },
-            startedAt: record.startedAt)
+            startedAt: record.startedAt, shortage: shortage)
         let location = hop.responseHeaders.first { $0.name.lowercased() == "location" }?.value
         if options.redact {
             let names = options.secretNames

@@ -148,6 +148,9 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     public var log: [CurlLogLine]
     /// When the hop started.
     public var startedAt: Date
+    /// Set when the hop was not made because ipdirect itself ran out of this (the outcome is
+    /// `skipped`): the target is not to blame.
+    public var shortage: ResourceShortage?
 
     public init(
         url: String, originalURL: String, method: String, requestHeaders: [HeaderField] = [],
@@ -155,7 +158,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, responseHeaders: [HeaderField] = [], responseBytes: Int = 0,
         bodyPreview: String = "", timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
-        error: String? = nil, log: [CurlLogLine] = [], startedAt: Date = Date()
+        error: String? = nil, log: [CurlLogLine] = [], startedAt: Date = Date(), shortage: ResourceShortage? = nil
     ) {
         self.url = url
         self.originalURL = originalURL
@@ -178,6 +181,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
         self.error = error
         self.log = log
         self.startedAt = startedAt
+        self.shortage = shortage
     }
 }
 
@@ -204,12 +208,15 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     /// The shell command that repeats this attempt with stock tools (`ReproduceCommand`);
     /// nil when the attempt was not made (skipped, or no address to try).
     public var reproduce: String?
+    /// Set when the attempt could not be made because ipdirect itself ran out of this (the
+    /// outcome is `skipped`): it says nothing about the target.
+    public var shortage: ResourceShortage?
 
     public init(
         id: UUID = UUID(), url: String, scenario: Scenario, ip: String? = nil, ipSource: IPSource? = nil,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
-        error: String? = nil, hops: [Hop] = [], reproduce: String? = nil
+        error: String? = nil, hops: [Hop] = [], reproduce: String? = nil, shortage: ResourceShortage? = nil
     ) {
         self.id = id
         self.url = url
@@ -226,6 +233,7 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
         self.error = error
         self.hops = hops
         self.reproduce = reproduce
+        self.shortage = shortage
     }
 }
 

@@ -194,10 +194,22 @@ struct AgentCommand: AsyncParsableCommand {
         var jsonlFile: RotatingJSONL?
         do {
             if let metricsListen, let address = Self.listenAddress(metricsListen) {
-                server = try await MetricsServer(host: address.host, port: address.port) { metrics.exposition() }
+                // The listener's connections come out of what RLIMIT_NOFILE leaves after probing.
+                let reserve = MetricsListenerLimits.probingReserve(urlsAtOnce: concurrency)
+                let (limits, room) = MetricsListenerLimits.standard.leaving(reserve)
+                server = try await MetricsServer(
+                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger
+                ) { metrics.exposition() }
                 logger.info(
                     "serving /metrics on \(IPLiteral.hostPort(address.host, port: server!.port))",
-                    metadata: ["event": "metrics-listening"])
+                    metadata: [
+                        "event": "metrics-listening", "connections": "\(limits.connections)", "reserve": "\(reserve)",
+                    ])
+                if let room, room < MetricsListenerLimits.standard.connections {
+                    logger.warning(
+                        "ulimit -n leaves /metrics \(max(room, 0)) connections beyond the \(reserve) descriptors kept for probing; it keeps \(limits.connections). Raise it (systemd: LimitNOFILE=) or lower --concurrency",
+                        metadata: ["event": "metrics-listener-cramped"])
+                }
             }
             if let otlpEndpoint {
                 tracing = try AgentTracing(

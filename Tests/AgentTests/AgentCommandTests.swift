@@ -6,22 +6,41 @@ import NameResolution
 import TestSupport
 import Testing
 
-private let ipdirectBinary = BuiltBinary.ipdirect
+let ipdirectBinary = BuiltBinary.ipdirect
 
 /// One `ipdirect agent` process; its log lines (JSON) as they arrive. Started through TestSupport's
 /// ChildProcess (posix_spawn): Foundation's Process.run crashed under the parallel suite.
-private final class AgentRun: @unchecked Sendable {
+final class AgentRun: @unchecked Sendable {
     let child: ChildProcess
     let scratch: ScratchDirectory
 
-    init(_ arguments: [String], scratch: ScratchDirectory) throws {
+    /// - Parameters:
+    ///   - arguments: after `ipdirect agent --lab --log-format json`.
+    ///   - scratch: its configuration and cache directory.
+    ///   - descriptorLimit: the agent's RLIMIT_NOFILE (`ulimit -n`, then exec: the pid is the agent's).
+    init(_ arguments: [String], scratch: ScratchDirectory, descriptorLimit: Int? = nil) throws {
         self.scratch = scratch
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = scratch.path
         environment["XDG_CACHE_HOME"] = scratch.path
-        child = try ChildProcess(
-            ipdirectBinary!, ["agent", "--lab", "--log-format", "json"] + arguments, environment: environment,
-            captureOutput: false, errors: .captured)
+        let command = [ipdirectBinary!, "agent", "--lab", "--log-format", "json"] + arguments
+        if let descriptorLimit {
+            child = try ChildProcess(
+                "/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\""] + command,
+                environment: environment, captureOutput: false, errors: .captured)
+        } else {
+            child = try ChildProcess(
+                command[0], Array(command.dropFirst()), environment: environment, captureOutput: false,
+                errors: .captured)
+        }
+    }
+
+    /// The port `--metrics-listen HOST:0` got, once the log has said it.
+    func metricsPort() async -> Int? {
+        guard await eventually(within: 60, { !events("metrics-listening").isEmpty }),
+            let message = events("metrics-listening").first?["message"] as? String
+        else { return nil }
+        return message.split(separator: ":").last.flatMap { Int($0) }
     }
 
     /// Every complete log line so far; a line that is not JSON is kept as a `not-json` event.
@@ -68,8 +87,7 @@ struct AgentCommandTests {
 
         #expect(await eventually { !run.events("round-finished").isEmpty })
         #expect(run.all.allSatisfy { $0["event"] as? String != "not-json" && $0["time"] != nil && $0["level"] != nil })
-        let listening = try #require(run.events("metrics-listening").first?["message"] as? String)
-        let port = try #require(listening.split(separator: ":").last.flatMap { Int($0) })
+        let port = try #require(await run.metricsPort())
         let scrape = await fetch("http://127.0.0.1:\(port)/metrics")
         #expect(scrape?.body.contains("ipdirect_probe_outcomes_total{target=\"plain.lab.test:") == true)
         #expect(scrape?.body.contains("region=\"lab\"") == true)

@@ -1,0 +1,232 @@
+// What the /metrics listener lets its network have: a connection cap kept clear of the
+// descriptors probing needs, timeouts, a request size, and the table that enforces the cap.
+import Foundation
+import Logging
+import NIOCore
+import Probe
+import Prometheus
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The limits of the `/metrics` listener.
+public struct MetricsListenerLimits: Sendable, Equatable {
+    /// Connections open at once. Past it a new connection takes the place of the one that has
+    /// waited longest for a request; when every one is being answered, the new one is closed.
+    public var connections: Int
+    /// A connection that sends nothing for this long, while no answer is under way, is closed.
+    public var idleTimeout: Duration
+    /// From the first byte of a request to its end (a slowloris client is closed at this).
+    public var requestTimeout: Duration
+    /// An answer the peer has not taken within this is abandoned with its connection.
+    public var writeTimeout: Duration
+    /// The request line and headers together, and a body: past this the request is refused.
+    public var requestBytes: Int
+
+    /// A handful of Prometheus servers need a connection each; a minute's idle is a scrape
+    /// interval; a scrape request is well under a kilobyte.
+    public static let standard = MetricsListenerLimits(
+        connections: 128, idleTimeout: .seconds(60), requestTimeout: .seconds(10), writeTimeout: .seconds(30),
+        requestBytes: 8192)
+
+    public init(
+        connections: Int, idleTimeout: Duration, requestTimeout: Duration, writeTimeout: Duration,
+        requestBytes: Int
+    ) {
+        self.connections = connections
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.writeTimeout = writeTimeout
+        self.requestBytes = requestBytes
+    }
+
+    /// Descriptors probing needs with `urlsAtOnce` URLs under way: a socket for each scenario's
+    /// request and one for its HTTPDNS query, and 64 for the rest (exporters' connections, the
+    /// JSON Lines and cache files, event loops, CA files read per handshake).
+    public static func probingReserve(urlsAtOnce: Int) -> Int {
+        urlsAtOnce * (Scenario.allCases.count + 1) + 64
+    }
+
+    /// These limits with the connection cap lowered where RLIMIT_NOFILE requires, so the listener
+    /// never takes the descriptors kept for probing: the cap is at most the soft limit less the
+    /// descriptors open now, less `reserve`, less two (a connection over the cap is accepted
+    /// before it is closed). It is at least 1, so /metrics can answer; `room` says whether that
+    /// fits (nil when the limit is unknown or unlimited).
+    ///
+    /// - Parameter reserve: descriptors kept for probing (`probingReserve(urlsAtOnce:)`).
+    public func leaving(_ reserve: Int) -> (limits: MetricsListenerLimits, room: Int?) {
+        var limits = self
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
+            return (limits, nil)
+        }
+        let open = max(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 1) - 1, 0)
+        let room = Int(clamping: limit.rlim_cur) - open - reserve - 2
+        limits.connections = max(1, min(connections, room))
+        return (limits, room)
+    }
+}
+
+/// Why the listener closed a connection; the raw value is the `reason` metric label.
+enum ListenerCloseReason: String, CaseIterable {
+    /// The listener was full: the connection waiting longest made room, or a new one was refused.
+    case full
+    /// Nothing arrived for `idleTimeout` and no answer was under way.
+    case idle
+    /// A request was not complete within `requestTimeout` of its first byte.
+    case slowRequest = "slow-request"
+    /// The peer did not take an answer within `writeTimeout`.
+    case slowReader = "slow-reader"
+    /// Request headers or body past `requestBytes`.
+    case tooLarge = "too-large"
+}
+
+/// The listener's series, made once so a flood costs no registry look-ups.
+final class ListenerSeries: Sendable {
+    let open: Gauge
+    let closed: [ListenerCloseReason: Counter]
+    let shortages: [ResourceShortage: Counter]
+
+    init(_ metrics: AgentMetrics, limit: Int) {
+        open = metrics.gauge("listener_connections", "", "Connections open to /metrics.", [])
+        metrics.gauge("listener_connection_limit", "", "Connections /metrics keeps open at most.", []).set(
+            to: Double(limit))
+        closed = Dictionary(
+            uniqueKeysWithValues: ListenerCloseReason.allCases.map { reason in
+                (
+                    reason,
+                    metrics.counter(
+                        "listener_connections_closed", "total",
+                        "Connections /metrics closed: full, idle, slow-request, slow-reader, too-large.",
+                        [("reason", reason.rawValue)])
+                )
+            })
+        shortages = Dictionary(uniqueKeysWithValues: ResourceShortage.allCases.map { ($0, metrics.resourceErrors($0)) })
+    }
+}
+
+extension AgentMetrics {
+    /// `ipdirect_agent_resource_errors_total{resource}`: times the agent itself ran out of a
+    /// resource (an accept of /metrics, an attempt that could not start), never a target's.
+    public func resourceErrors(_ shortage: ResourceShortage) -> Counter {
+        counter(
+            "agent_resource_errors", "total",
+            "Times the agent itself ran out of descriptors or memory (an accept, an attempt that could not start).",
+            [("resource", shortage.rawValue)])
+    }
+}
+
+/// The listener's open connections and the cap on them. Touched only on the listener's one
+/// event loop (the server channel and every connection share it), hence unchecked Sendable.
+final class ConnectionTable: @unchecked Sendable {
+    private struct Entry {
+        let channel: any Channel
+        /// When it began waiting for a request (a tick of `clock`); nil while it is answered.
+        var waitingSince: UInt64?
+    }
+
+    let limits: MetricsListenerLimits
+    private let series: ListenerSeries?
+    private let logger: Logger?
+    private var entries: [ObjectIdentifier: Entry] = [:]
+    private var clock: UInt64 = 0
+    private let fullReports = ReportThrottle(every: 60)
+    private let shortageReports = ReportThrottle(every: 60)
+
+    init(limits: MetricsListenerLimits, metrics: AgentMetrics?, logger: Logger?) {
+        self.limits = limits
+        self.series = metrics.map { ListenerSeries($0, limit: limits.connections) }
+        self.logger = logger
+    }
+
+    /// Takes a new connection in, making room when full; false when it must be closed instead.
+    func admit(_ channel: any Channel) -> Bool {
+        if entries.count >= limits.connections {
+            // Like nginx reusing keep-alive connections when out of them: a connection that
+            // has a request answered keeps its place, the one idle longest gives it up.
+            let oldest = entries.values.filter { $0.waitingSince != nil }.min { $0.waitingSince! < $1.waitingSince! }
+            closed(because: .full)
+            reportFull()
+            guard let oldest else { return false }
+            forget(oldest.channel)
+            oldest.channel.close(promise: nil)
+        }
+        clock += 1
+        entries[ObjectIdentifier(channel)] = Entry(channel: channel, waitingSince: clock)
+        series?.open.set(to: Double(entries.count))
+        channel.closeFuture.whenComplete { _ in self.forget(channel) }
+        return true
+    }
+
+    /// The connection has a request being answered: it keeps its place.
+    func answering(_ channel: any Channel) {
+        entries[ObjectIdentifier(channel)]?.waitingSince = nil
+    }
+
+    /// The connection's answer is written: it waits for a request, the newest to do so.
+    func waiting(_ channel: any Channel) {
+        clock += 1
+        entries[ObjectIdentifier(channel)]?.waitingSince = clock
+    }
+
+    /// Counts a connection the listener closed.
+    func closed(because reason: ListenerCloseReason) {
+        series?.closed[reason]?.increment()
+    }
+
+    /// What accept does after `error`: a second's pause when the agent is out of descriptors or
+    /// memory (counted, and said once a minute), nil (go on) for anything else.
+    ///
+    /// NIO's ServerBootstrap keeps a server channel open on EMFILE, ENFILE, ENOBUFS and ENOMEM;
+    /// with nothing to pause it, the listening socket stays readable and accept fails in a busy
+    /// loop (the 100 % CPU seen under a flood). `AcceptBackoffHandler` asks this for the pause.
+    func acceptFailed(_ error: IOError) -> TimeAmount? {
+        guard let shortage = ResourceShortage(errno: error.errnoCode) else { return nil }
+        series?.shortages[shortage]?.increment()
+        shortageReports.report { suppressed in
+            let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
+            logger?.error(
+                "/metrics could not accept a connection: \(shortage.sentence); accepting pauses a second, probing keeps its reserve\(more)",
+                metadata: ["event": "agent-out-of-resources", "resource": "\(shortage.rawValue)"])
+        }
+        return .seconds(1)
+    }
+
+    private func forget(_ channel: any Channel) {
+        guard entries.removeValue(forKey: ObjectIdentifier(channel)) != nil else { return }
+        series?.open.set(to: Double(entries.count))
+    }
+
+    private func reportFull() {
+        fullReports.report { suppressed in
+            let more = suppressed > 0 ? "; \(suppressed) more closed since the last report" : ""
+            logger?.warning(
+                "/metrics has its \(limits.connections) connections open: each new one takes the place of the one waiting longest for a request\(more)",
+                metadata: ["event": "metrics-listener-full"])
+        }
+    }
+}
+
+/// On the server channel, before NIO's accept handler: each accepted connection goes through
+/// the table, which closes it or another to keep within the cap.
+final class ConnectionCap: ChannelInboundHandler, Sendable {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+
+    private let table: ConnectionTable
+
+    init(_ table: ConnectionTable) { self.table = table }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let accepted = unwrapInboundIn(data)
+        if table.admit(accepted) {
+            context.fireChannelRead(data)
+        } else {
+            // Not yet registered: closing it only closes its socket (as NIO's AcceptHandler does).
+            accepted.close(promise: nil)
+        }
+    }
+}
