@@ -59,9 +59,10 @@ struct RedactionPatternTests {
         try FileManager.default.createDirectory(
             atPath: scratch.file("ipdirect"), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
-        FileManager.default.createFile(
-            atPath: scratch.file("ipdirect/config.toml"), contents: Data("redact = [\"X-My-Header\"]\n".utf8),
-            attributes: [.posixPermissions: 0o600])
+        try #require(
+            FileManager.default.createFile(
+                atPath: scratch.file("ipdirect/config.toml"), contents: Data("redact = [\"X-My-Header\"]\n".utf8),
+                attributes: [.posixPermissions: 0o600]))
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = scratch.path
         environment["XDG_CACHE_HOME"] = scratch.path
