@@ -239,7 +239,13 @@ enum CrashRestoration {
     private static let capacity = 512
     nonisolated(unsafe) private static let reset = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
     nonisolated(unsafe) private static var resetCount = 0
-    nonisolated(unsafe) private static var savedModes = termios()
+    /// On the heap, with C's size: as a Swift global, `termios` was given 57 bytes and
+    /// tcgetattr writes 60 (`make asan`: global-buffer-overflow in saveModes).
+    nonisolated(unsafe) private static let savedModes: UnsafeMutablePointer<termios> = {
+        let modes = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        modes.initialize(to: termios())
+        return modes
+    }()
     nonisolated(unsafe) private static var hasSavedModes = false
     nonisolated(unsafe) private static let previous: UnsafeMutablePointer<sigaction> = {
         let table = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
@@ -251,7 +257,7 @@ enum CrashRestoration {
 
     /// Saves the terminal modes; call before `initscr`.
     static func saveModes() {
-        hasSavedModes = tcgetattr(STDIN_FILENO, &savedModes) == 0
+        hasSavedModes = tcgetattr(STDIN_FILENO, savedModes) == 0
     }
 
     /// Reads the reset strings and installs the crash handlers; call after `initscr`.
@@ -296,7 +302,7 @@ enum CrashRestoration {
     fileprivate static func restoreAndRedeliver(_ number: Int32) {
         if terminalState.active {
             _ = write(STDOUT_FILENO, reset, resetCount)
-            if hasSavedModes { _ = tcsetattr(STDIN_FILENO, TCSANOW, &savedModes) }
+            if hasSavedModes { _ = tcsetattr(STDIN_FILENO, TCSANOW, savedModes) }
         }
         _ = sigaction(number, previous + Int(number), nil)
         _ = raise(number)
