@@ -101,11 +101,18 @@ final class EasyHandle {
     func set(_ option: CURLoption, list values: [String]) throws(CurlError) {
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for value in values {
-            try refuseNUL(value)
+            do throws(CurlError) {
+                try refuseNUL(value)
+            } catch {
+                curl_slist_free_all(list)
+                throw error
+            }
             list = curl_slist_append(list, value)
         }
         let code = ccurl_easy_setopt_ptr(raw, option, list)
         guard code == CURLE_OK else {
+            // A refused list may still be libcurl's (see reset()): unhook it before freeing it.
+            _ = ccurl_easy_setopt_ptr(raw, option, nil)
             curl_slist_free_all(list)
             throw error(code)
         }
