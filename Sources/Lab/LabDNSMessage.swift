@@ -100,6 +100,16 @@ enum LabDNSReply {
         return out
     }
 
+    /// The most a UDP reply may carry without EDNS (RFC 1035 4.2.1); more goes with the TC bit set.
+    static let udpLimit = 512
+
+    /// `reply` as UDP may carry it: whole when it fits in `limit`, else header and question with
+    /// TC set and no records, as real servers send it, so the client asks again over TCP.
+    static func fittingUDP(_ reply: [UInt8], to query: LabDNSQuery, limit: Int = udpLimit) -> [UInt8] {
+        guard reply.count > limit, reply.count >= 4 else { return reply }
+        return make(to: query, rcode: Int(reply[3] & 0x0f), records: [], truncated: true)
+    }
+
     /// A name as length-prefixed labels (no compression: lab replies are small).
     static func encodedName(_ name: String) -> [UInt8] {
         var out: [UInt8] = []
@@ -116,6 +126,7 @@ enum LabDNSReply {
         guard let record = zone.record(for: query.name) else {
             return make(to: query, rcode: nxdomain, records: [])
         }
+        if let rcode = record.rcode { return make(to: query, rcode: rcode.code, records: []) }
         var records: [LabDNSRecord] = []
         var owner = record.name
         for target in record.cname ?? [] {

@@ -44,7 +44,8 @@ struct LabDNSResponder: Sendable {
         switch zone.record(for: query.name)?.localDNS {
         case nil:
             reply = LabDNSReply.answer(query, zone: zone)
-            if zone.record(for: query.name) == nil { rcode = LabDNSReply.nxdomain }
+            if !overTCP { reply = LabDNSReply.fittingUDP(reply, to: query) }
+            rcode = Int(reply[3] & 0x0f)
         case .hijack?:
             reply = LabDNSReply.answer(query, zone: zone, addressesOverride: [LabLocalDNS.hijackAddress])
         case .unreachable?:

@@ -5,26 +5,75 @@ import Foundation
 
 /// What a DNS reply said about one name and family, before the IP-literal screen.
 struct DNSReplyAddresses: Sendable, Equatable {
-    /// The addresses as text (c-ares gives binary addresses; `inet_ntop` writes them).
+    /// The addresses as text (c-ares gives binary addresses; `inet_ntop` writes them), at most
+    /// `DNSMessage.maxAddressesPerFamily`.
     var raw: [String]
     /// The smallest TTL of the addresses (c-ares caps each by the CNAMEs leading to it); nil when none.
     var ttl: Int?
     /// The CNAME chain the answer followed, first alias first (empty when the name had none).
     var aliases: [String]
+    /// How many addresses of the family the reply held: more than `raw` only when the bound cut it.
+    var sent: Int
+
+    init(raw: [String], ttl: Int?, aliases: [String], sent: Int? = nil) {
+        self.raw = raw
+        self.ttl = ttl
+        self.aliases = aliases
+        self.sent = sent ?? raw.count
+    }
+}
+
+/// A DNS response code by its name and what it means for the person asking (RFC 1035, RFC 6895).
+public struct DNSRcode: Sendable, Hashable, CustomStringConvertible {
+    /// The four-bit RCODE of the header.
+    public var code: Int
+
+    public init(code: Int) { self.code = code }
+
+    public static let formatError = DNSRcode(code: 1)
+    public static let serverFailure = DNSRcode(code: 2)
+    public static let nameError = DNSRcode(code: 3)
+    public static let notImplemented = DNSRcode(code: 4)
+    public static let refused = DNSRcode(code: 5)
+
+    /// The mnemonic dig prints: `SERVFAIL`, `NXDOMAIN`...; `RCODE 9` for the rest.
+    public var description: String {
+        switch code {
+        case 0: return "NOERROR"
+        case 1: return "FORMERR"
+        case 2: return "SERVFAIL"
+        case 3: return "NXDOMAIN"
+        case 4: return "NOTIMP"
+        case 5: return "REFUSED"
+        default: return "RCODE \(code)"
+        }
+    }
+
+    /// What the code means for the user, and what to do about it.
+    public var meaning: String {
+        switch code {
+        case 1:
+            return
+                "the server could not read the query: it may not understand EDNS or this form of query; compare with dig +noedns"
+        case 2:
+            return
+                "the resolver failed to get an answer upstream: its upstream servers failed, timed out or did not validate; try again later or another resolver"
+        case 3: return "the name does not exist"
+        case 4: return "the server does not implement this kind of query"
+        case 5:
+            return
+                "the server answered but will not resolve this name for this client: a policy or access list; use a resolver that serves you"
+        default: return "the server answered with DNS error code \(code)"
+        }
+    }
 }
 
 /// Why a DNS reply was not usable, named so each front end can say it in its own words.
 enum DNSReplyProblem: Error, Sendable, Equatable {
-    /// RCODE 3: the name does not exist.
-    case nxdomain
-    /// NOERROR with no record of the family asked.
+    /// A non-zero RCODE: NXDOMAIN, SERVFAIL, REFUSED...
+    case rcode(DNSRcode)
+    /// NOERROR with no record of the family asked (NODATA): the name exists.
     case noData
-    /// RCODE 2.
-    case serverFailure
-    /// RCODE 5.
-    case refused
-    /// Another non-zero RCODE.
-    case rcode(Int)
     /// The reply's id is not the query's.
     case wrongID(expected: UInt16, got: UInt16)
     /// The reply answers another question than the one asked.
@@ -35,11 +84,8 @@ enum DNSReplyProblem: Error, Sendable, Equatable {
     /// The part of a sentence after "the reply ...", for error messages.
     var clause: String {
         switch self {
-        case .nxdomain: return "says the name does not exist (NXDOMAIN)"
-        case .noData: return "has no address of that family"
-        case .serverFailure: return "is SERVFAIL (the server could not resolve the name)"
-        case .refused: return "is REFUSED (the server will not answer this client)"
-        case .rcode(let code): return "carries DNS error code \(code)"
+        case .rcode(let rcode): return "is \(rcode): \(rcode.meaning)"
+        case .noData: return "says the name exists but has no address of that family (NODATA)"
         case .wrongID(let expected, let got): return "carries id \(got), not the query's \(expected)"
         case .otherName(let name): return "answers for \(IPLiteral.quoted(name)), a name that was not asked"
         case .unreadable(let why): return "cannot be read (\(why))"
@@ -49,6 +95,11 @@ enum DNSReplyProblem: Error, Sendable, Equatable {
 
 /// Queries and replies through c-ares.
 enum DNSMessage {
+    /// The most addresses of one family read from one reply: as many A records as a full 64 KB
+    /// message holds (16 bytes each with a compressed name), so no answer over UDP or TCP is cut.
+    /// Only a DoH body larger than any DNS message can reach it; the count of what came is kept.
+    static let maxAddressesPerFamily = 65535 / 16
+
     /// The DNS record type of a family.
     static func recordType(_ family: IPFamily) -> Int32 { family == .v4 ? 1 : 28 }
 
@@ -114,16 +165,10 @@ enum DNSMessage {
         }
         guard header.isResponse else { throw .unreadable("it is a query, not a response") }
         if let id, header.id != id { throw .wrongID(expected: id, got: header.id) }
-        switch header.rcode {
-        case 0: break
-        case 2: throw .serverFailure
-        case 3: throw .nxdomain
-        case 5: throw .refused
-        default: throw .rcode(header.rcode)
-        }
+        if header.rcode != 0 { throw .rcode(DNSRcode(code: header.rcode)) }
         guard let asked = questionName(reply) else { throw .unreadable("its question section is cut short") }
         if asked.lowercased() != trimmedDot(host).lowercased() { throw .otherName(asked) }
-        let capacity = 64
+        let capacity = maxAddressesPerFamily
         return try reply.withUnsafeBufferPointer { (p) throws(DNSReplyProblem) -> DNSReplyAddresses in
             var hostent: UnsafeMutablePointer<hostent>?
             var count = Int32(capacity)
@@ -157,6 +202,12 @@ enum DNSMessage {
             case ARES_ENODATA: throw .noData
             default: throw .unreadable(String(cString: ares_strerror(status)))
             }
+            // c-ares fills `records` up to `capacity` but the hostent with every address: the true count.
+            var sent = raw.count
+            if let list = hostent?.pointee.h_addr_list {
+                sent = 0
+                while list[sent] != nil { sent += 1 }
+            }
             var aliases: [String] = []
             if let list = hostent?.pointee.h_aliases {
                 var index = 0
@@ -165,7 +216,7 @@ enum DNSMessage {
                     index += 1
                 }
             }
-            return DNSReplyAddresses(raw: raw, ttl: ttls.min(), aliases: aliases)
+            return DNSReplyAddresses(raw: raw, ttl: ttls.min(), aliases: aliases, sent: max(sent, raw.count))
         }
     }
 

@@ -135,7 +135,9 @@ public struct DNSServerResolver: Sendable {
         guard libraryReady else { return SystemAnswer(error: "\(who): the c-ares library failed to initialise") }
         if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
         var options = ares_options()
-        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES
+        // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
+        // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
+        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP
         options.timeout = Int32(max(1, (timeout * 1000).rounded()))
         options.tries = 1
         var channel: ares_channel?
@@ -196,8 +198,10 @@ public struct DNSServerResolver: Sendable {
                 } catch .noData {
                     missing += 1
                     raw[family] = []
-                } catch .nxdomain {
-                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN)")
+                } catch .rcode(.nameError) {
+                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN): the name does not exist")
+                } catch .rcode(let rcode) {
+                    problems.append("answered \(rcode) for \(host): \(rcode.meaning)")
                 } catch {
                     problems.append(
                         "its reply for \(host) \(error.clause): the server, or something on the way, mangles DNS")
@@ -221,7 +225,8 @@ public struct DNSServerResolver: Sendable {
             )
         }
         if v4.valid.isEmpty, v6.valid.isEmpty {
-            return SystemAnswer(error: "\(who): \(host) has no address of that family")
+            let word = ResolutionError.addressWord(Set(ordered))
+            return SystemAnswer(error: "\(who): \(host) exists but has no \(word) (NODATA)")
         }
         return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid)
     }
@@ -274,7 +279,7 @@ public struct DNSServerResolver: Sendable {
                 "no answer for \(host) within \(ResolutionError.format(timeout)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
         case ARES_ECONNREFUSED:
             return
-                "refused the query for \(host) (nothing listens on port \(server.port) there): check the address and port"
+                "refused the connection for \(host) (nothing listens on port \(server.port) there): check the address and port"
         case ARES_ESERVFAIL:
             return "failed to resolve \(host) (SERVFAIL): the server's own upstream is failing"
         case ARES_EREFUSED:

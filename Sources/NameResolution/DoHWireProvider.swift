@@ -46,12 +46,18 @@ public struct DoHWireProvider: HTTPDNSProvider {
         let (a, b) = await (v4, v6)
         // "No record of that family" is an answer too (cached as empty), not a failure.
         let parts = try answeredFamilies([a, b])
+        let answered = Set(parts.map(\.family))
+        // NOERROR without addresses: the name exists (NODATA), which is not NXDOMAIN.
+        if parts.allSatisfy({ $0.addresses.sent == 0 }) { throw .noData(host: host, families: answered) }
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.addresses.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.addresses.raw)
         let ttl = parts.compactMap(\.addresses.ttl).min() ?? 60
         return try ProviderAnswer.screened(
-            host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: Set(parts.map(\.family)),
-            ms: parts.map(\.ms).max() ?? 0)
+            host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: answered, ms: parts.map(\.ms).max() ?? 0,
+            sent: [
+                .v4: parts.filter { $0.family == .v4 }.map(\.addresses.sent).reduce(0, +),
+                .v6: parts.filter { $0.family == .v6 }.map(\.addresses.sent).reduce(0, +),
+            ])
     }
 
     private func ask(
@@ -90,8 +96,9 @@ public struct DoHWireProvider: HTTPDNSProvider {
                 return .success((family, addresses, ms))
             } catch .noData {
                 return .success((family, DNSReplyAddresses(raw: [], ttl: nil, aliases: []), ms))
-            } catch .nxdomain {
-                throw ResolutionError.noSuchName(host: host, families: [family])
+            } catch .rcode(let rcode) {
+                // An RCODE inside HTTP 200 is the DNS server's answer, told by its name.
+                throw ResolutionError.dnsRcode(server: "the DoH server \(endpoint)", host: host, rcode: rcode)
             } catch {
                 throw ResolutionError.malformed(
                     detail:

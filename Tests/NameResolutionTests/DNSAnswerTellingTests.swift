@@ -1,0 +1,114 @@
+// DNS answers told as they are, through the lab's DNS server and its RFC 8484 endpoint (GET and POST):
+// every address kept or the cut said truly, each RCODE by its name, NODATA apart from NXDOMAIN.
+import Foundation
+import Lab
+import NameResolution
+import Testing
+
+@Suite("DNS answers told as they are")
+struct DNSAnswerTellingTests {
+    static func server(_ lab: Lab) throws -> DNSServerResolver {
+        DNSServerResolver(server: try DNSServer.parse(lab.endpoints.dns))
+    }
+
+    /// What the user reads when `host` fails through `format`.
+    static func dohError(_ format: LabFormat, _ lab: Lab, _ host: String) async throws -> String {
+        let provider = try format.provider(lab)
+        do {
+            _ = try await provider.resolve(host, families: [.v4])
+        } catch {
+            return error.description
+        }
+        Issue.record("\(host) resolved through \(format)")
+        return ""
+    }
+
+    @Test("100 A records through the DNS server: all 100 kept, after the truncated UDP reply is asked over TCP")
+    func hundredThroughDNSServer() async throws {
+        try await withLab { lab in
+            let answer = try await Self.server(lab).resolve("hundred.lab.test", families: [.v4], timeout: 10)
+            #expect(answer.error == nil)
+            #expect(answer.ipv4.count == 100)
+            #expect(answer.ipv4.last == "127.0.1.100")
+            let seen = lab.dnsQueries().filter { $0.name == "hundred.lab.test" }.map(\.transport)
+            #expect(seen.last == "tcp")
+        }
+    }
+
+    @Test(
+        "100 A records through DoH: the note says 100 came and how many are kept",
+        arguments: [LabFormat.dohWire, .dohWirePost])
+    func hundredThroughDoH(format: LabFormat) async throws {
+        try await withLab { lab in
+            let answer = try await format.provider(lab).resolve("hundred.lab.test", families: [.v4])
+            #expect(answer.ipv4.count == ProviderAnswer.maxAddressesPerFamily)
+            #expect(
+                answer.notes.contains {
+                    $0.hasPrefix(
+                        "the service sent 100 IPv4 addresses; only the first \(ProviderAnswer.maxAddressesPerFamily)")
+                }, "\(answer.notes)")
+        }
+    }
+
+    static let rcodes: [(name: String, code: String, meaning: String)] = [
+        ("servfail.lab.test", "SERVFAIL", "failed to get an answer upstream"),
+        ("refused.lab.test", "REFUSED", "will not resolve this name for this client"),
+        ("notimp.lab.test", "NOTIMP", "does not implement this kind of query"),
+        ("formerr.lab.test", "FORMERR", "could not read the query"),
+    ]
+
+    @Test(
+        "SERVFAIL, REFUSED, NOTIMP and FORMERR through the DNS server: named, never 'nothing listens'",
+        arguments: rcodes)
+    func rcodesThroughDNSServer(name: String, code: String, meaning: String) async throws {
+        try await withLab { lab in
+            let answer = try await Self.server(lab).resolve(name, families: [.v4], timeout: 10)
+            let error = try #require(answer.error)
+            #expect(error.contains("answered \(code) for \(name)"), "\(error)")
+            #expect(error.contains(meaning), "\(error)")
+            #expect(!error.contains("nothing listens"), "\(error)")
+        }
+    }
+
+    @Test("SERVFAIL, REFUSED, NOTIMP and FORMERR through DoH GET and POST: named, never 'malformed'", arguments: rcodes)
+    func rcodesThroughDoH(name: String, code: String, meaning: String) async throws {
+        try await withLab { lab in
+            for format in [LabFormat.dohWire, .dohWirePost] {
+                let error = try await Self.dohError(format, lab, name)
+                #expect(error.contains("answered \(code) for \(name)"), "\(format): \(error)")
+                #expect(error.contains(meaning), "\(format): \(error)")
+                #expect(!error.contains("malformed") && !error.contains("RFC 8484"), "\(format): \(error)")
+            }
+        }
+    }
+
+    @Test("a name without addresses is NODATA and a missing name NXDOMAIN, through the DNS server and DoH")
+    func noDataApartFromNXDomain() async throws {
+        try await withLab { lab in
+            let server = try Self.server(lab)
+            let noData = try #require(await server.resolve("nodata.lab.test", families: [.v4, .v6], timeout: 10).error)
+            #expect(noData.contains("nodata.lab.test exists but has no address (NODATA)"), "\(noData)")
+            let missing = try #require(await server.resolve("nowhere.lab.test", families: [.v4], timeout: 10).error)
+            #expect(missing.contains("NXDOMAIN"), "\(missing)")
+            for format in [LabFormat.dohWire, .dohWirePost] {
+                let noData = try await Self.dohError(format, lab, "nodata.lab.test")
+                #expect(noData.contains("nodata.lab.test exists but has no IPv4 address (NODATA)"), "\(noData)")
+                #expect(!noData.contains("no such name"), "\(noData)")
+                let missing = try await Self.dohError(format, lab, "nowhere.lab.test")
+                #expect(missing.contains("answered NXDOMAIN for nowhere.lab.test"), "\(missing)")
+            }
+        }
+    }
+
+    @Test(
+        "a 5 s TTL through DoH GET and POST is 5 s, the lower of A and AAAA",
+        arguments: [LabFormat.dohWire, .dohWirePost])
+    func fiveSecondTTL(format: LabFormat) async throws {
+        try await withLab { lab in
+            let answer = try await format.provider(lab).resolve("ttl5.lab.test", families: [.v4, .v6])
+            #expect(answer.ttl == 5)
+            #expect(answer.ipv4 == ["127.0.0.1"])
+            #expect(answer.ipv6 == ["::1"])
+        }
+    }
+}
