@@ -244,16 +244,21 @@ public struct SystemProvider: HTTPDNSProvider {
     public var name: String { "system" }
     let timeout: Double
     let resolver = SystemResolver()
-    /// getaddrinfo gives no TTL; a minute keeps repeated probes from re-asking every time.
+    /// getaddrinfo gives no TTL; the cache holds the answer a minute so repeated probes do not
+    /// re-ask every time, and the answer's note says so rather than pass it off as a DNS TTL.
     static let ttl = 60
+    static let noTTLNote =
+        "answered by getaddrinfo (--provider system), which gives no TTL: ipdirect's cache keeps it \(ttl) s"
 
     public init(timeout: Double = 2) { self.timeout = timeout }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
         let answer = await resolver.resolve(host, families: families, timeout: timeout)
-        if let error = answer.error { throw .system(detail: error) }
-        return try ProviderAnswer.screened(
+        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error)") }
+        var screened = try ProviderAnswer.screened(
             host: host, rawV4: answer.ipv4, rawV6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
+        screened.notes.insert(Self.noTTLNote, at: 0)
+        return screened
     }
 }
 

@@ -318,7 +318,9 @@ public final class ResolverCache: Sendable {
         let held = afresh ? heldEntries(name, families: families) : [:]
         var answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
         let sys = await systemSide
-        if let failure = answer.error, config.fallbackToSystem {
+        // With `--provider system` the column is getaddrinfo itself: standing the other column in
+        // for it (with a made-up TTL) would pass off the DNS server's answer as the system's.
+        if let failure = answer.error, config.fallbackToSystem, config.provider != .system {
             if sys.error == nil {
                 answer.ipv4 = sys.ipv4
                 answer.ipv6 = sys.ipv6

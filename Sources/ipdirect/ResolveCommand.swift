@@ -159,7 +159,9 @@ enum ResolutionTable {
             rows.append(
                 [
                     r.host, system, milliseconds(r.system.ms), httpdns,
-                    r.httpdns.error == nil || r.httpdns.source == .systemFallback ? "\(r.httpdns.ttl)s" : "-",
+                    // getaddrinfo (`--provider system`) gives no TTL: none is shown.
+                    (r.httpdns.error == nil || r.httpdns.source == .systemFallback) && r.httpdns.source != .system
+                        ? "\(r.httpdns.ttl)s" : "-",
                     milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue, held(r.cached),
                 ].map(TerminalText.escaped))
             if let error = r.system.error { notes.append("\(r.host): \(error)") }

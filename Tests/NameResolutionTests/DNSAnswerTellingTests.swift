@@ -3,6 +3,7 @@
 import Foundation
 import Lab
 import NameResolution
+import NameResolutionTesting
 import Testing
 
 @Suite("DNS answers told as they are")
@@ -109,6 +110,30 @@ struct DNSAnswerTellingTests {
             #expect(answer.ttl == 5)
             #expect(answer.ipv4 == ["127.0.0.1"])
             #expect(answer.ipv6 == ["::1"])
+        }
+    }
+
+    @Test("--provider system beside --dns-server: getaddrinfo's own answer, nothing copied, no TTL invented")
+    func systemProviderBesideDNSServer() async throws {
+        try await withLab { lab in
+            var configuration = ResolverConfiguration(provider: .system, timeout: 10)
+            configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
+            let cache = ResolverCache(
+                configuration: configuration, provider: try ProviderFactory.make(configuration),
+                clock: ManualClock(Date()))
+            // The DNS server knows the lab name; getaddrinfo does not, and says so.
+            let resolution = await cache.resolve("ttl5.lab.test", family: .v4)
+            #expect(resolution.system.ipv4 == ["127.0.0.1"])
+            #expect(resolution.httpdns.source != .systemFallback)
+            #expect(resolution.httpdns.ipv4.isEmpty)
+            #expect(resolution.httpdns.ttl != 30)
+            let error = try #require(resolution.httpdns.error)
+            #expect(error.contains("getaddrinfo"), "\(error)")
+            #expect(cache.entries().isEmpty)
+            // Where getaddrinfo answers, the answer says it carries no TTL.
+            let local = await cache.resolve("localhost", family: .v4)
+            #expect(local.httpdns.source == .system)
+            #expect(local.httpdns.notes?.contains { $0.contains("gives no TTL") } == true, "\(local.httpdns)")
         }
     }
 }
