@@ -10,7 +10,8 @@ struct DNSReplyAddresses: Sendable, Equatable {
     var raw: [String]
     /// The smallest TTL of the addresses (c-ares caps each by the CNAMEs leading to it); nil when none.
     var ttl: Int?
-    /// The CNAME chain the answer followed, first alias first (empty when the name had none).
+    /// The CNAME targets the answer led through, first first, ending at the name that holds the
+    /// addresses (empty when the name had no CNAME), as dig's answer section reads.
     var aliases: [String]
     /// How many addresses of the family the reply held: more than `raw` only when the bound cut it.
     var sent: Int
@@ -208,16 +209,54 @@ enum DNSMessage {
                 sent = 0
                 while list[sent] != nil { sent += 1 }
             }
-            var aliases: [String] = []
-            if let list = hostent?.pointee.h_aliases {
-                var index = 0
-                while let alias = list[index] {
-                    aliases.append(String(cString: alias))
-                    index += 1
-                }
-            }
-            return DNSReplyAddresses(raw: raw, ttl: ttls.min(), aliases: aliases, sent: max(sent, raw.count))
+            return DNSReplyAddresses(
+                raw: raw, ttl: ttls.min(), aliases: cnameChain(reply, from: host), sent: max(sent, raw.count))
         }
+    }
+
+    /// The CNAME targets of `message`'s answer section followed from `host`, in order. c-ares's
+    /// hostent lists the owners but not the last target, so the records are walked here; names
+    /// are expanded by c-ares, and the walk stops at the message's end or its answer count.
+    static func cnameChain(_ message: [UInt8], from host: String) -> [String] {
+        let headerSize = Int(cares_header_size())
+        guard message.count > headerSize else { return [] }
+        let answers = Int(message[6]) << 8 | Int(message[7])
+        var targets: [String: String] = [:]
+        message.withUnsafeBufferPointer { p in
+            let base = p.baseAddress!
+            let length = p.count
+            func name(at offset: Int) -> (String, Int)? {
+                guard offset < length else { return nil }
+                var expanded: UnsafeMutablePointer<CChar>?
+                var consumed = 0
+                guard ares_expand_name(base + offset, base, Int32(length), &expanded, &consumed) == ARES_SUCCESS,
+                    let expanded
+                else { return nil }
+                defer { ares_free_string(expanded) }
+                return (String(cString: expanded), consumed)
+            }
+            // Past the question: its name, type and class.
+            guard let (_, questionName) = name(at: headerSize) else { return }
+            var offset = headerSize + questionName + 4
+            for _ in 0..<answers {
+                guard let (owner, used) = name(at: offset), offset + used + 10 <= length else { return }
+                let fixed = offset + used
+                let type = Int(p[fixed]) << 8 | Int(p[fixed + 1])
+                let rdLength = Int(p[fixed + 8]) << 8 | Int(p[fixed + 9])
+                let rdata = fixed + 10
+                guard rdata + rdLength <= length else { return }
+                if type == 5, let (target, _) = name(at: rdata) { targets[owner.lowercased()] = target }
+                offset = rdata + rdLength
+            }
+        }
+        var chain: [String] = []
+        var current = trimmedDot(host).lowercased()
+        // A loop of CNAMEs ends when a name comes round again.
+        while let next = targets[current], !chain.contains(next), chain.count < answers {
+            chain.append(next)
+            current = next.lowercased()
+        }
+        return chain
     }
 
     private static func text<T>(_ address: inout T, family: Int32, size: Int) -> String {

@@ -187,6 +187,9 @@ public struct DNSServerResolver: Sendable {
         }
 
         var raw: [IPFamily: [String]] = [:]
+        // What a DNS engineer looks at first, as the HTTPDNS column has it: TTL and CNAME chain.
+        var ttls: [Int] = []
+        var chain: [String] = []
         var problems: [String] = []
         var missing = 0
         for family in ordered {
@@ -194,7 +197,11 @@ public struct DNSServerResolver: Sendable {
             switch outcome.status ?? ARES_ETIMEOUT {
             case ARES_SUCCESS:
                 do {
-                    raw[family] = try DNSMessage.addresses(in: outcome.reply, host: host, family: family, id: nil).raw
+                    // A full 64 KB reply holds fewer addresses than the parser keeps: nothing is cut.
+                    let read = try DNSMessage.addresses(in: outcome.reply, host: host, family: family, id: nil)
+                    raw[family] = read.raw
+                    if let ttl = read.ttl { ttls.append(ttl) }
+                    if chain.isEmpty { chain = read.aliases }
                 } catch .noData {
                     missing += 1
                     raw[family] = []
@@ -228,7 +235,7 @@ public struct DNSServerResolver: Sendable {
             let word = ResolutionError.addressWord(Set(ordered))
             return SystemAnswer(error: "\(who): \(host) exists but has no \(word) (NODATA)")
         }
-        return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid)
+        return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid, ttl: ttls.min(), cname: chain.isEmpty ? nil : chain)
     }
 
     /// Runs c-ares's sockets and timers until `done` or the deadline (then cancels what is left).

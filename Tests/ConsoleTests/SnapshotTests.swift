@@ -2,6 +2,7 @@
 // __Snapshots__ (SnapshotSupport.swift); a change to a view shows as a diff of those files.
 import Console
 import Foundation
+import NameResolution
 import Probe
 import Testing
 
@@ -42,6 +43,20 @@ struct SnapshotTests {
         let buffer = render(state)
         Snapshot.check(buffer, named: "probe-client-ip-120x24")
         #expect(buffer.text.contains("ttl 60s from httpdns  saw you as 198.51.100.23"))
+    }
+
+    @Test("probe view: a DNS server's answer shows its TTL and CNAME chain")
+    func probeViewDNSServerTTLAndChain() {
+        var state = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
+        ConsoleFixtures.send(&state, keys: "alias.lab.test")
+        _ = reduce(into: &state, action: .key(.enter))
+        var resolution = ConsoleFixtures.resolution
+        resolution.system = SystemAnswer(
+            ipv4: ["127.0.0.1"], ms: 0.4, resolver: .dns(DNSServer(address: "127.0.0.1", port: 5353)), ttl: 5,
+            cname: ["alias-hop.lab.test", "plain.lab.test"])
+        _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(resolution)))
+        let text = render(state).text
+        #expect(text.contains("127.0.0.1  ttl 5s  via alias-hop.lab.test -> plain.lab.test"), "\(text)")
     }
 
     @Test("probe view before anything was probed, typing", arguments: sizes)

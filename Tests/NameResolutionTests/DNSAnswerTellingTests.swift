@@ -136,4 +136,30 @@ struct DNSAnswerTellingTests {
             #expect(local.httpdns.notes?.contains { $0.contains("gives no TTL") } == true, "\(local.httpdns)")
         }
     }
+
+    @Test("the DNS server column carries its TTL and CNAME chain, in the answer and the JSON")
+    func dnsServerTTLAndChain() async throws {
+        try await withLab { lab in
+            var configuration = LabFormat.dohWire.configuration(lab)
+            configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
+            let cache = ResolverCache(
+                configuration: configuration, provider: try ProviderFactory.make(configuration),
+                clock: ManualClock(Date()))
+            let alias = await cache.resolve("alias.lab.test", family: .v4)
+            #expect(alias.system.ipv4 == ["127.0.0.1"])
+            #expect(alias.system.cname == ["alias-hop.lab.test", "plain.lab.test"])
+            #expect(alias.system.ttl == 60)
+            let short = await cache.resolve("ttl5.lab.test", family: .both)
+            #expect(short.system.ttl == 5)
+            #expect(short.system.cname == nil)
+            let json = String(decoding: try JSONEncoder().encode(alias), as: UTF8.self)
+            #expect(json.contains(#""cname":["alias-hop.lab.test","plain.lab.test"]"#), "\(json)")
+            let decoded = try JSONDecoder().decode(HostResolution.self, from: Data(json.utf8))
+            #expect(decoded.system == alias.system)
+            // getaddrinfo gives neither: the JSON leaves both out.
+            let plain = String(
+                decoding: try JSONEncoder().encode(SystemAnswer(ipv4: ["127.0.0.1"])), as: UTF8.self)
+            #expect(!plain.contains("ttl") && !plain.contains("cname"))
+        }
+    }
 }
