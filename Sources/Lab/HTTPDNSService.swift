@@ -20,6 +20,8 @@ struct HTTPDNSService: Sendable {
         var host: String
         /// Whether the body is JSON, so the `malformed` fault knows how to garble it.
         var isJSON: Bool
+        /// The RFC 8484 query, for the ledger.
+        var dnsQuery: LabDNSQuery? = nil
     }
 
     func answer(_ request: LabRequest) -> Answer {

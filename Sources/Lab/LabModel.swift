@@ -184,6 +184,11 @@ public struct LabHTTPDNSQuery: Sendable, Codable, Equatable {
     public var status: Int
     /// The fault in force when it answered.
     public var fault: HTTPDNSFault
+    /// The client's User-Agent header, when it sent one.
+    public var userAgent: String? = nil
+    /// RFC 8484: the DNS query's EDNS(0) payload size (nil without OPT) and its length in bytes.
+    public var edns: Int? = nil
+    public var dnsQueryLength: Int? = nil
 }
 
 /// One request an origin answered.

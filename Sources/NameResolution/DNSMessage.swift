@@ -104,19 +104,39 @@ enum DNSMessage {
     /// The DNS record type of a family.
     static func recordType(_ family: IPFamily) -> Int32 { family == .v4 ? 1 : 28 }
 
-    /// A recursive query for `host` (class IN, type A or AAAA) with `id`.
+    /// The UDP payload size offered with EDNS(0): the DNS flag day 2020 figure, large enough for
+    /// most answers without TCP, small enough not to fragment.
+    static let ednsPayloadSize: Int32 = 1232
+
+    /// RFC 8467's block for padded queries: every query is a multiple of this many bytes.
+    static let paddingBlock = 128
+
+    /// A recursive query for `host` (class IN, type A or AAAA) with `id`, offering EDNS(0).
     ///
+    /// - Parameter padded: add an RFC 7830 padding option so the length is a multiple of
+    ///   `paddingBlock` (RFC 8467), for encrypted transports (DoH); c-ares 1.18 has no padding.
     /// - Throws: `DNSReplyProblem.unreadable` when c-ares refuses the name (too long a label...).
-    static func query(_ host: String, family: IPFamily, id: UInt16) throws(DNSReplyProblem) -> [UInt8] {
+    static func query(
+        _ host: String, family: IPFamily, id: UInt16, padded: Bool = false
+    ) throws(DNSReplyProblem) -> [UInt8] {
         var buffer: UnsafeMutablePointer<UInt8>?
         var length: Int32 = 0
-        // max_udp_size 0: no EDNS record, the plain query `dig +noedns` sends.
-        let status = ares_create_query(host, 1, recordType(family), id, 1, &buffer, &length, 0)
+        // A non-zero max_udp_size appends the OPT record: 11 bytes, last in the message.
+        let status = ares_create_query(host, 1, recordType(family), id, 1, &buffer, &length, ednsPayloadSize)
         guard status == ARES_SUCCESS, let buffer else {
             throw .unreadable("c-ares cannot make a query for this name: \(String(cString: ares_strerror(status)))")
         }
         defer { ares_free_string(buffer) }
-        return Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+        var message = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+        guard padded, message.count >= 11 else { return message }
+        // The padding option (code 12) is 4 bytes of header then zeros; it goes in the OPT's RDATA,
+        // whose length is the message's last two bytes (zero as c-ares writes it).
+        let padding = (paddingBlock - (message.count + 4) % paddingBlock) % paddingBlock
+        let rdLength = 4 + padding
+        message[message.count - 2] = UInt8(rdLength >> 8)
+        message[message.count - 1] = UInt8(rdLength & 0xff)
+        message += [0, 12, UInt8(padding >> 8), UInt8(padding & 0xff)] + [UInt8](repeating: 0, count: padding)
+        return message
     }
 
     /// The header fields a reply is judged by before c-ares parses the rest.

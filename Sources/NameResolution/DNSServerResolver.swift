@@ -137,11 +137,14 @@ public struct DNSServerResolver: Sendable {
         var options = ares_options()
         // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
         // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
-        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP
+        // EDNS: replies up to the offered size are taken over UDP (without it c-ares goes to TCP past
+        // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
+        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
+        options.ednspsz = DNSMessage.ednsPayloadSize
         options.timeout = Int32(max(1, (timeout * 1000).rounded()))
         options.tries = 1
         var channel: ares_channel?
-        let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
+        let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
         guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
             return SystemAnswer(error: "\(who): c-ares could not start a resolver channel")
         }

@@ -67,18 +67,21 @@ public struct DoHWireProvider: HTTPDNSProvider {
             // RFC 8484 4.1: id 0, so identical queries are identical URLs for HTTP caches.
             let query: [UInt8]
             do {
-                query = try DNSMessage.query(host, family: family, id: 0)
+                // Padded (RFC 8467): over TLS a query's length would otherwise hint at the name.
+                query = try DNSMessage.query(host, family: family, id: 0, padded: true)
             } catch {
                 throw ResolutionError.misconfigured("cannot ask the DoH server for \(host): the reply \(error.clause)")
             }
             let accept = HeaderField(name: "Accept", value: Self.mediaType)
+            let agent = HeaderField(name: "User-Agent", value: "ipdirect/\(IPDirectVersion.string)")
             let (response, ms): (TransferRecord, Double)
             switch method {
             case .get:
-                (response, ms) = try await transport.get(url(carrying: query), headers: [accept], display: endpoint)
+                (response, ms) = try await transport.get(
+                    url(carrying: query), headers: [accept, agent], display: endpoint)
             case .post:
                 (response, ms) = try await transport.get(
-                    endpoint, headers: [accept, HeaderField(name: "Content-Type", value: Self.mediaType)],
+                    endpoint, headers: [accept, agent, HeaderField(name: "Content-Type", value: Self.mediaType)],
                     display: endpoint, body: query)
             }
             guard (200..<300).contains(response.status) else {

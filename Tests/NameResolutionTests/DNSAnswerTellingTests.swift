@@ -162,4 +162,36 @@ struct DNSAnswerTellingTests {
             #expect(!plain.contains("ttl") && !plain.contains("cname"))
         }
     }
+
+    @Test("EDNS(0) at the DNS server: 30 addresses come over UDP alone, the query offering 1232 bytes")
+    func ednsAtTheDNSServer() async throws {
+        try await withLab { lab in
+            let answer = try await Self.server(lab).resolve("thirty.lab.test", families: [.v4], timeout: 10)
+            #expect(answer.ipv4.count == 30)
+            let seen = lab.dnsQueries().filter { $0.name == "thirty.lab.test" }
+            #expect(seen.map(\.transport) == ["udp"])
+            #expect(seen.first?.edns == 1232)
+            // A server that answers FORMERR to EDNS is asked again without it, then named.
+            let formerr = try await Self.server(lab).resolve("formerr.lab.test", families: [.v4], timeout: 10)
+            #expect(formerr.error?.contains("answered FORMERR") == true, "\(formerr.error ?? "")")
+            #expect(lab.dnsQueries().filter { $0.name == "formerr.lab.test" }.map(\.edns) == [1232, nil])
+        }
+    }
+
+    @Test(
+        "DoH GET and POST queries carry EDNS(0), padded to 128 bytes, and a User-Agent naming ipdirect",
+        arguments: [LabFormat.dohWire, .dohWirePost])
+    func ednsPaddingAndUserAgentOnDoH(format: LabFormat) async throws {
+        try await withLab { lab in
+            let answer = try await format.provider(lab).resolve("thirty.lab.test", families: [.v4, .v6])
+            #expect(answer.ipv4.count == 30)
+            let queries = lab.httpdnsQueries().filter { $0.host == "thirty.lab.test" }
+            #expect(queries.count == 2)
+            for query in queries {
+                #expect(query.userAgent == "ipdirect/\(IPDirectVersion.string)")
+                #expect(query.edns == 1232)
+                #expect(query.dnsQueryLength.map { $0 % 128 == 0 } == true, "\(query)")
+            }
+        }
+    }
 }
