@@ -12,6 +12,14 @@ struct DNSAnswerTellingTests {
         DNSServerResolver(server: try DNSServer.parse(lab.endpoints.dns))
     }
 
+    /// A cache for `configuration` whose system column is the lab's DNS server.
+    static func cache(_ configuration: ResolverConfiguration, askingDNSOf lab: Lab) throws -> ResolverCache {
+        var configuration = configuration
+        configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
+        return ResolverCache(
+            configuration: configuration, provider: try ProviderFactory.make(configuration), clock: ManualClock(Date()))
+    }
+
     /// What the user reads when `host` fails through `format`.
     static func dohError(_ format: LabFormat, _ lab: Lab, _ host: String) async throws -> String {
         let provider = try format.provider(lab)
@@ -116,11 +124,7 @@ struct DNSAnswerTellingTests {
     @Test("--provider system beside --dns-server: getaddrinfo's own answer, nothing copied, no TTL invented")
     func systemProviderBesideDNSServer() async throws {
         try await withLab { lab in
-            var configuration = ResolverConfiguration(provider: .system, timeout: 10)
-            configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
-            let cache = ResolverCache(
-                configuration: configuration, provider: try ProviderFactory.make(configuration),
-                clock: ManualClock(Date()))
+            let cache = try Self.cache(ResolverConfiguration(provider: .system, timeout: 10), askingDNSOf: lab)
             // The DNS server knows the lab name; getaddrinfo does not, and says so.
             let resolution = await cache.resolve("ttl5.lab.test", family: .v4)
             #expect(resolution.system.ipv4 == ["127.0.0.1"])
@@ -140,11 +144,7 @@ struct DNSAnswerTellingTests {
     @Test("the DNS server column carries its TTL and CNAME chain, in the answer and the JSON")
     func dnsServerTTLAndChain() async throws {
         try await withLab { lab in
-            var configuration = LabFormat.dohWire.configuration(lab)
-            configuration.dnsServer = try DNSServer.parse(lab.endpoints.dns)
-            let cache = ResolverCache(
-                configuration: configuration, provider: try ProviderFactory.make(configuration),
-                clock: ManualClock(Date()))
+            let cache = try Self.cache(LabFormat.dohWire.configuration(lab), askingDNSOf: lab)
             let alias = await cache.resolve("alias.lab.test", family: .v4)
             #expect(alias.system.ipv4 == ["127.0.0.1"])
             #expect(alias.system.cname == ["alias-hop.lab.test", "plain.lab.test"])
