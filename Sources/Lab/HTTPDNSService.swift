@@ -168,6 +168,11 @@ struct HTTPDNSService: Sendable {
                 response: .json(200, #"{"Status":3,\#(flags),\#(question)}"#), format: "doh-json", host: host,
                 isJSON: true)
         }
+        if let rcode = record.rcode {
+            return Answer(
+                response: .json(200, #"{"Status":\#(rcode.code),\#(flags),\#(question)}"#), format: "doh-json",
+                host: host, isJSON: true)
+        }
         let data = type == 1 ? record.ipv4 : type == 28 ? record.ipv6 : []
         let answers = data.map { #"{"name":\#(json(fqdn)),"type":\#(type),"TTL":\#(record.ttl),"data":\#(json($0))}"# }
         let answerField = answers.isEmpty ? "" : #","Answer":[\#(answers.joined(separator: ","))]"#

@@ -99,8 +99,8 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     public var cname: [String]?
     /// How the lab's DNS server (the carrier's LocalDNS) answers; nil means as HTTPDNS does.
     public var localDNS: LabLocalDNS?
-    /// The error every DNS message about the name carries (the DNS server and RFC 8484 alike);
-    /// nil for NOERROR. The HTTPDNS JSON formats still answer the addresses.
+    /// The error every DNS answer about the name carries (the DNS server, RFC 8484 and DoH JSON's
+    /// `Status` alike); nil for NOERROR. The alicloud and tencent formats still answer the addresses.
     public var rcode: LabDNSRcode?
 
     enum CodingKeys: String, CodingKey {

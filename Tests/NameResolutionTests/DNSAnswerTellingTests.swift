@@ -79,10 +79,12 @@ struct DNSAnswerTellingTests {
         }
     }
 
-    @Test("SERVFAIL, REFUSED, NOTIMP and FORMERR through DoH GET and POST: named, never 'malformed'", arguments: rcodes)
+    @Test(
+        "SERVFAIL, REFUSED, NOTIMP and FORMERR through DoH GET and POST and DoH JSON: named, never 'malformed'",
+        arguments: rcodes)
     func rcodesThroughDoH(name: String, code: String, meaning: String) async throws {
         try await withLab { lab in
-            for format in [LabFormat.dohWire, .dohWirePost] {
+            for format in LabFormat.answeringRCodes {
                 let error = try await Self.dohError(format, lab, name)
                 #expect(error.contains("answered \(code) for \(name)"), "\(format): \(error)")
                 #expect(error.contains(meaning), "\(format): \(error)")
@@ -99,7 +101,7 @@ struct DNSAnswerTellingTests {
             #expect(noData.contains("nodata.lab.test exists but has no address (NODATA)"), "\(noData)")
             let missing = try #require(await server.resolve("nowhere.lab.test", families: [.v4], timeout: 10).error)
             #expect(missing.contains("NXDOMAIN"), "\(missing)")
-            for format in [LabFormat.dohWire, .dohWirePost] {
+            for format in LabFormat.answeringRCodes {
                 let noData = try await Self.dohError(format, lab, "nodata.lab.test")
                 #expect(noData.contains("nodata.lab.test exists but has no IPv4 address (NODATA)"), "\(noData)")
                 #expect(!noData.contains("no such name"), "\(noData)")

@@ -12,8 +12,8 @@ struct LabProviderTests {
         try await withLab { lab in
             let provider = try format.provider(lab)
             for record in lab.endpoints.zone {
-                // DNS errors reach only DNS messages; DoHWireTests tell each by name.
-                if record.rcode != nil, !format.carriesText { continue }
+                // DNS errors reach only the formats with an RCODE; DNSAnswerTellingTests tell each by name.
+                if record.rcode != nil, LabFormat.answeringRCodes.contains(format) { continue }
                 let v4 = record.ipv4.filter { IPLiteral.family(of: $0) == .v4 }
                 let v6 = record.ipv6.filter { IPLiteral.family(of: $0) == .v6 }
                 let junk = record.ipv4.filter { !v4.contains($0) } + record.ipv6.filter { !v6.contains($0) }
@@ -96,7 +96,9 @@ struct LabProviderTests {
                 _ = try await provider.resolve("nowhere.lab.test", families: [.v4])
                 Issue.record("\(format) resolved a name the lab does not have")
             } catch {
-                let said = format.carriesText ? "no such name" : "answered NXDOMAIN for nowhere.lab.test"
+                let said =
+                    LabFormat.answeringRCodes.contains(format)
+                    ? "answered NXDOMAIN for nowhere.lab.test" : "no such name"
                 #expect("\(error)".contains(said), "\(format): \(error)")
             }
         }
