@@ -445,6 +445,8 @@ public final class ResolverCache: Sendable {
         let task = fetchTask(name, families: need)
         let outcome = await Deadline.first(within: limit) { await task.value }
         answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        // Who was asked, answer or failure: getaddrinfo's failure is not HTTPDNS's.
+        answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
             answer.error = ResolutionError.timeout(seconds: limit).description

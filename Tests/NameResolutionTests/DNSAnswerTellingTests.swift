@@ -130,7 +130,7 @@ struct DNSAnswerTellingTests {
             // The DNS server knows the lab name; getaddrinfo does not, and says so.
             let resolution = await cache.resolve("ttl5.lab.test", family: .v4)
             #expect(resolution.system.ipv4 == ["127.0.0.1"])
-            #expect(resolution.httpdns.source != .systemFallback)
+            #expect(resolution.httpdns.source == .system)
             #expect(resolution.httpdns.ipv4.isEmpty)
             #expect(resolution.httpdns.ttl != 30)
             let error = try #require(resolution.httpdns.error)
