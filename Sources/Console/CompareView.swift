@@ -156,7 +156,8 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
             Span(g.clip((system.ipv4 + system.ipv6).joined(separator: ", "), c.answer).padded(c.answer + 1)))
     }
     systemLine += [
-        Span("-".leftPadded(c.ttl) + " ", .dim), Span(formatMilliseconds(system.ms).leftPadded(c.time) + " ", .dim),
+        Span((system.ttl.map { "\($0)s" } ?? "-").leftPadded(c.ttl) + " ", .dim),
+        Span(formatMilliseconds(system.ms).leftPadded(c.time) + " ", .dim),
         Span("-".padded(c.cip + 1), .dim),
     ]
     systemLine += agreeSpans(result.systemGroup, nil)

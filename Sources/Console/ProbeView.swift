@@ -88,6 +88,9 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
             systemLine.append(Span("failed: " + error, .fg(.red)))
         } else {
             systemLine.append(Span((system.ipv4 + system.ipv6).joined(separator: ", ")))
+            // A DNS server's TTL and CNAME chain (getaddrinfo gives neither).
+            if let ttl = system.ttl { systemLine.append(Span("  ttl \(ttl)s", .dim)) }
+            if let chain = system.cname { systemLine.append(Span("  via " + chain.joined(separator: " -> "), .dim)) }
         }
         systemLine.append(Span("  " + formatMilliseconds(system.ms), .dim))
         lines.append(systemLine)

@@ -20,6 +20,8 @@ struct HTTPDNSService: Sendable {
         var host: String
         /// Whether the body is JSON, so the `malformed` fault knows how to garble it.
         var isJSON: Bool
+        /// The RFC 8484 query, for the ledger.
+        var dnsQuery: LabDNSQuery? = nil
     }
 
     func answer(_ request: LabRequest) -> Answer {
@@ -165,6 +167,11 @@ struct HTTPDNSService: Sendable {
             return Answer(
                 response: .json(200, #"{"Status":3,\#(flags),\#(question)}"#), format: "doh-json", host: host,
                 isJSON: true)
+        }
+        if let rcode = record.rcode {
+            return Answer(
+                response: .json(200, #"{"Status":\#(rcode.code),\#(flags),\#(question)}"#), format: "doh-json",
+                host: host, isJSON: true)
         }
         let data = type == 1 ? record.ipv4 : type == 28 ? record.ipv6 : []
         let answers = data.map { #"{"name":\#(json(fqdn)),"type":\#(type),"TTL":\#(record.ttl),"data":\#(json($0))}"# }

@@ -344,7 +344,8 @@ private func httpdnsResponder(
         ledger.record(
             LabHTTPDNSQuery(
                 time: Date(), path: request.target, format: answer.format, host: answer.host,
-                status: response.status, fault: fault))
+                status: response.status, fault: fault, userAgent: request.headers.first(name: "user-agent"),
+                edns: answer.dnsQuery?.udpPayloadSize, dnsQueryLength: answer.dnsQuery?.length))
         logger.info(
             "httpdns \(answer.format) host=\(answer.host) status=\(response.status) fault=\(fault.rawValue) \(request.method) \(request.path)"
         )

@@ -11,6 +11,10 @@ struct LabDNSQuery: Sendable, Equatable {
     /// The question section as received (name, type, class), echoed in the reply.
     var question: [UInt8]
     var recursionDesired: Bool
+    /// The UDP payload size of the query's EDNS(0) OPT record (RFC 6891); nil without one.
+    var udpPayloadSize: Int?
+    /// The whole message's length (an RFC 8467 padded query is a multiple of 128).
+    var length: Int
 
     /// Reads the header and first question of `message`; nil for anything that is not a query.
     init?(_ message: [UInt8]) {
@@ -35,6 +39,14 @@ struct LabDNSQuery: Sendable, Equatable {
         self.name = name
         type = UInt16(message[headerSize + consumed]) << 8 | UInt16(message[headerSize + consumed + 1])
         question = Array(message[headerSize..<end])
+        length = message.count
+        // An OPT record right after the question (no answer or authority records in a query):
+        // the root name, type 41, the payload size in the class field.
+        let additional = Int(message[10]) << 8 | Int(message[11])
+        if additional >= 1, message.count >= end + 11, message[end] == 0, message[end + 1] == 0, message[end + 2] == 41
+        {
+            udpPayloadSize = Int(message[end + 3]) << 8 | Int(message[end + 4])
+        }
     }
 }
 
@@ -83,7 +95,10 @@ enum LabDNSReply {
         // QR=1, opcode 0, AA=1, TC, RD echoed; RA=1, Z=0, RCODE.
         out.append(0x80 | 0x04 | (truncated ? 0x02 : 0) | (query.recursionDesired ? 0x01 : 0))
         out.append(0x80 | UInt8(rcode & 0x0f))
-        for count in [1, records.count, 0, 0] { out += [UInt8(count >> 8), UInt8(count & 0xff)] }
+        // An EDNS query gets an OPT record back (RFC 6891 7), except in FORMERR, which says the
+        // server does not speak EDNS: the client then asks again without it, as dig does.
+        let opt = query.udpPayloadSize != nil && rcode != 1
+        for count in [1, records.count, 0, opt ? 1 : 0] { out += [UInt8(count >> 8), UInt8(count & 0xff)] }
         out += query.question
         for record in records {
             out += encodedName(record.owner)
@@ -97,7 +112,29 @@ enum LabDNSReply {
             out += [UInt8(record.ttl & 0xff), UInt8(rdata.count >> 8), UInt8(rdata.count & 0xff)]
             out += rdata
         }
+        if opt {
+            let size = UInt16(udpLimitWithEDNS)
+            out += [0, 0, 41, UInt8(size >> 8), UInt8(size & 0xff), 0, 0, 0, 0, 0, 0]
+        }
         return out
+    }
+
+    /// The most a UDP reply may carry without EDNS (RFC 1035 4.2.1); more goes with the TC bit set.
+    static let udpLimit = 512
+    /// What the lab takes over UDP from a client that offers more with EDNS(0): the DNS flag day
+    /// size, which is what a real server's default limits it to.
+    static let udpLimitWithEDNS = 1232
+
+    /// The most `query` takes in one UDP reply.
+    static func udpLimit(for query: LabDNSQuery) -> Int {
+        query.udpPayloadSize.map { min(max($0, udpLimit), udpLimitWithEDNS) } ?? udpLimit
+    }
+
+    /// `reply` as UDP may carry it: whole when it fits the query's limit, else header and question with
+    /// TC set and no records, as real servers send it, so the client asks again over TCP.
+    static func fittingUDP(_ reply: [UInt8], to query: LabDNSQuery) -> [UInt8] {
+        guard reply.count > udpLimit(for: query), reply.count >= 4 else { return reply }
+        return make(to: query, rcode: Int(reply[3] & 0x0f), records: [], truncated: true)
     }
 
     /// A name as length-prefixed labels (no compression: lab replies are small).
@@ -116,6 +153,7 @@ enum LabDNSReply {
         guard let record = zone.record(for: query.name) else {
             return make(to: query, rcode: nxdomain, records: [])
         }
+        if let rcode = record.rcode { return make(to: query, rcode: rcode.code, records: []) }
         var records: [LabDNSRecord] = []
         var owner = record.name
         for target in record.cname ?? [] {

@@ -44,7 +44,8 @@ struct LabDNSResponder: Sendable {
         switch zone.record(for: query.name)?.localDNS {
         case nil:
             reply = LabDNSReply.answer(query, zone: zone)
-            if zone.record(for: query.name) == nil { rcode = LabDNSReply.nxdomain }
+            if !overTCP { reply = LabDNSReply.fittingUDP(reply, to: query) }
+            rcode = Int(reply[3] & 0x0f)
         case .hijack?:
             reply = LabDNSReply.answer(query, zone: zone, addressesOverride: [LabLocalDNS.hijackAddress])
         case .unreachable?:
@@ -61,7 +62,10 @@ struct LabDNSResponder: Sendable {
             reply[0] = UInt8(wrong >> 8)
             reply[1] = UInt8(wrong & 0xff)
         case .truncated?:
-            reply = LabDNSReply.answer(query, zone: zone)
+            // Without the OPT record, so the cut falls in the answer, not in EDNS's trailer.
+            var plain = query
+            plain.udpPayloadSize = nil
+            reply = LabDNSReply.answer(plain, zone: zone)
             // Keep the header and question whole so the client takes it as the reply, then cut.
             let questionEnd = 12 + query.question.count
             reply = Array(reply.prefix(max(questionEnd + 5, reply.count - 3)))
@@ -73,7 +77,8 @@ struct LabDNSResponder: Sendable {
         }
         ledger.recordDNS(
             LabDNSQueryRecord(
-                time: Date(), name: query.name, type: Int(query.type), transport: overTCP ? "tcp" : "udp", rcode: rcode)
+                time: Date(), name: query.name, type: Int(query.type), transport: overTCP ? "tcp" : "udp", rcode: rcode,
+                edns: query.udpPayloadSize)
         )
         return (reply, delay)
     }
@@ -88,6 +93,8 @@ public struct LabDNSQueryRecord: Sendable, Codable, Equatable {
     /// `udp` or `tcp`.
     public var transport: String
     public var rcode: Int
+    /// The UDP payload size the query offered with EDNS(0); nil for a query without it.
+    public var edns: Int? = nil
 }
 
 /// Binds the LocalDNS stand-in and the two sites its hijack is about.

@@ -34,7 +34,7 @@ extension HTTPDNSService {
         let response = LabResponse(
             status: 200, headers: [("Content-Type", Self.dnsMessage), ("Cache-Control", "max-age=\(ttl)")], body: reply)
         // Not JSON: the `malformed` fault replaces it with bytes that are no DNS message.
-        return Answer(response: response, format: format, host: query.name, isJSON: false)
+        return Answer(response: response, format: format, host: query.name, isJSON: false, dnsQuery: query)
     }
 
     /// Base64url without padding (RFC 4648 section 5), as RFC 8484 sends it.

@@ -68,6 +68,21 @@ public struct LabOptions: Sendable {
 }
 
 /// One name of the lab's zone.
+/// A DNS error the lab answers for a name, as dig names it.
+public enum LabDNSRcode: String, Sendable, Codable, CaseIterable {
+    case formerr, servfail, notimp, refused
+
+    /// The RCODE written in the header (RFC 1035 4.1.1).
+    public var code: Int {
+        switch self {
+        case .formerr: return 1
+        case .servfail: return 2
+        case .notimp: return 4
+        case .refused: return 5
+        }
+    }
+}
+
 public struct LabZoneRecord: Sendable, Codable, Equatable {
     public var name: String
     /// What the HTTPDNS service answers for A queries. Not always IP literals: the
@@ -84,16 +99,20 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     public var cname: [String]?
     /// How the lab's DNS server (the carrier's LocalDNS) answers; nil means as HTTPDNS does.
     public var localDNS: LabLocalDNS?
+    /// The error every DNS answer about the name carries (the DNS server, RFC 8484 and DoH JSON's
+    /// `Status` alike); nil for NOERROR. The alicloud and tencent formats still answer the addresses.
+    public var rcode: LabDNSRcode?
 
     enum CodingKeys: String, CodingKey {
-        case name, ipv4, ipv6, ttl, origin, cname
+        case name, ipv4, ipv6, ttl, origin, cname, rcode
         case localDNS = "localdns"
     }
 
     public init(
         name: String, ipv4: [String], ipv6: [String], ttl: Int, origin: String? = nil, cname: [String]? = nil,
-        localDNS: LabLocalDNS? = nil
+        localDNS: LabLocalDNS? = nil, rcode: LabDNSRcode? = nil
     ) {
+        self.rcode = rcode
         self.name = name
         self.ipv4 = ipv4
         self.ipv6 = ipv6
@@ -165,6 +184,11 @@ public struct LabHTTPDNSQuery: Sendable, Codable, Equatable {
     public var status: Int
     /// The fault in force when it answered.
     public var fault: HTTPDNSFault
+    /// The client's User-Agent header, when it sent one.
+    public var userAgent: String? = nil
+    /// RFC 8484: the DNS query's EDNS(0) payload size (nil without OPT) and its length in bytes.
+    public var edns: Int? = nil
+    public var dnsQueryLength: Int? = nil
 }
 
 /// One request an origin answered.

@@ -136,11 +136,16 @@ public struct DNSServerResolver: Sendable {
         guard libraryReady else { return SystemAnswer(error: "\(who): the c-ares library failed to initialise") }
         if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
         var options = ares_options()
-        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES
+        // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
+        // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
+        // EDNS: replies up to the offered size are taken over UDP (without it c-ares goes to TCP past
+        // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
+        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
+        options.ednspsz = DNSMessage.ednsPayloadSize
         options.timeout = Int32(max(1, (timeout * 1000).rounded()))
         options.tries = 1
         var channel: ares_channel?
-        let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
+        let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
         guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
             return SystemAnswer(error: "\(who): c-ares could not start a resolver channel")
         }
@@ -187,6 +192,9 @@ public struct DNSServerResolver: Sendable {
         }
 
         var raw: [IPFamily: [String]] = [:]
+        // What a DNS engineer looks at first, as the HTTPDNS column has it: TTL and CNAME chain.
+        var ttls: [Int] = []
+        var chain: [String] = []
         var problems: [String] = []
         var missing = 0
         for family in ordered {
@@ -194,12 +202,18 @@ public struct DNSServerResolver: Sendable {
             switch outcome.status ?? ARES_ETIMEOUT {
             case ARES_SUCCESS:
                 do {
-                    raw[family] = try DNSMessage.addresses(in: outcome.reply, host: host, family: family, id: nil).raw
+                    // A full 64 KB reply holds fewer addresses than the parser keeps: nothing is cut.
+                    let read = try DNSMessage.addresses(in: outcome.reply, host: host, family: family, id: nil)
+                    raw[family] = read.raw
+                    if let ttl = read.ttl { ttls.append(ttl) }
+                    if chain.isEmpty { chain = read.aliases }
                 } catch .noData {
                     missing += 1
                     raw[family] = []
-                } catch .nxdomain {
-                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN)")
+                } catch .rcode(.nameError) {
+                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN): the name does not exist")
+                } catch .rcode(let rcode) {
+                    problems.append("answered \(rcode) for \(host): \(rcode.meaning)")
                 } catch {
                     problems.append(
                         "its reply for \(host) \(error.clause): the server, or something on the way, mangles DNS")
@@ -223,9 +237,10 @@ public struct DNSServerResolver: Sendable {
             )
         }
         if v4.valid.isEmpty, v6.valid.isEmpty {
-            return SystemAnswer(error: "\(who): \(host) has no address of that family")
+            let word = ResolutionError.addressWord(Set(ordered))
+            return SystemAnswer(error: "\(who): \(host) exists but has no \(word) (NODATA)")
         }
-        return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid)
+        return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid, ttl: ttls.min(), cname: chain.isEmpty ? nil : chain)
     }
 
     /// Runs c-ares's sockets and timers until `done` or the deadline (then cancels what is left).
@@ -276,7 +291,7 @@ public struct DNSServerResolver: Sendable {
                 "no answer for \(host) within \(ResolutionError.format(timeout)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
         case ARES_ECONNREFUSED:
             return
-                "refused the query for \(host) (nothing listens on port \(server.port) there): check the address and port"
+                "refused the connection for \(host) (nothing listens on port \(server.port) there): check the address and port"
         case ARES_ESERVFAIL:
             return "failed to resolve \(host) (SERVFAIL): the server's own upstream is failing"
         case ARES_EREFUSED:

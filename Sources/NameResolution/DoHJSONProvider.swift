@@ -26,6 +26,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         async let v6 = families.contains(.v6) ? ask(host, .v6) : nil
         let (a, b) = await (v4, v6)
         let parts = try answeredFamilies([a, b])
+        // Status 0 without addresses: the name exists (NODATA), which is not NXDOMAIN.
+        if parts.allSatisfy({ $0.raw.isEmpty }) { throw .noData(host: host, families: Set(parts.map(\.family))) }
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.raw)
         let ttl = parts.compactMap(\.ttl).min() ?? 60
@@ -49,7 +51,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
             guard (200..<300).contains(response.status) else {
                 throw ResolutionError.http(status: response.status, code: serviceCode(response.body))
             }
-            let (raw, ttl) = try Self.parse(response.body, host: host, family: family)
+            let (raw, ttl) = try Self.parse(
+                response.body, host: host, family: family, server: "the DoH server \(endpoint)")
             return .success(Family(family: family, raw: raw, ttl: ttl, ms: ms))
         } catch {
             return .failure(error)
@@ -58,8 +61,10 @@ public struct DoHJSONProvider: HTTPDNSProvider {
 
     /// Parses `{"Status":0,"Answer":[{"name","type","TTL","data"}]}`, keeping the records
     /// of the asked type (CNAME steps are skipped).
+    ///
+    /// - Parameter server: how to name the server when `Status` is a DNS error.
     static func parse(
-        _ body: [UInt8], host: String, family: IPFamily
+        _ body: [UInt8], host: String, family: IPFamily, server: String = "the DoH server"
     ) throws(ResolutionError) -> (
         raw: [String], ttl: Int?
     ) {
@@ -67,13 +72,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
             throw .malformed(detail: "expected a DoH JSON object, got \(preview(body))")
         }
         guard let status = integer(object["Status"]) else { throw .malformed(detail: "no 'Status' in the answer") }
-        switch status {
-        case 0: break
-        case 3: throw .noSuchName(host: host, families: [family])
-        case 2: throw .transport(detail: "the DoH server failed to resolve \(host) (SERVFAIL)")
-        case 5: throw .transport(detail: "the DoH server refused to resolve \(host) (REFUSED)")
-        default: throw .transport(detail: "the DoH server answered DNS status \(status) for \(host)")
-        }
+        // `Status` is the RCODE (NXDOMAIN, SERVFAIL...): the server's answer, told by its name.
+        if status != 0 { throw .dnsRcode(server: server, host: host, rcode: DNSRcode(code: status)) }
         let wanted = family == .v4 ? 1 : 28
         var raw: [String] = []
         var ttl: Int?

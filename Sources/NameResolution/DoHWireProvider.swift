@@ -47,12 +47,18 @@ public struct DoHWireProvider: HTTPDNSProvider {
         let (a, b) = await (v4, v6)
         // "No record of that family" is an answer too (cached as empty), not a failure.
         let parts = try answeredFamilies([a, b])
+        let answered = Set(parts.map(\.family))
+        // NOERROR without addresses: the name exists (NODATA), which is not NXDOMAIN.
+        if parts.allSatisfy({ $0.addresses.sent == 0 }) { throw .noData(host: host, families: answered) }
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.addresses.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.addresses.raw)
         let ttl = parts.compactMap(\.addresses.ttl).min() ?? 60
         return try ProviderAnswer.screened(
-            host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: Set(parts.map(\.family)),
-            ms: parts.map(\.ms).max() ?? 0)
+            host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: answered, ms: parts.map(\.ms).max() ?? 0,
+            sent: [
+                .v4: parts.filter { $0.family == .v4 }.map(\.addresses.sent).reduce(0, +),
+                .v6: parts.filter { $0.family == .v6 }.map(\.addresses.sent).reduce(0, +),
+            ])
     }
 
     private func ask(
@@ -62,18 +68,21 @@ public struct DoHWireProvider: HTTPDNSProvider {
             // RFC 8484 4.1: id 0, so identical queries are identical URLs for HTTP caches.
             let query: [UInt8]
             do {
-                query = try DNSMessage.query(host, family: family, id: 0)
+                // Padded (RFC 8467): over TLS a query's length would otherwise hint at the name.
+                query = try DNSMessage.query(host, family: family, id: 0, padded: true)
             } catch {
                 throw ResolutionError.misconfigured("cannot ask the DoH server for \(host): the reply \(error.clause)")
             }
             let accept = HeaderField(name: "Accept", value: Self.mediaType)
+            let agent = HeaderField(name: "User-Agent", value: "ipdirect/\(IPDirectVersion.string)")
             let (response, ms): (TransferRecord, Double)
             switch method {
             case .get:
-                (response, ms) = try await transport.get(url(carrying: query), headers: [accept], display: endpoint)
+                (response, ms) = try await transport.get(
+                    url(carrying: query), headers: [accept, agent], display: endpoint)
             case .post:
                 (response, ms) = try await transport.get(
-                    endpoint, headers: [accept, HeaderField(name: "Content-Type", value: Self.mediaType)],
+                    endpoint, headers: [accept, agent, HeaderField(name: "Content-Type", value: Self.mediaType)],
                     display: endpoint, body: query)
             }
             guard (200..<300).contains(response.status) else {
@@ -91,8 +100,9 @@ public struct DoHWireProvider: HTTPDNSProvider {
                 return .success((family, addresses, ms))
             } catch .noData {
                 return .success((family, DNSReplyAddresses(raw: [], ttl: nil, aliases: []), ms))
-            } catch .nxdomain {
-                throw ResolutionError.noSuchName(host: host, families: [family])
+            } catch .rcode(let rcode) {
+                // An RCODE inside HTTP 200 is the DNS server's answer, told by its name.
+                throw ResolutionError.dnsRcode(server: "the DoH server \(endpoint)", host: host, rcode: rcode)
             } catch {
                 throw ResolutionError.malformed(
                     detail:

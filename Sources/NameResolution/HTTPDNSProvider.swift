@@ -45,10 +45,11 @@ public struct ProviderAnswer: Sendable, Equatable {
     /// The client address the service says it saw is kept only when it is an IP literal: it is
     /// shown to the user, so anything else from the server is dropped rather than printed.
     ///
+    /// - Parameter sent: per family, how many addresses the reply held when its parser kept fewer.
     /// - Throws: `.notAnIP` naming the junk, `.noSuchName` when there was nothing.
     static func screened(
         host: String, rawV4: [String], rawV6: [String], ttl: Int, answered: Set<IPFamily>, ms: Double,
-        clientIP: Any? = nil
+        clientIP: Any? = nil, sent: [IPFamily: Int] = [:]
     ) throws(ResolutionError) -> ProviderAnswer {
         let v4 = IPLiteral.screen(rawV4, family: .v4)
         let v6 = IPLiteral.screen(rawV6, family: .v6)
@@ -60,9 +61,13 @@ public struct ProviderAnswer: Sendable, Equatable {
             host: host, ipv4: Array(v4.valid.prefix(limit)), ipv6: Array(v6.valid.prefix(limit)), ttl: clampTTL(ttl),
             answered: answered, ms: ms)
         answer.clientIP = shownClientIP(clientIP)
-        for (family, all) in [("IPv4", v4.valid), ("IPv6", v6.valid)] where all.count > limit {
+        for (family, all) in [(IPFamily.v4, v4.valid), (.v6, v6.valid)] {
+            // What the parser counted, when it read more than it kept; else what was screened.
+            let came = max(all.count, sent[family] ?? 0)
+            guard came > limit || came > all.count else { continue }
             answer.notes.append(
-                "the service sent \(all.count) \(family) addresses; only the first \(limit) \(cutNoteEnd)")
+                "the service sent \(came) \(family == .v4 ? "IPv4" : "IPv6") addresses; only the first \(min(limit, all.count)) \(cutNoteEnd)"
+            )
         }
         return answer
     }
@@ -240,16 +245,21 @@ public struct SystemProvider: HTTPDNSProvider {
     public var name: String { "system" }
     let timeout: Double
     let resolver = SystemResolver()
-    /// getaddrinfo gives no TTL; a minute keeps repeated probes from re-asking every time.
+    /// getaddrinfo gives no TTL; the cache holds the answer a minute so repeated probes do not
+    /// re-ask every time, and the answer's note says so rather than pass it off as a DNS TTL.
     static let ttl = 60
+    static let noTTLNote =
+        "answered by getaddrinfo (--provider system), which gives no TTL: ipdirect's cache keeps it \(ttl) s"
 
     public init(timeout: Double = 2) { self.timeout = timeout }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
         let answer = await resolver.resolve(host, families: families, timeout: timeout)
-        if let error = answer.error { throw .system(detail: error) }
-        return try ProviderAnswer.screened(
+        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error)") }
+        var screened = try ProviderAnswer.screened(
             host: host, rawV4: answer.ipv4, rawV6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
+        screened.notes.insert(Self.noTTLNote, at: 0)
+        return screened
     }
 }
 

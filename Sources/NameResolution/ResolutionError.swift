@@ -27,6 +27,10 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
     case malformed(detail: String)
     /// The name has no address of the requested families.
     case noSuchName(host: String, families: Set<IPFamily>)
+    /// The name exists but has no address of the requested families (NOERROR, no records: NODATA).
+    case noData(host: String, families: Set<IPFamily>)
+    /// A DNS server (a DoH endpoint) answered with an RCODE that carries no address, named.
+    case dnsRcode(server: String, host: String, rcode: DNSRcode)
     /// Every address in the answer was something other than an IP literal.
     case notAnIP(junk: [String])
     /// The configuration makes a request impossible (no account, bad endpoint...).
@@ -64,8 +68,11 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         case .malformed(let detail):
             return "malformed HTTPDNS answer: \(detail)"
         case .noSuchName(let host, let families):
-            let what = families == [.v6] ? "IPv6 address" : families == [.v4] ? "IPv4 address" : "address"
-            return "no such name: the service has no \(what) for \(host)"
+            return "no such name: the service has no \(Self.addressWord(families)) for \(host)"
+        case .noData(let host, let families):
+            return "\(host) exists but has no \(Self.addressWord(families)) (NODATA)"
+        case .dnsRcode(let server, let host, let rcode):
+            return "\(server) answered \(rcode) for \(host): \(rcode.meaning)"
         case .notAnIP(let junk):
             let listed = junk.prefix(3).map { TerminalText.quoted($0) }.joined(separator: ", ")
             return junk.count == 1
@@ -80,6 +87,11 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         case .service(_, let sentence), .undecryptable(let sentence):
             return sentence
         }
+    }
+
+    /// "IPv4 address", "IPv6 address" or "address" for the families asked.
+    static func addressWord(_ families: Set<IPFamily>) -> String {
+        families == [.v6] ? "IPv6 address" : families == [.v4] ? "IPv4 address" : "address"
     }
 
     /// Seconds as people write them: "2", "0.5".

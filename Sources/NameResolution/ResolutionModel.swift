@@ -79,16 +79,23 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
     public var error: String?
     /// Who answered: getaddrinfo, or the DNS server `--dns-server` names.
     public var resolver: SystemResolverKind
+    /// The smallest TTL of the addresses, seconds, from a DNS server; nil from getaddrinfo,
+    /// which gives none (absent from JSON then).
+    public var ttl: Int?
+    /// The CNAME chain a DNS server's answer led through, first alias first; nil when none.
+    public var cname: [String]?
 
     public init(
         ipv4: [String] = [], ipv6: [String] = [], ms: Double = 0, error: String? = nil,
-        resolver: SystemResolverKind = .getaddrinfo
+        resolver: SystemResolverKind = .getaddrinfo, ttl: Int? = nil, cname: [String]? = nil
     ) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.ms = ms
         self.error = error
         self.resolver = resolver
+        self.ttl = ttl
+        self.cname = cname
     }
 
     public init(from decoder: any Decoder) throws {
@@ -99,6 +106,8 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
         error = try container.decodeIfPresent(String.self, forKey: .error)
         // Files written before `--dns-server` existed were all getaddrinfo.
         resolver = try container.decodeIfPresent(SystemResolverKind.self, forKey: .resolver) ?? .getaddrinfo
+        ttl = try container.decodeIfPresent(Int.self, forKey: .ttl)
+        cname = try container.decodeIfPresent([String].self, forKey: .cname)
     }
 }
 

@@ -318,7 +318,9 @@ public final class ResolverCache: Sendable {
         let held = afresh ? heldEntries(name, families: families) : [:]
         var answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
         let sys = await systemSide
-        if let failure = answer.error, config.fallbackToSystem {
+        // With `--provider system` the column is getaddrinfo itself: standing the other column in
+        // for it (with a made-up TTL) would pass off the DNS server's answer as the system's.
+        if let failure = answer.error, config.fallbackToSystem, config.provider != .system {
             if sys.error == nil {
                 answer.ipv4 = sys.ipv4
                 answer.ipv6 = sys.ipv6
@@ -443,6 +445,8 @@ public final class ResolverCache: Sendable {
         let task = fetchTask(name, families: need)
         let outcome = await Deadline.first(within: limit) { await task.value }
         answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        // Who was asked, answer or failure: getaddrinfo's failure is not HTTPDNS's.
+        answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
             answer.error = ResolutionError.timeout(seconds: limit).description

@@ -152,17 +152,25 @@ enum ResolutionTable {
         var rows: [[String]] = []
         var notes: [String] = []
         for r in results {
-            let system = r.system.error == nil ? addresses(r.system.ipv4 + r.system.ipv6) : "failed"
+            // A DNS server gives a TTL (getaddrinfo none): shown beside its addresses.
+            let systemTTL = r.system.ttl.map { " (ttl \($0)s)" } ?? ""
+            let system = r.system.error == nil ? addresses(r.system.ipv4 + r.system.ipv6) + systemTTL : "failed"
             let httpdnsIPs = r.httpdns.ipv4 + r.httpdns.ipv6
             let httpdns =
                 r.httpdns.error == nil || r.httpdns.source == .systemFallback ? addresses(httpdnsIPs) : "failed"
             rows.append(
                 [
                     r.host, system, milliseconds(r.system.ms), httpdns,
-                    r.httpdns.error == nil || r.httpdns.source == .systemFallback ? "\(r.httpdns.ttl)s" : "-",
+                    // getaddrinfo (`--provider system`) gives no TTL: none is shown.
+                    (r.httpdns.error == nil || r.httpdns.source == .systemFallback) && r.httpdns.source != .system
+                        ? "\(r.httpdns.ttl)s" : "-",
                     milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue, held(r.cached),
                 ].map(TerminalText.escaped))
             if let error = r.system.error { notes.append("\(r.host): \(error)") }
+            if let chain = r.system.cname {
+                notes.append(
+                    "\(r.host): \(r.system.resolver.label): CNAME \(([r.host] + chain).joined(separator: " -> "))")
+            }
             if r.httpdns.error == nil, r.httpdns.server != nil || r.httpdns.clientIP != nil || r.httpdns.notes != nil {
                 var said: [String] = []
                 if let server = r.httpdns.server { said.append("answered by service IP \(server)") }
@@ -177,7 +185,7 @@ enum ResolutionTable {
         }
         // Numbers right-aligned, text left-aligned.
         var out = TextTable.lines(header: header, rows: rows, rightAligned: [2, 4, 5])
-        // Notes carry services' words (cleaned where they entered) and system DNS's: escaped again, as the cells are.
+        // Notes carry server text (errors, CNAME targets), cleaned where it entered: escaped again, as the rows are.
         if !notes.isEmpty { out += [""] + notes.map(TerminalText.escaped) }
         return out.joined(separator: "\n")
     }

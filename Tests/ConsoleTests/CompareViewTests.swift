@@ -13,7 +13,8 @@ struct CompareViewTests {
     /// and the DNS server is hijacked.
     static let comparison = ProviderComparison(
         host: "sni-a.lab.test",
-        system: SystemAnswer(ipv4: ["127.0.0.2"], ms: 0.6, resolver: .dns(try! DNSServer.parse("127.0.0.1:5353"))),
+        system: SystemAnswer(
+            ipv4: ["127.0.0.2"], ms: 0.6, resolver: .dns(try! DNSServer.parse("127.0.0.1:5353")), ttl: 300),
         providers: [
             ProviderRow(
                 name: "lab-alicloud", kind: .alicloud, endpoint: "https://127.0.0.1:18443", ipv4: ["127.0.0.1"],

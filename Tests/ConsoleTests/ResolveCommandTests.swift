@@ -116,4 +116,14 @@ import Testing
             #expect(!result.output.contains(e.secret))
         }
     }
+
+    @Test("resolve --dns-server: the DNS server column shows its TTL, and its CNAME chain below the table")
+    func dnsServerTTLAndChainInTable() async throws {
+        let result = try await run(["resolve", "--lab", "--type", "v4", "alias.lab.test", "ttl5.lab.test"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("127.0.0.1 (ttl 60s)"), "\(result.output)")
+        #expect(result.output.contains("127.0.0.1 (ttl 5s)"), "\(result.output)")
+        #expect(
+            result.output.contains("CNAME alias.lab.test -> alias-hop.lab.test -> plain.lab.test"), "\(result.output)")
+    }
 }

@@ -2,6 +2,7 @@
 // __Snapshots__ (SnapshotSupport.swift); a change to a view shows as a diff of those files.
 import Console
 import Foundation
+import NameResolution
 import Probe
 import Testing
 
@@ -31,17 +32,32 @@ struct SnapshotTests {
         check(state, "probe")
     }
 
+    /// The probe view at 120x24 after `host` was entered and `resolution` came back for it.
+    static func probed(_ host: String, _ resolution: HostResolution) -> ConsoleState {
+        var state = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
+        ConsoleFixtures.send(&state, keys: host)
+        _ = reduce(into: &state, action: .key(.enter))
+        _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(resolution)))
+        return state
+    }
+
     @Test("probe view names the client address the HTTPDNS service judged this client by")
     func probeViewClientIP() {
-        var state = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
-        ConsoleFixtures.send(&state, keys: "sni-a.lab.test")
-        _ = reduce(into: &state, action: .key(.enter))
         var resolution = ConsoleFixtures.resolution
         resolution.httpdns.clientIP = "198.51.100.23"
-        _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(resolution)))
-        let buffer = render(state)
+        let buffer = render(Self.probed("sni-a.lab.test", resolution))
         Snapshot.check(buffer, named: "probe-client-ip-120x24")
         #expect(buffer.text.contains("ttl 60s from httpdns  saw you as 198.51.100.23"))
+    }
+
+    @Test("probe view: a DNS server's answer shows its TTL and CNAME chain")
+    func probeViewDNSServerTTLAndChain() {
+        var resolution = ConsoleFixtures.resolution
+        resolution.system = SystemAnswer(
+            ipv4: ["127.0.0.1"], ms: 0.4, resolver: .dns(DNSServer(address: "127.0.0.1", port: 5353)), ttl: 5,
+            cname: ["alias-hop.lab.test", "plain.lab.test"])
+        let text = render(Self.probed("alias.lab.test", resolution)).text
+        #expect(text.contains("127.0.0.1  ttl 5s  via alias-hop.lab.test -> plain.lab.test"), "\(text)")
     }
 
     @Test("probe view before anything was probed, typing", arguments: sizes)

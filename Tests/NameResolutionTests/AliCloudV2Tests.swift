@@ -191,7 +191,7 @@ struct AliCloudV2LabTests {
     func batch() async throws {
         try await withLab { lab in
             let provider = try LabFormat.alicloudAESGCM.provider(lab)
-            let names = lab.endpoints.zone.map(\.name).filter { $0 != "poisoned.lab.test" }
+            let names = lab.endpoints.zone.filter { $0.ipv4 == ["127.0.0.1"] }.map(\.name)
             #expect(names.count > 5)
             let results = await provider.resolveBatch(names, families: [.v4])
             for name in names {

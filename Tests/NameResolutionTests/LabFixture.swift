@@ -16,6 +16,10 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
     /// DNS messages carry them as 4 or 16 bytes: a wire answer cannot hold 'not-an-ip'.
     var carriesText: Bool { self != .dohWire && self != .dohWirePost }
 
+    /// The formats that carry a DNS RCODE (RFC 8484 messages, DoH JSON's `Status`): the lab's
+    /// SERVFAIL, REFUSED, NOTIMP and FORMERR names fail through them, by name.
+    static let answeringRCodes: [LabFormat] = [.dohWire, .dohWirePost, .dohResolve, .dohQuery]
+
     /// - Parameter timeout: wide by default: only tests that wait for a timeout on purpose shorten it.
     func configuration(_ lab: Lab, timeout: Double = 10) -> ResolverConfiguration {
         let e = lab.endpoints

@@ -136,7 +136,7 @@ struct ParsingTests {
             #"{"Status":0,"Answer":[{"name":"www.a.test.","type":5,"TTL":300,"data":"a.test."},{"name":"a.test.","type":1,"TTL":120,"data":"192.0.2.1"}]}"#
         let parsed = try DoHJSONProvider.parse(bytes(body), host: "www.a.test", family: .v4)
         #expect(parsed.raw == ["192.0.2.1"] && parsed.ttl == 120)
-        #expect(throws: ResolutionError.noSuchName(host: "x", families: [.v4])) {
+        #expect(throws: ResolutionError.dnsRcode(server: "the DoH server", host: "x", rcode: .nameError)) {
             try DoHJSONProvider.parse(bytes(#"{"Status":3}"#), host: "x", family: .v4)
         }
     }
