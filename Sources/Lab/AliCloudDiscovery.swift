@@ -1,12 +1,15 @@
 // The lab's alicloud service discovery: `GET /{account}/ss` names two service IPs on loopback
 // (127.0.0.2 first, then 127.0.0.1, same ports, plain and TLS), of which one can be made to fail.
 import Foundation
+import WireCiphers
 
 extension HTTPDNSService {
     /// The service IPs the lab's `/ss` names, in order: the first is the one that can fail.
     public static let labServiceIPs = ["127.0.0.2", "127.0.0.1"]
 
-    /// `GET /{account}/ss?region=..&platform=..&sdk_version=..&sid=..`, or nil for any other path.
+    /// `GET /{account}/ss?region=..&platform=..&sdk_version=..&sid=..[&s=..&t=..&n=..]`, or nil for
+    /// any other path. Signed (the C SDK 2.2.5 signs it when it has a secret, src/hdns_scheduler.c)
+    /// it is answered only when `s` = md5(n-secret-t); unsigned, as before.
     ///
     /// The answer carries `service_port` beside the SDK's `service_ip`/`service_ipv6`: the real
     /// service IPs listen on 80/443, the lab's on the port the question came to (plain or TLS).
@@ -14,8 +17,17 @@ extension HTTPDNSService {
         let parts = request.path.split(separator: "/").map(String.init)
         guard parts.count == 2, parts[1] == "ss" else { return nil }
         guard parts[0] == account || parts[0] == keys.signedOnlyAccount else {
-            return Answer(
-                response: .json(403, #"{"code":"InvalidAccount"}"#), format: "alicloud-ss", host: "", isJSON: true)
+            return AliCloudCode.invalidAccount.refusal(format: "alicloud-ss", host: "")
+        }
+        if let s = request.query["s"] {
+            guard let t = request.query["t"], let n = request.query["n"] else {
+                return AliCloudCode.missingArgument.refusal(format: "alicloud-ss", host: "")
+            }
+            // `t` is when the client signed, not an expiry; the SDK sources do not say how far
+            // from its clock the service lets it be, so the lab checks the signature alone.
+            guard s.lowercased() == AliCloudLegacySigning.serviceListSignature(nonce: n, secret: secret, time: t) else {
+                return AliCloudCode.invalidSignature.refusal(format: "alicloud-ss", host: "")
+            }
         }
         let port = request.host.split(separator: ":").last.flatMap { Int($0) } ?? 80
         let ips = Self.labServiceIPs.map { "\"\($0)\"" }.joined(separator: ",")

@@ -61,12 +61,19 @@ extension HTTPDNSService {
             default: return 403
             }
         }
+
+        /// The service's refusal, `{"code":"..."}` with the code's status, about `host`.
+        func refusal(format: String, host: String) -> Answer {
+            Answer(response: .json(status, #"{"code":"\#(rawValue)"}"#), format: format, host: host, isJSON: true)
+        }
     }
 
     /// A signature may not reach further ahead than this (the service's `InvalidDuration`).
     static let v2MaximumDuration = 24 * 3600
 
-    /// `GET /v2/d?id=&m=&dn=&q=&exp=&v=&s=...` as the service answers it.
+    /// `GET /v2/d?id=&m=&dn=&q=[&v=][&exp=&s=]...` as the service answers it: `v` optional and
+    /// `exp` only with a signature (the Node.js SDK 1.0 sends neither unsigned, and no `v` at all:
+    /// its src/network.ts), the signature checked over exactly the signable parameters present.
     func alicloudV2(_ request: LabRequest) -> Answer {
         let query = request.query
         let mode = AliCloudV2Mode(rawValue: Int(query["m"] ?? "0") ?? -1)
@@ -80,10 +87,9 @@ extension HTTPDNSService {
         }
         let account = query["id"] ?? ""
         guard account == self.account || account == keys.signedOnlyAccount else { return failure(.invalidAccount) }
-        guard let mode, let exp = query["exp"].flatMap(Int.init), query["v"] != nil else {
-            return failure(.missingArgument)
-        }
+        guard let mode else { return failure(.missingArgument) }
         if let s = query["s"] {
+            guard let exp = query["exp"].flatMap(Int.init) else { return failure(.missingArgument) }
             let signed = query.filter { AliCloudV2Signing.isSigned($0.key) }
             guard s.lowercased() == AliCloudV2Signing.signature(signed, secret: secret) else {
                 return failure(.invalidSignature)

@@ -45,7 +45,7 @@ struct HTTPDNSService: Sendable {
             return dohJSON(request)
         case 2 where parts == ["v2", "d"]:
             return alicloudV2(request)
-        case 2 where ["d", "sign_d", "resolve"].contains(parts[1]):
+        case 2 where ["d", "sign_d", "resolve", "sign_resolve"].contains(parts[1]):
             return alicloud(request, account: parts[0], endpoint: parts[1])
         default:
             return Answer(
@@ -56,19 +56,19 @@ struct HTTPDNSService: Sendable {
     // MARK: Alibaba Cloud legacy API
 
     private func alicloud(_ request: LabRequest, account: String, endpoint: String) -> Answer {
-        let format = ["d": "alicloud", "sign_d": "alicloud-signed", "resolve": "alicloud-batch"][endpoint]!
+        let format = [
+            "d": "alicloud", "sign_d": "alicloud-signed", "resolve": "alicloud-batch",
+            "sign_resolve": "alicloud-batch-signed",
+        ][endpoint]!
         let host = request.query["host"] ?? ""
-        func failure(_ code: AliCloudCode) -> Answer {
-            Answer(
-                response: .json(code.status, #"{"code":"\#(code.rawValue)"}"#), format: format, host: host, isJSON: true
-            )
-        }
+        func failure(_ code: AliCloudCode) -> Answer { code.refusal(format: format, host: host) }
         guard account == self.account else { return failure(.invalidAccount) }
         guard !host.isEmpty else { return failure(.missingArgument) }
         let wanted = request.query["query"] ?? "4"
         let families = Set(wanted.split(separator: ","))
         guard !families.isEmpty, families.isSubset(of: ["4", "6"]) else { return failure(.invalidQuery) }
-        if endpoint == "sign_d" {
+        if endpoint.hasPrefix("sign_") {
+            // A batch signs its names as sent, comma-joined (C SDK 2.2.5, src/hdns_sign.c).
             guard let t = request.query["t"], let s = request.query["s"] else { return failure(.missingArgument) }
             guard s.lowercased() == AliCloudLegacySigning.signature(host: host, secret: secret, expiry: t) else {
                 return failure(.invalidSignature)
@@ -76,7 +76,7 @@ struct HTTPDNSService: Sendable {
             guard let expiry = Int(t), expiry >= now() else { return failure(.signatureExpired) }
         }
         let clientIP = request.remoteAddress ?? "127.0.0.1"
-        if endpoint == "resolve" {
+        if endpoint.hasSuffix("resolve") {
             let names = host.split(separator: ",").map(String.init)
             var entries: [String] = []
             for name in names {

@@ -54,11 +54,13 @@ public final class Lab: Sendable {
             throw LabError("cannot write the lab CA to \(caPath): \(error.localizedDescription)")
         }
 
-        let account = "139450"
-        let secret = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let account = options.account ?? "139450"
+        let secret =
+            options.secret ?? (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let ledger = LabLedger(fault: options.fault)
         let keys = LabKeys.generate()
-        let service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
+        var service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
+        if let clock = options.clock { service.now = clock }
         let logger = options.logger
         let httpdns = httpdnsResponder(
             service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: logger)

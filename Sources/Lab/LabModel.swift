@@ -51,12 +51,24 @@ public struct LabOptions: Sendable {
     public var slowDNSDelay: Double
     /// Where the lab logs every HTTPDNS query it answers; silent by default.
     public var logger: Logger
+    /// The alicloud account the lab serves (legacy API and v2); nil for the lab's own, 139450.
+    public var account: String?
+    /// That account's signing secret; nil makes a fresh random one. A secret that is not hex still
+    /// signs the legacy API, but no v2 request (v2 keys its HMAC with the hex-decoded secret).
+    public var secret: String?
+    /// The clock signatures are checked against, in seconds since 1970; nil for the system clock.
+    /// Requests signed at a known time (an SDK's captured ones) are checked with a clock at it.
+    public var clock: (@Sendable () -> Int)?
 
     public init(
         portBase: Int? = nil, fault: HTTPDNSFault = .none, stateDirectory: String? = nil,
         slowOriginDelay: Double = 3, slowFaultDelay: Double = 5, slowDNSDelay: Double = 3,
-        logger: Logger = Logger(label: "ipdirect.lab", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "ipdirect.lab", factory: { _ in SwiftLogNoOpLogHandler() }),
+        account: String? = nil, secret: String? = nil, clock: (@Sendable () -> Int)? = nil
     ) {
+        self.account = account
+        self.secret = secret
+        self.clock = clock
         self.portBase = portBase
         self.fault = fault
         self.stateDirectory = stateDirectory
@@ -177,7 +189,8 @@ public struct LabHTTPDNSQuery: Sendable, Codable, Equatable {
     public var time: Date
     /// Request target as sent, path and query.
     public var path: String
-    /// `alicloud`, `alicloud-signed`, `alicloud-batch`, `tencent`, `doh-json`, or `unknown`.
+    /// `alicloud`, `alicloud-signed`, `alicloud-batch`, `alicloud-batch-signed`, `alicloud-ss`,
+    /// `alicloud-v2`, `tencent`, `doh-json`, `doh-wire` and their variants, or `unknown`.
     public var format: String
     /// The name asked for (comma-joined for a batch), empty when missing.
     public var host: String
