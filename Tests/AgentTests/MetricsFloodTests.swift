@@ -146,9 +146,13 @@ struct MetricsFloodTests {
         for _ in 0..<5 { size = max(size, await scrape(port)?.utf8.count ?? 0) }
         let pid = run.child.pid
         let baseline = ProcessStatus.residentMegabytes(pid)
-        // What one scrape connection may cost the agent at most, and what it may keep after.
-        let bound = 64.0
-        let settled = 24.0
+        // What one scrape connection may cost the agent at most, and what it may keep after. Under
+        // `make asan` every freed block waits in AddressSanitizer's quarantine (256 MB by default)
+        // before it is reused, so resident memory there measures the quarantine as well: it is
+        // allowed on top, and the bound itself is held by `make test`'s build.
+        let quarantine = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil ? 0.0 : 256.0
+        let bound = 64.0 + quarantine
+        let settled = 24.0 + quarantine
 
         let requests = Array(String(repeating: "GET /metrics HTTP/1.1\r\nHost: agent\r\n\r\n", count: 50_000).utf8)
         var client: LoopbackClient? = LoopbackClient(port: port)

@@ -22,7 +22,8 @@ struct ProbeProgressTests {
         let pane = try await TmuxPane(width: 120, height: 30, command: command)
         defer { pane.close() }
 
-        let running = await pane.wait(seconds: 30) { $0.contains("/4 done") }
+        // The lab starts first (its CA, keys and listeners): slow under load and under `make asan`.
+        let running = await pane.wait(seconds: 90) { $0.contains("/4 done") }
         let line = running.split(separator: "\n").first { $0.contains("/4 done") }.map(String.init) ?? ""
         #expect(line.contains("ok") && line.contains("failed") && line.contains("elapsed"), "\(running)")
         let ended = await pane.wait(seconds: 40) { $0.contains("TERMINAL-EXITED") }

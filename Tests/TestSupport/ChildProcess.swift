@@ -101,7 +101,7 @@ public final class ChildProcess: @unchecked Sendable {
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        let envp = environment.map { Self.withSanitizerSettings($0).map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { for pointer in envp ?? [] { free(pointer) } }
         var pid: pid_t = 0
         let spawned =
@@ -125,6 +125,19 @@ public final class ChildProcess: @unchecked Sendable {
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
         for path in [outputPath, errorsPath, inputPath].compactMap({ $0 }) { unlink(path) }
+    }
+
+    /// `environment` with the sanitizers' settings of the test process added (`make asan`, `make
+    /// tsan`): they configure the instrumented runtime of the program, not what it does, so a test
+    /// that gives a program a whole environment of its own still runs it as the sanitizer run meant
+    /// (leak detection off, reports to files).
+    private static func withSanitizerSettings(_ environment: [String: String]) -> [String: String] {
+        let own = ProcessInfo.processInfo.environment
+        var result = environment
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] where result[name] == nil {
+            result[name] = own[name]
+        }
+        return result
     }
 
     /// Runs a program to its end and returns what it said.
