@@ -275,7 +275,7 @@ public final class ProbeEngine: Sendable {
                 reproduction(
                     plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body,
                     dnsServer: plan.dnsServer))
-            // The Location followed is the one received: the hop's own copy may be redacted.
+            // The Location followed is the one received, not the hop's cleaned and redacted copy.
             let (hop, location) = await exchange(
                 plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body,
                 headers: headers, notes: notes)
@@ -474,12 +474,14 @@ public final class ProbeEngine: Sendable {
             bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
             timings: Self.timings(record, log: log, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
             certificate: record.tls.map(CertificateReading.report),
-            // curl's log holds the server's status line and headers: cleaned as the headers are.
             error: error,
+            // curl's log holds the server's status line and headers: cleaned as the headers are.
             log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) }
                 + log.map { CurlLogLine(atMs: $0.atMs, kind: $0.kind, text: TerminalText.escaped($0.text)) },
             startedAt: record.startedAt, shortage: shortage)
-        let location = hop.responseHeaders.first { $0.name.lowercased() == "location" }?.value
+        // The redirect follows the Location as the server sent it; the hop keeps it cleaned for
+        // the screen (and redacted), which would be another URL wherever the two differ.
+        let location = record.responseHeaders.first { $0.name.lowercased() == "location" }?.value
         if options.redact {
             let names = options.secretNames
             hop = Redaction.hop(
