@@ -19,6 +19,9 @@ public struct ConsoleOptions: Sendable {
     /// The keys in force (`[keys]` applied) and the colours (`theme`).
     public var keyMap = KeyMap.standard
     public var theme = ConsoleTheme.dark
+    /// Where `e` writes (`export_dir`); nil for the working directory. Made absolute at start,
+    /// so what the console says it wrote can be found from any shell.
+    public var exportDirectory: String?
 
     /// How many traces are kept unless told otherwise (`--max-traces`): the one default.
     public static let defaultMaxTraces = 10_000
@@ -27,14 +30,27 @@ public struct ConsoleOptions: Sendable {
 
     public init(
         useColor: Bool = true, maxTraces: Int = defaultMaxTraces, maxTraceDetails: Int = defaultMaxTraceDetails,
-        initialTarget: String? = nil, keyMap: KeyMap = .standard, theme: ConsoleTheme = .dark
+        initialTarget: String? = nil, keyMap: KeyMap = .standard, theme: ConsoleTheme = .dark,
+        exportDirectory: String? = nil
     ) {
+        self.exportDirectory = exportDirectory
         self.keyMap = keyMap
         self.theme = theme
         self.useColor = useColor
         self.maxTraces = maxTraces
         self.maxTraceDetails = maxTraceDetails
         self.initialTarget = initialTarget
+    }
+
+    /// `directory` as an absolute path without `~` or a trailing `/`: relative to the working
+    /// directory, which it is when nil.
+    public static func absoluteDirectory(_ directory: String?) -> String {
+        let working = FileManager.default.currentDirectoryPath
+        guard let directory, !directory.isEmpty else { return working }
+        let expanded = (directory as NSString).expandingTildeInPath
+        let absolute = expanded.hasPrefix("/") ? expanded : working + "/" + expanded
+        let standard = (absolute as NSString).standardizingPath
+        return standard.count > 1 && standard.hasSuffix("/") ? String(standard.dropLast()) : standard
     }
 
     /// Whether the environment asks for no color (https://no-color.org: set and not empty).
@@ -180,6 +196,7 @@ final class ConsoleLoop {
             maxTraceDetails: options.maxTraceDetails)
         state.keyMap = options.keyMap
         state.theme = options.theme
+        state.exportDirectory = ConsoleOptions.absoluteDirectory(options.exportDirectory)
     }
 
     /// Runs until quit; returns the signal that asked it to stop, if one did.
@@ -189,6 +206,7 @@ final class ConsoleLoop {
         perform(.loadCache)
         if let target = options.initialTarget {
             state.input = target
+            state.mode = .probeInput
             dispatch(.key(.enter))
         }
         var nextTick = Date().timeIntervalSince1970.rounded(.down) + 1

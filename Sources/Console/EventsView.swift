@@ -1,7 +1,8 @@
-// The events view: what the resolver did (hit, miss, refresh, expired, fallback, error),
-// newest first; with --lab, the lab's fault switch on top.
+// The events view: what the resolver did (hit, miss, refresh, expired, fallback, error) and
+// where exports went, newest first, each line whole; with --lab, the lab's fault switch on top.
 import Foundation
 import NameResolution
+import TerminalText
 
 func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     var y = rows.lowerBound
@@ -43,59 +44,104 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
             x: 0, y: y, style: .dim)
         return
     }
+    // A detail goes on under itself rather than being cut (an export's path must be read whole),
+    // so rows differ in height: the list starts later when the selected event would not fit.
+    let allWidths = widths + [detailWidth]
+    let detailX = 1 + widths.reduce(0) { $0 + $1 + 1 }
+    func detailLines(_ event: ConsoleEvent) -> [String] {
+        wrapWhole(TerminalText.escaped(event.detail), width: detailWidth)
+    }
     let cursor = state.eventCursor
-    let end = min(events.count, cursor.offset + (rows.upperBound - y))
-    for row in cursor.offset..<end {
+    let room = rows.upperBound - y
+    var first = min(cursor.offset, cursor.selected)
+    while first < cursor.selected
+        && (first...cursor.selected).reduce(0, { $0 + detailLines(events[$1]).count }) > room
+    {
+        first += 1
+    }
+    for row in first..<events.count where y < rows.upperBound {
         let event = events[row]
         let kindStyle: CellStyle
         switch event.kind {
-        case .hit: kindStyle = .fg(.green)
-        case .miss, .prefetch, .refresh: kindStyle = .fg(.cyan)
-        case .expired, .fallback: kindStyle = .fg(.yellow)
-        case .error: kindStyle = .fg(.red, bold: true)
-        case .flush: kindStyle = .dim
+        case .resolver(.hit): kindStyle = .fg(.green)
+        case .resolver(.miss), .resolver(.prefetch), .resolver(.refresh): kindStyle = .fg(.cyan)
+        case .resolver(.expired), .resolver(.fallback): kindStyle = .fg(.yellow)
+        case .resolver(.error): kindStyle = .fg(.red, bold: true)
+        case .resolver(.flush): kindStyle = .dim
+        case .export: kindStyle = .fg(.magenta, bold: true)
         }
+        let details = detailLines(event)
         let cells: [(String, CellStyle)] = [
-            (clockTime(event.time, state.timeZone), .dim), (event.kind.rawValue, kindStyle),
+            (clockTime(event.time, state.timeZone), .dim), (event.kind.name, kindStyle),
             (state.glyphs.clip(event.host, widths[2]), .plain), (event.family?.rawValue ?? "", .plain),
-            (state.glyphs.clip(event.detail, detailWidth), .plain),
+            (details[0], .plain),
         ]
         let selected = row == cursor.selected
-        if selected { buffer.fill(x: 0, y: y, count: buffer.width, style: .reverse) }
         var x = 1
-        let allWidths = widths + [detailWidth]
         for (index, cell) in cells.enumerated() {
             var style = cell.1
             if selected { style.reverse = true }
+            if selected && index == 0 { buffer.fill(x: 0, y: y, count: buffer.width, style: .reverse) }
             buffer.put(cell.0, x: x, y: y, style: style, limit: allWidths[index])
             x += allWidths[index] + 1
         }
         y += 1
+        for more in details.dropFirst() where y < rows.upperBound {
+            if selected { buffer.fill(x: 0, y: y, count: buffer.width, style: .reverse) }
+            buffer.put(more, x: detailX, y: y, style: selected ? .reverse : .plain, limit: detailWidth)
+            y += 1
+        }
     }
 }
 
-func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
-    let twoColumns = buffer.width >= 100
-    let lines = helpLines(
-        state.keyMap, lab: state.engine.lab, width: (twoColumns ? buffer.width / 2 : buffer.width) - 1)
-    let height = rows.count
-    // Wide terminals get two columns, split where a section starts.
-    var columns = [lines]
-    if twoColumns {
-        let sectionStarts = lines.indices.filter { lines[$0].first?.style == .fg(.cyan, bold: true) }
-        if let split = sectionStarts.min(by: { abs($0 - lines.count / 2) < abs($1 - lines.count / 2) }), split > 0 {
-            columns = [Array(lines[..<split]), Array(lines[split...])]
-        }
+/// Breaks `text` into lines of `width` columns at spaces, and a word longer than a line (a
+/// path) at the width, so nothing is lost: the lines joined give the text back.
+func wrapWhole(_ text: String, width: Int) -> [String] {
+    guard width > 0, TerminalText.width(text) > width else { return [text] }
+    var lines: [String] = []
+    var rest = Substring(text)
+    while TerminalText.width(String(rest)) > width {
+        let head = TerminalText.prefix(String(rest), cells: width)
+        // Break after the last space of the line when there is one, not in a word.
+        let cut = head.lastIndex(of: " ").map { head.index(after: $0) } ?? head.endIndex
+        let line = head[..<cut]
+        lines.append(String(line))
+        rest = rest.dropFirst(line.count)
     }
+    if !rest.isEmpty { lines.append(String(rest)) }
+    return lines
+}
+
+func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+    let columns = helpColumns(state, width: buffer.width)
     let columnWidth = buffer.width / columns.count
+    let scroll = clampedHelpScroll(state.helpScroll, columns: columns, height: rows.count)
     for (index, column) in columns.enumerated() {
-        let scroll = max(0, min(state.helpScroll, column.count - height))
         var y = rows.lowerBound
-        for line in column.dropFirst(scroll).prefix(height) {
+        for line in column.dropFirst(scroll).prefix(rows.count) {
             buffer.draw(line, x: index * columnWidth, y: y, width: columnWidth - 1)
             y += 1
         }
     }
+}
+
+/// The help view's columns for a terminal `width` wide: two, split where a section starts, on
+/// a wide terminal; one otherwise. Render draws them and the reducer scrolls them.
+func helpColumns(_ state: ConsoleState, width: Int) -> [[StyledLine]] {
+    let twoColumns = width >= 100
+    let lines = helpLines(state.keyMap, lab: state.engine.lab, width: (twoColumns ? width / 2 : width) - 1)
+    guard twoColumns else { return [lines] }
+    // The split that leaves the longer column shortest.
+    let sectionStarts = lines.indices.filter { $0 > 0 && lines[$0].first?.style == .fg(.cyan, bold: true) }
+    guard let split = sectionStarts.min(by: { max($0, lines.count - $0) < max($1, lines.count - $1) }) else {
+        return [lines]
+    }
+    return [Array(lines[..<split]), Array(lines[split...])]
+}
+
+/// How far the help view is scrolled: both columns together, no further than the longer one's end.
+func clampedHelpScroll(_ scroll: Int, columns: [[StyledLine]], height: Int) -> Int {
+    max(0, min(scroll, (columns.map(\.count).max() ?? 0) - height))
 }
 
 /// The help text, generated from the key map: every binding, grouped by where it applies.

@@ -61,6 +61,8 @@ public enum Command: Hashable, Sendable {
     case watch, lengthenWatchInterval, shortenWatchInterval
     // While typing on the input line, a filter or a confirmation.
     case submit, cancel, historyPrevious, historyNext, deleteBackward
+    /// readline's editing keys (`EditedLine`).
+    case cursorLeft, cursorRight, lineStart, lineEnd, deleteForward, deleteToStart, deleteWordBackward
     case confirmYes, confirmNo
 }
 
@@ -99,11 +101,26 @@ public struct KeyMap: Sendable {
 
     public static let defaultBindings: [KeyBinding] = [
         KeyBinding(keys: [.enter], command: .submit, scope: .typing, summary: "probe the host, or apply the filter"),
-        KeyBinding(keys: [.escape], command: .cancel, scope: .typing, summary: "stop typing (the filter is cleared)"),
+        KeyBinding(
+            keys: [.escape], command: .cancel, scope: .typing,
+            summary: "leave the line (Esc again clears the host; a filter is cleared at once)"),
         KeyBinding(keys: [.up], command: .historyPrevious, scope: .typing, summary: "previous host from the history"),
         KeyBinding(keys: [.down], command: .historyNext, scope: .typing, summary: "next host from the history"),
+        KeyBinding(keys: [.left], command: .cursorLeft, scope: .typing, summary: "cursor left"),
+        KeyBinding(keys: [.right], command: .cursorRight, scope: .typing, summary: "cursor right"),
+        KeyBinding(keys: [.control("a"), .home], command: .lineStart, scope: .typing, summary: "start of the line"),
+        KeyBinding(keys: [.control("e"), .end], command: .lineEnd, scope: .typing, summary: "end of the line"),
         KeyBinding(
-            keys: [.backspace, .delete], command: .deleteBackward, scope: .typing, summary: "delete a character"),
+            keys: [.backspace], command: .deleteBackward, scope: .typing,
+            summary: "delete the character before the cursor"),
+        KeyBinding(
+            keys: [.delete, .control("d")], command: .deleteForward, scope: .typing,
+            summary: "delete the character at the cursor"),
+        KeyBinding(
+            keys: [.control("u")], command: .deleteToStart, scope: .typing, summary: "delete up to the cursor"),
+        KeyBinding(
+            keys: [.control("w")], command: .deleteWordBackward, scope: .typing,
+            summary: "delete the word before the cursor"),
         KeyBinding(
             keys: [.character("y"), .character("Y")], command: .confirmYes, scope: .confirm, summary: "yes, do it"),
         KeyBinding(
@@ -145,7 +162,7 @@ public struct KeyMap: Sendable {
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .traceDetail, summary: "scroll up"),
         KeyBinding(keys: [.down, .character("j")], command: .down, scope: .traceDetail, summary: "scroll down"),
         KeyBinding(
-            keys: [.character(":"), .character("p")], command: .typeHost, scope: .probe,
+            keys: [.character("p"), .character(":")], command: .typeHost, scope: .probe,
             summary: "type a host or URL to probe"),
         KeyBinding(keys: [.character("r")], command: .reprobe, scope: .probe, summary: "probe the selected host again"),
         KeyBinding(
@@ -201,14 +218,16 @@ public struct KeyMap: Sendable {
         KeyBinding(keys: [.pageDown, .control("f")], command: .pageDown, scope: .global, summary: "page down"),
         KeyBinding(keys: [.character("/")], command: .filter, scope: .global, summary: "filter the current list"),
         KeyBinding(
-            keys: [.character(":"), .character("p")], command: .typeHost, scope: .global,
+            keys: [.character("p"), .character(":")], command: .typeHost, scope: .global,
             summary: "type a host to probe (from any view)"),
         KeyBinding(
             keys: [.character("e")], command: .export, scope: .global,
             summary: "export the traces listed (JSON Lines and HAR)"),
         KeyBinding(
             keys: [.escape], command: .back, scope: .global, summary: "clear the filter, or back to the probe view"),
-        KeyBinding(keys: [.character("q"), .control("c")], command: .quit, scope: .global, summary: "quit"),
+        KeyBinding(
+            keys: [.character("q"), .control("c")], command: .quit, scope: .global,
+            summary: "quit (Ctrl-C also while typing)"),
     ]
 
     /// The command a key means in the given scopes, most specific scope first.
@@ -269,6 +288,13 @@ extension Command {
         case .historyPrevious: "history-previous"
         case .historyNext: "history-next"
         case .deleteBackward: "delete-backward"
+        case .cursorLeft: "cursor-left"
+        case .cursorRight: "cursor-right"
+        case .lineStart: "line-start"
+        case .lineEnd: "line-end"
+        case .deleteForward: "delete-forward"
+        case .deleteToStart: "delete-to-start"
+        case .deleteWordBackward: "delete-word"
         case .confirmYes: "confirm-yes"
         case .confirmNo: "confirm-no"
         }
@@ -385,5 +411,22 @@ extension KeyMap {
     /// The first key bound to a command, as the hints show it.
     public func label(for command: Command) -> String {
         bindings.first { $0.command == command }?.keys.first?.label ?? "?"
+    }
+
+    /// The first key that means `command` where `scopes` apply (a key a nearer scope takes for
+    /// something else is passed over), as the hint line shows it; nil when no key does.
+    ///
+    /// - Parameter typing: true on the input line, where a character is typed, not obeyed.
+    public func label(for command: Command, in scopes: [KeyScope], lab: Bool, typing: Bool = false) -> String? {
+        for scope in scopes {
+            for binding in bindings where binding.scope == scope && binding.command == command {
+                let key = binding.keys.first { key in
+                    if typing, case .character = key { return false }
+                    return self.command(for: key, in: scopes, lab: lab) == command
+                }
+                if let key { return key.label }
+            }
+        }
+        return nil
     }
 }

@@ -7,14 +7,24 @@ import Probe
 func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     var y = rows.lowerBound
     let typing = state.mode == .probeInput
-    var x = buffer.put(" Host or URL: ", x: 0, y: y, style: .bold)
+    let x = buffer.put(" Host or URL: ", x: 0, y: y, style: .bold)
     if typing {
-        x = buffer.put(state.input, x: x, y: y)
-        buffer.put(" ", x: x, y: y, style: .reverse)
+        drawEditedLine(state.inputLine, x: x, y: y, width: buffer.width - x - 1, into: &buffer)
     } else {
-        buffer.put(
-            state.input.isEmpty ? "(press p or : to type a host, r to probe the selected one again)" : state.input,
-            x: x, y: y, style: .dim)
+        let keys = state.keyMap
+        let lab = state.engine.lab
+        let type = keys.label(for: .typeHost, in: [.probe, .global], lab: lab) ?? "p"
+        let text: String
+        if !state.input.isEmpty {
+            text =
+                "\(state.input)  (\(type) to edit, \(keys.label(for: .back, in: [.global], lab: lab) ?? "Esc") to clear)"
+        } else if state.runs.isEmpty {
+            text = "(press \(type) to type a host or URL)"
+        } else {
+            text =
+                "(press \(type) to type a host, \(keys.label(for: .reprobe, in: [.probe], lab: lab) ?? "r") to probe the selected one again)"
+        }
+        buffer.put(text, x: x, y: y, style: .dim)
     }
     y += 1
     buffer.fill(x: 0, y: y, count: buffer.width, character: state.glyphs.horizontal, style: .dim)

@@ -89,15 +89,16 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
         resortCache(&state)
         return []
     case .resolverEvent(let event):
-        state.events.append(event)
-        if state.eventCursor.selected > 0 { state.eventCursor.selected += 1 }
+        recordEvent(ConsoleEvent(event), state: &state)
         return [.loadCache]
     case .labFaultChanged(let fault):
         state.labFault = fault
         if let fault { state.message = "Lab fault is now \(fault.rawValue)" }
         return []
     case .exported(let paths):
-        state.message = "Exported \(state.listedTraces.count) traces to " + paths.joined(separator: " and ")
+        let sentence = "\(state.listedTraces.count) traces to " + filesSentence(paths)
+        state.message = "Exported " + sentence
+        recordEvent(ConsoleEvent(time: state.now, kind: .export, detail: sentence), state: &state)
         return []
     case .exportFailed(let reason):
         state.message = "Export failed: \(reason)"
@@ -122,7 +123,11 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
         applyRanking(ranking, request: request, state: &state)
         return []
     case .watchExported(let path):
-        state.message = "Exported \(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)"
+        let sentence = "\(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)"
+        state.message = "Exported " + sentence
+        recordEvent(
+            ConsoleEvent(time: state.now, kind: .export, host: state.watch?.target ?? "", detail: sentence),
+            state: &state)
         return []
     }
 }
@@ -135,14 +140,13 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         if let command = state.keyMap.command(for: key, in: [.typing], lab: state.engine.lab) {
             return typingCommand(command, state: &state)
         }
-        if case .control("c") = key { return perform(.quit, state: &state) }
-        if case .character(let c) = key, !c.isNewline, c.unicodeScalars.allSatisfy({ $0.value >= 0x20 }) {
-            if state.mode == .probeInput {
-                state.input.append(c)
-            } else {
-                state.filters[state.view, default: ""].append(c)
-                applyFilter(&state)
-            }
+        if case .character(let c) = key {
+            if !c.isNewline, c.unicodeScalars.allSatisfy({ $0.value >= 0x20 }) { edit(&state) { $0.insert(c) } }
+            return []
+        }
+        // A key that types nothing (Ctrl-C) still quits: the line never traps anyone.
+        if state.keyMap.command(for: key, in: [.global], lab: state.engine.lab) == .quit {
+            return perform(.quit, state: &state)
         }
         return []
     case .confirmFlushAll:
@@ -155,35 +159,32 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         state.message = "Nothing flushed"
         return []
     case .command:
+        let scopes = commandScopes(state)
         if state.reproducePanel != nil {
-            let command = state.keyMap.command(for: key, in: [.reproducePanel], lab: state.engine.lab)
+            let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab)
             switch command {
             case .back: state.reproducePanel = nil
             case .up:
                 let scroll = state.reproducePanel?.scroll ?? 0
                 state.reproducePanel?.scroll = max(0, scroll - 1)
             case .down: state.reproducePanel?.scroll += 1
+            case .help:
+                state.reproducePanel = nil
+                return perform(.help, state: &state)
+            case .quit: return perform(.quit, state: &state)
             default: break
             }
             return []
         }
-        var scopes: [KeyScope] = []
-        if state.view == .probe && state.ipView != nil {
-            scopes.append(.ipView)
-        } else if state.view == .probe && state.watch?.shown == true {
-            scopes.append(.watchView)
+        guard let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab) else {
+            if case .character(let c) = key, c != " " {
+                // Someone typing a host before pressing p learns the way in from the first letter.
+                let type = state.keyMap.label(for: .typeHost, in: scopes, lab: state.engine.lab) ?? "p"
+                let help = state.keyMap.label(for: .help, in: scopes, lab: state.engine.lab) ?? "?"
+                state.message = "'\(c)' does nothing here: \(type) types a host, \(help) lists every key"
+            }
+            return []
         }
-        if state.view == .traces && state.detailSequence != nil { scopes.append(.traceDetail) }
-        switch state.view {
-        case .probe: scopes.append(.probe)
-        case .cache: scopes.append(.cache)
-        case .traces: scopes.append(.traces)
-        case .events: scopes.append(.events)
-        case .compare: scopes.append(.compare)
-        case .help: break
-        }
-        scopes.append(.global)
-        guard let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab) else { return [] }
         if state.view == .probe || command == .typeHost {
             // The IP and watch views sit over the probe view and take its keys first.
             if let effects = ipViewCommand(command, state: &state) ?? watchCommand(command, state: &state) {
@@ -192,6 +193,41 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         }
         return perform(command, state: &state)
     }
+}
+
+/// The scopes whose keys apply in command mode, nearest first: an open panel, the view over
+/// the probe view, the trace detail, the view, everywhere. The hint line asks the same.
+func commandScopes(_ state: ConsoleState) -> [KeyScope] {
+    var scopes: [KeyScope] = []
+    if state.reproducePanel != nil { return [.reproducePanel, .global] }
+    if state.view == .probe && state.ipView != nil {
+        scopes.append(.ipView)
+    } else if state.view == .probe && state.watch?.shown == true {
+        scopes.append(.watchView)
+    }
+    if state.view == .traces && state.detailSequence != nil { scopes.append(.traceDetail) }
+    switch state.view {
+    case .probe: scopes.append(.probe)
+    case .cache: scopes.append(.cache)
+    case .traces: scopes.append(.traces)
+    case .events: scopes.append(.events)
+    case .compare: scopes.append(.compare)
+    case .help: break
+    }
+    scopes.append(.global)
+    return scopes
+}
+
+/// Applies an edit to the line being typed: the host line, or the filter (which then narrows
+/// the list at once).
+private func edit(_ state: inout ConsoleState, _ change: (inout EditedLine) -> Void) {
+    if state.mode == .probeInput {
+        change(&state.inputLine)
+        return
+    }
+    change(&state.filterLine)
+    state.filters[state.view] = state.filterLine.isEmpty ? nil : state.filterLine.text
+    applyFilter(&state)
 }
 
 private func typingCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect] {
@@ -216,6 +252,7 @@ private func typingCommand(_ command: Command, state: inout ConsoleState) -> [Co
             applyFilter(&state)
             state.mode = state.modeBeforePrompt
         } else {
+            // The text stays, dimmed, for p to pick up again; Esc once more clears it.
             state.mode = .command
             state.historyIndex = nil
         }
@@ -233,18 +270,17 @@ private func typingCommand(_ command: Command, state: inout ConsoleState) -> [Co
             state.input = state.history[index]
         }
         return []
-    case .deleteBackward:
-        if state.mode == .probeInput {
-            if !state.input.isEmpty { state.input.removeLast() }
-        } else if var filter = state.filters[state.view], !filter.isEmpty {
-            filter.removeLast()
-            state.filters[state.view] = filter
-            applyFilter(&state)
-        }
-        return []
-    default:
-        return []
+    case .deleteBackward: edit(&state) { $0.deleteBackward() }
+    case .deleteForward: edit(&state) { $0.deleteForward() }
+    case .deleteToStart: edit(&state) { $0.deleteToStart() }
+    case .deleteWordBackward: edit(&state) { $0.deleteWordBackward() }
+    case .cursorLeft: edit(&state) { $0.moveLeft() }
+    case .cursorRight: edit(&state) { $0.moveRight() }
+    case .lineStart: edit(&state) { $0.moveToStart() }
+    case .lineEnd: edit(&state) { $0.moveToEnd() }
+    default: break
     }
+    return []
 }
 
 /// What was typed, with an internationalised host in its ASCII form (`IDNA`, as the probe
@@ -273,6 +309,8 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         switchView(to: view, state: &state)
         return view == .cache ? [.loadCache] : []
     case .help:
+        // Help opens at its top, however far it was scrolled last time.
+        state.helpScroll = 0
         switchView(to: .help, state: &state)
     case .nextView, .previousView:
         let all = ConsoleView.tabs
@@ -291,7 +329,11 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
             state.detailScroll = 0
         }
     case .back:
-        if state.view == .traces && state.detailSequence != nil {
+        if state.view == .probe && !state.input.isEmpty {
+            // The second Esc: the first left the host line with its text.
+            state.input = ""
+            state.historyIndex = nil
+        } else if state.view == .traces && state.detailSequence != nil {
             state.detailSequence = nil
         } else if !(state.filters[state.view] ?? "").isEmpty {
             state.filters[state.view] = nil
@@ -303,10 +345,12 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         guard state.view != .help && state.view != .compare else { return [] }
         state.modeBeforePrompt = .command
         state.mode = .filter
+        state.filterLine = EditedLine(state.filters[state.view] ?? "")
         if state.view == .traces { state.detailSequence = nil }
     case .typeHost:
         switchView(to: .probe, state: &state)
         state.mode = .probeInput
+        state.inputLine.moveToEnd()
     case .reprobe:
         let runs = state.listedRuns
         guard state.probeCursor.selected < runs.count else {
@@ -358,7 +402,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
             state.message = "Nothing to export: no traces listed"
             return []
         }
-        let base = "./ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
+        let base = state.exportDirectory + "/ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
         state.message = "Exporting \(records.count) traces to \(base).jsonl and \(base).har\u{2026}"
         return [.export(exportReports(records, state: state), basePath: base)]
     case .reproduce:
@@ -381,11 +425,13 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
 private func switchView(to view: ConsoleView, state: inout ConsoleState) {
     state.view = view
     if state.mode == .probeInput && view != .probe { state.mode = .command }
-    if view == .probe && state.runs.isEmpty { state.mode = .probeInput }
 }
 
-/// Rows the body of a view has: the screen minus the tab bar, hint line and status bar.
-func bodyHeight(_ state: ConsoleState) -> Int { max(1, state.size.height - 3) }
+/// Rows the body of a view has: the screen minus the tab bar, hint line, status bar and the
+/// lines a long message takes above the status bar (`statusLayout`, as render draws them).
+func bodyHeight(_ state: ConsoleState) -> Int {
+    max(1, state.size.height - 3 - statusLayout(state, width: state.size.width).messageLines.count)
+}
 
 private func move(by delta: Int, state: inout ConsoleState) {
     func step(_ cursor: inout ListCursor, count: Int, visible: Int) {
@@ -413,7 +459,9 @@ private func move(by delta: Int, state: inout ConsoleState) {
     case .events:
         step(&state.eventCursor, count: state.listedEvents.count, visible: visible - (state.labFault == nil ? 0 : 2))
     case .help:
-        state.helpScroll = max(0, state.helpScroll &+ delta)
+        // Clamped here, so Up after scrolling past the end moves at once.
+        state.helpScroll = clampedHelpScroll(
+            state.helpScroll &+ delta, columns: helpColumns(state, width: state.size.width), height: bodyHeight(state))
     case .compare:
         state.compare.scroll = max(0, state.compare.scroll &+ delta)
     }
@@ -476,6 +524,23 @@ private func applyProbeEvent(_ event: ProbeEvent, runID: Int, state: inout Conso
         state.message = "Probe failed: \(error.reason)"
     }
     return []
+}
+
+/// Adds a row to the events view, keeping the selected row on the same event.
+private func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
+    state.events.append(event)
+    if state.eventCursor.selected > 0 { state.eventCursor.selected += 1 }
+}
+
+/// The files of one export as a sentence: the first path whole, the others by name when they
+/// sit in the same directory (`/tmp/x/a.jsonl and a.har`).
+func filesSentence(_ paths: [String]) -> String {
+    guard let first = paths.first else { return "no file" }
+    let directory = (first as NSString).deletingLastPathComponent
+    let rest = paths.dropFirst().map { path in
+        (path as NSString).deletingLastPathComponent == directory ? (path as NSString).lastPathComponent : path
+    }
+    return ([first] + rest).joined(separator: " and ")
 }
 
 /// Adds an attempt to the traces, keeping the filter's matches and the selection in step.

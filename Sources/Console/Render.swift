@@ -42,7 +42,9 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
         return buffer
     }
     drawTabBar(state, into: &buffer)
-    let body = 1..<(size.height - 2)
+    let status = statusLayout(state, width: size.width)
+    let hintY = size.height - 2 - status.messageLines.count
+    let body = 1..<hintY
     switch state.view {
     case .probe:
         if let view = state.ipView {
@@ -64,8 +66,8 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
     case .compare: drawCompareView(state, rows: body, into: &buffer)
     }
     if let panel = state.reproducePanel { drawReproducePanel(state, panel: panel, rows: body, into: &buffer) }
-    drawHintLine(state, y: size.height - 2, into: &buffer)
-    drawStatusBar(state, y: size.height - 1, into: &buffer)
+    drawHintLine(state, y: hintY, body: body.count, into: &buffer)
+    drawStatusBar(state, status, y: size.height - 1, into: &buffer)
     buffer.apply(state.theme)
     return buffer
 }
@@ -117,7 +119,16 @@ private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
     }
 }
 
-private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout CellBuffer) {
+private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer: inout CellBuffer) {
+    let lab = state.engine.lab
+    let keys = state.keyMap
+    // Help and quit are named on every line, whatever else has to give way: on the input line
+    // `?` and `q` are text, so the keys that leave it come first.
+    let quitWhileTyping = keys.label(for: .quit, in: [.typing, .global], lab: lab, typing: true) ?? "Ctrl-C"
+    let helpAfter: (Command) -> String = { leave in
+        "\(keys.label(for: leave, in: [.typing], lab: lab) ?? "Esc") \(keys.label(for: .help, in: [.global], lab: lab) ?? "?")"
+    }
+    let tail: [(String, String)]
     switch state.mode {
     case .confirmFlushAll:
         buffer.put(
@@ -125,14 +136,23 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
             style: .fg(.yellow, bold: true))
         return
     case .filter:
-        let filter = state.filters[state.view] ?? ""
         var x = buffer.put(" Filter: ", x: 0, y: y, style: .bold)
-        x = buffer.put(filter, x: x, y: y)
-        x = buffer.put(" ", x: x, y: y, style: .reverse)
-        buffer.put("   Enter keep" + state.glyphs.separator + "Esc clear", x: x, y: y, style: .dim)
+        x = drawEditedLine(state.filterLine, x: x, y: y, width: max(8, buffer.width / 3), into: &buffer)
+        let more = [
+            (keys.label(for: .submit, in: [.typing], lab: lab) ?? "Enter", "keep"),
+            (keys.label(for: .cancel, in: [.typing], lab: lab) ?? "Esc", "clear"), (helpAfter(.submit), "help"),
+            (quitWhileTyping, "quit"),
+        ]
+        drawHints(more, from: x + 2, y: y, rightWidth: 0, into: &buffer)
         return
-    case .probeInput, .command:
-        break
+    case .probeInput:
+        tail = [(helpAfter(.cancel), "help"), (quitWhileTyping, "quit")]
+    case .command:
+        let scopes = commandScopes(state)
+        tail = [
+            (keys.label(for: .help, in: scopes, lab: lab) ?? "?", "help"),
+            (keys.label(for: .quit, in: scopes, lab: lab) ?? "Ctrl-C", "quit"),
+        ]
     }
     var hints: [(Command, String)]
     if state.reproducePanel != nil {
@@ -145,7 +165,9 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
             (.watch, "hide"), (.back, "stop"),
         ]
     } else if state.mode == .probeInput {
-        hints = [(.submit, "probe"), (.historyPrevious, "history"), (.cancel, "stop typing")]
+        hints = [
+            (.submit, "probe"), (.cancel, "leave"), (.deleteToStart, "clear"), (.historyPrevious, "history"),
+        ]
     } else {
         switch state.view {
         case .probe:
@@ -153,6 +175,7 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
                 (.typeHost, "type host"), (.reprobe, "re-probe"), (.showIPs, "IPs"), (.watch, "watch"),
                 (.reproduce, "reproduce"), (.down, "older"),
             ]
+            if !state.input.isEmpty { hints.insert((.back, "clear host"), at: 1) }
         case .cache:
             hints = [
                 (.sortNext, "sort"), (.flushEntry, "flush"), (.flushAll, "flush all"), (.refreshEntry, "refresh"),
@@ -171,40 +194,90 @@ private func drawHintLine(_ state: ConsoleState, y: Int, into buffer: inout Cell
         case .help: hints = [(.down, "scroll"), (.back, "back")]
         case .compare: hints = [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back")]
         }
-        hints += [(.nextView, "next view"), (.help, "help"), (.quit, "quit")]
+        hints.append((.nextView, "next view"))
+    }
+    let scopes = state.mode == .probeInput ? [KeyScope.typing] : commandScopes(state)
+    let labelled = hints.compactMap { hint in
+        keys.label(for: hint.0, in: scopes, lab: lab).map { ($0, hint.1) }
     }
     var right: StyledLine = []
     if let filter = state.filters[state.view], !filter.isEmpty {
         right = [Span("filter: ", .dim), Span(state.glyphs.clip(filter, 20), .fg(.yellow))]
     } else if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
         let count = detailLines(record, state: state, width: buffer.width).count
-        let height = buffer.height - 3
-        if count > height {
-            let first = max(0, min(state.detailScroll, count - height))
-            right = [Span("lines \(first + 1)-\(first + height) of \(count)", .dim)]
+        if count > body {
+            let first = max(0, min(state.detailScroll, count - body))
+            right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
+        }
+    } else if state.view == .help {
+        let columns = helpColumns(state, width: buffer.width)
+        let count = columns.map(\.count).max() ?? 0
+        if count > body {
+            let first = clampedHelpScroll(state.helpScroll, columns: columns, height: body)
+            right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
         }
     }
     let rightWidth = right.reduce(0) { $0 + $1.text.unicodeScalars.count }
-    // Hints that do not fit are left out whole rather than cut.
-    var line: StyledLine = [Span(" ")]
-    var used = 1
-    for hint in hints {
-        let key = state.keyMap.label(for: hint.0)
-        let width = key.count + 1 + hint.1.count + 2
-        if used + width > buffer.width - rightWidth - 2 { break }
-        line.append(Span(key, .bold))
-        line.append(Span(" " + hint.1 + "  ", .dim))
-        used += width
-    }
-    buffer.draw(line, x: 0, y: y, width: buffer.width)
+    drawHints(labelled, tail: tail, from: 1, y: y, rightWidth: rightWidth, into: &buffer)
     if rightWidth > 0 { buffer.draw(right, x: buffer.width - rightWidth - 1, y: y, width: rightWidth) }
 }
 
-private func drawStatusBar(_ state: ConsoleState, y: Int, into buffer: inout CellBuffer) {
-    let style = CellStyle(reverse: true)
-    buffer.fill(x: 0, y: y, count: buffer.width, style: style)
+/// Draws `key action` pairs from column `x`: those of `tail` always, the others in order while
+/// they fit beside them; a hint that does not fit is left out whole rather than cut.
+private func drawHints(
+    _ hints: [(String, String)], tail: [(String, String)] = [], from x: Int, y: Int, rightWidth: Int,
+    into buffer: inout CellBuffer
+) {
+    func width(_ hint: (String, String)) -> Int { hint.0.count + 1 + hint.1.count + 2 }
+    let room = buffer.width - rightWidth - 1 - x
+    var used = tail.reduce(0) { $0 + width($1) }
+    var shown: [(String, String)] = []
+    for hint in hints {
+        if used + width(hint) > room { break }
+        shown.append(hint)
+        used += width(hint)
+    }
+    var line: StyledLine = []
+    for hint in shown + tail {
+        line.append(Span(hint.0, .bold))
+        line.append(Span(" " + hint.1 + "  ", .dim))
+    }
+    buffer.draw(line, x: x, y: y, width: buffer.width - x)
+}
+
+/// Draws a line being typed with its cursor, from column `x` within `width` columns: when the
+/// text is longer, the part around the cursor is shown.
+///
+/// - Returns: the column after what was drawn.
+@discardableResult
+func drawEditedLine(_ line: EditedLine, x: Int, y: Int, width: Int, into buffer: inout CellBuffer) -> Int {
+    var before = line.beforeCursor
+    // The cursor's cell is the last of the field at most.
+    while TerminalText.width(before) > width - 1, !before.isEmpty { before.removeFirst() }
+    var column = buffer.put(before, x: x, y: y)
+    let after = Array(line.characters[line.cursor...])
+    let atCursor = after.first.map { String($0) } ?? " "
+    column = buffer.put(atCursor, x: column, y: y, style: .reverse)
+    let end = x + width
+    if after.count > 1, column < end {
+        column = buffer.put(String(after.dropFirst()), x: column, y: y, limit: end - column)
+    }
+    return column
+}
+
+/// The bottom of the screen: the status bar's fields, and the message beside them when it fits,
+/// or else on lines of its own above them (at most three, shortened in the middle past that),
+/// so a message (an export's path) is never cut at its end.
+struct StatusLayout {
+    var fields: String
+    /// The message lines above the status bar; empty when the message sits beside the fields.
+    var messageLines: [String]
+}
+
+/// The status bar's layout for a terminal `width` wide; the body gives up the rows it takes.
+func statusLayout(_ state: ConsoleState, width: Int) -> StatusLayout {
     var endpoint = state.engine.endpoint
-    let narrow = buffer.width < 100
+    let narrow = width < 100
     if narrow, let components = URLComponents(string: endpoint), let host = components.host {
         // host:port is what tells endpoints apart; the scheme and path wait for a wider terminal.
         endpoint = host + (components.port.map { ":\($0)" } ?? "")
@@ -219,12 +292,40 @@ private func drawStatusBar(_ state: ConsoleState, y: Int, into buffer: inout Cel
         // Under service discovery the endpoint names no address: say which service IP answered.
         fields.insert("answered by \(server)", at: 2)
     }
-    var x = buffer.put(" " + fields.joined(separator: sep), x: 0, y: y, style: style)
-    if !state.message.isEmpty {
-        x = buffer.put(sep, x: x, y: y, style: style)
-        buffer.put(
-            state.glyphs.clip(state.message, buffer.width - x - 1), x: x, y: y,
-            style: CellStyle(bold: true, reverse: true))
+    let line = " " + fields.joined(separator: sep)
+    let message = TerminalText.escaped(state.message)
+    let room = width - TerminalText.width(line) - TerminalText.width(sep) - 1
+    guard TerminalText.width(message) > room, width >= minimumTerminalSize.width else {
+        return StatusLayout(fields: line, messageLines: [])
+    }
+    let lineWidth = width - 2
+    let most = 3
+    var text = message
+    if TerminalText.width(text) > lineWidth * most {
+        // Keep the start (what happened) and the end (the file name); the middle gives way.
+        let keep = lineWidth * most - 1
+        let characters = Array(text)
+        text =
+            String(characters.prefix(keep / 3)) + state.glyphs.ellipsis.description
+            + String(characters.suffix(keep - keep / 3))
+    }
+    return StatusLayout(fields: line, messageLines: wrapWhole(text, width: lineWidth).prefix(most).map { $0 })
+}
+
+private func drawStatusBar(_ state: ConsoleState, _ layout: StatusLayout, y: Int, into buffer: inout CellBuffer) {
+    let style = CellStyle(reverse: true)
+    let messageStyle = CellStyle(bold: true, reverse: true)
+    for (index, line) in layout.messageLines.enumerated() {
+        let row = y - layout.messageLines.count + index
+        buffer.fill(x: 0, y: row, count: buffer.width, style: style)
+        buffer.put(" " + line, x: 0, y: row, style: messageStyle)
+    }
+    buffer.fill(x: 0, y: y, count: buffer.width, style: style)
+    let x = buffer.put(layout.fields, x: 0, y: y, style: style)
+    if layout.messageLines.isEmpty && !state.message.isEmpty {
+        let sep = state.glyphs.separator
+        let start = buffer.put(sep, x: x, y: y, style: style)
+        buffer.put(state.message, x: start, y: y, style: messageStyle)
     }
 }
 

@@ -150,6 +150,44 @@ func containsBytes(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBuffe
     return false
 }
 
+/// A row of the events view: what the resolver did, or what the console wrote (an export),
+/// so a file written an hour ago can still be found.
+public struct ConsoleEvent: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case resolver(ResolverEvent.Kind)
+        /// `e` wrote the traces (or the watch's rounds) to files.
+        case export
+
+        /// The word the EVENT column shows.
+        public var name: String {
+            switch self {
+            case .resolver(let kind): kind.rawValue
+            case .export: "export"
+            }
+        }
+    }
+
+    public var time: Date
+    public var kind: Kind
+    public var host: String
+    public var family: IPFamily?
+    /// The whole line; the view wraps it rather than cutting it.
+    public var detail: String
+
+    public init(time: Date, kind: Kind, host: String = "", family: IPFamily? = nil, detail: String) {
+        self.time = time
+        self.kind = kind
+        self.host = host
+        self.family = family
+        self.detail = detail
+    }
+
+    public init(_ event: ResolverEvent) {
+        self.init(
+            time: event.time, kind: .resolver(event.kind), host: event.host, family: event.family, detail: event.detail)
+    }
+}
+
 /// A list's selected row and first visible row.
 public struct ListCursor: Sendable, Equatable {
     public var selected = 0
@@ -223,12 +261,22 @@ public struct ConsoleState: Sendable {
     public var reuseExpired = false
     /// The lab's fault switch; nil without a lab.
     public var labFault: LabFault?
-    public var mode: InputMode = .probeInput
+    /// The console starts with the keys obeyed, as k9s and lazygit do: `p` or `:` opens the host
+    /// line, so `q`, `?` and every other key mean the same on the first screen as later.
+    public var mode: InputMode = .command
     /// The mode to return to when a filter or confirmation ends.
     var modeBeforePrompt: InputMode = .command
 
     // Probe view.
-    public var input = ""
+    /// The host line, kept when Esc leaves it (a second Esc clears it).
+    public var inputLine = EditedLine()
+    /// The text of the host line.
+    public var input: String {
+        get { inputLine.text }
+        set { inputLine = EditedLine(newValue) }
+    }
+    /// The filter being typed (`/`); its text is the current view's entry in `filters`.
+    public var filterLine = EditedLine()
     public var history: [String] = []
     var historyIndex: Int?
     public var runs: [ProbeRun] = []
@@ -261,7 +309,7 @@ public struct ConsoleState: Sendable {
     public var detailScroll = 0
 
     // Events view.
-    public var events: RingBuffer<ResolverEvent>
+    public var events: RingBuffer<ConsoleEvent>
     public var eventCursor = ListCursor()
 
     public var helpScroll = 0
@@ -277,6 +325,9 @@ public struct ConsoleState: Sendable {
     public var filters: [ConsoleView: String] = [:]
     public var message = ""
     public var quitting = false
+    /// Where `e` writes its files: `export_dir` from the configuration, or the working
+    /// directory, as an absolute path so the status line and the events view can name it whole.
+    public var exportDirectory = "."
 
     public init(
         size: TerminalSize, now: Date, engine: EngineDescription, glyphs: Glyphs = .unicode,
@@ -297,7 +348,8 @@ public struct ConsoleState: Sendable {
         reuseExpired = engine.reuseExpired
         message =
             engine.lab
-            ? "Lab running. Type a lab name, e.g. sni-a.lab.test, then Enter." : "Type a host or URL, then Enter."
+            ? "Lab running. Press p, type a lab name (sni-a.lab.test), then Enter."
+            : "Press p, type a host or URL, then Enter."
     }
 
     /// The probes not finished yet.
@@ -341,14 +393,14 @@ public struct ConsoleState: Sendable {
         return cache[cacheOrder[row]]
     }
 
-    /// The resolver events listed (after the filter), newest first.
-    public var listedEvents: [ResolverEvent] {
+    /// The events listed (after the filter), newest first.
+    public var listedEvents: [ConsoleEvent] {
         let filter = (filters[.events] ?? "").lowercased()
-        var result: [ResolverEvent] = []
+        var result: [ConsoleEvent] = []
         result.reserveCapacity(events.count)
         for index in stride(from: events.count - 1, through: 0, by: -1) {
             let event = events[index]
-            if filter.isEmpty || "\(event.kind.rawValue) \(event.host) \(event.detail)".lowercased().contains(filter) {
+            if filter.isEmpty || "\(event.kind.name) \(event.host) \(event.detail)".lowercased().contains(filter) {
                 result.append(event)
             }
         }

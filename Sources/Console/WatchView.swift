@@ -126,7 +126,8 @@ func watchCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffe
             state.message = "Nothing to export: no round has finished yet"
             return []
         }
-        let path = "./ipdirect-watch-" + exportStamp(state.now, timeZone: state.timeZone) + ".jsonl"
+        let path =
+            state.exportDirectory + "/ipdirect-watch-" + exportStamp(state.now, timeZone: state.timeZone) + ".jsonl"
         state.message = "Exporting \(rounds.count) rounds to \(path)\u{2026}"
         return [.exportWatch(rounds, path: path)]
     case .typeHost:

@@ -11,9 +11,10 @@ struct ConsoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "console", abstract: "The interactive console (the default).",
         discussion: """
-            Type a host or URL and press Enter to probe it every IP-direct way. Views: 1 probe, 2 cache, \
-            3 traces, 4 events, 5 or ? help (every key). q quits. Needs a terminal; for scripts use \
-            'ipdirect probe URL...'.
+            Press p, type a host or URL and press Enter to probe it every IP-direct way. Views: 1 probe, \
+            2 cache, 3 traces, 4 events, 5 or ? help (every key). q quits. e exports the traces to \
+            export_dir (the configuration; the working directory by default). Needs a terminal; for \
+            scripts use 'ipdirect probe URL...'.
             """)
 
     @OptionGroup var provider: ProviderOptions
@@ -63,7 +64,8 @@ struct ConsoleCommand: AsyncParsableCommand {
                 engine: engine,
                 options: ConsoleOptions(
                     useColor: !noColor && !ConsoleOptions.environmentForbidsColor, maxTraces: maxTraces,
-                    maxTraceDetails: maxTraceDetails, keyMap: keyMap, theme: theme))
+                    maxTraceDetails: maxTraceDetails, keyMap: keyMap, theme: theme,
+                    exportDirectory: session.configuration.console.exportDirectory))
         } catch {
             await session.close()
             throw error

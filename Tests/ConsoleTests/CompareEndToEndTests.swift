@@ -24,6 +24,7 @@ struct CompareEndToEndTests {
             width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try await pane.send("p")  // the host line opens on p; until then keys are obeyed
         try await pane.type("hijacked.lab.test")
         try await pane.send("Enter")
         _ = await pane.wait(for: "Verdict:")

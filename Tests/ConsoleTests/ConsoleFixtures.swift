@@ -155,7 +155,7 @@ enum ConsoleFixtures {
     /// A state after probing sni-a.lab.test (finished) and a.lab.test (still running).
     static func populatedState(size: TerminalSize, glyphs: Glyphs = .unicode) -> ConsoleState {
         var state = emptyState(size: size, glyphs: glyphs)
-        send(&state, keys: "sni-a.lab.test")
+        send(&state, keys: "psni-a.lab.test")
         _ = reduce(into: &state, action: .key(.enter))
         _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(resolution)))
         for attempt in attempts { _ = reduce(into: &state, action: .probeEvent(runID: 1, .attemptFinished(attempt))) }

@@ -119,7 +119,8 @@ struct EndToEndTests {
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
 
-        // Probe a lab name with several certificates chosen by SNI.
+        // Probe a lab name with several certificates chosen by SNI: p opens the host line.
+        try await pane.send("p")
         try await pane.type("sni-a.lab.test")
         try await pane.send("Enter")
         func row(_ scenario: String, _ screen: String) -> String? {
@@ -237,6 +238,7 @@ struct EndToEndTests {
         let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try await pane.send("p")  // the host line opens on p; until then keys are obeyed
         // tmux keeps what an application copies with OSC 52 in a paste buffer.
         try await pane.tmux(["set-option", "-s", "set-clipboard", "on"])
 
@@ -288,6 +290,7 @@ struct EndToEndTests {
         let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        try await pane.send("p")  // the host line opens on p; until then keys are obeyed
         try await pane.type("dual.lab.test")
         try await pane.send("Enter")
         _ = await pane.wait(for: "Verdict:")
@@ -323,6 +326,7 @@ struct EndToEndTests {
         defer { pane.close() }
         try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
         // The lab's LocalDNS has no answer for this name: only HTTPDNS makes it work.
+        try await pane.send("p")
         try await pane.type("nxdomain.lab.test")
         try await pane.send("Enter")
         _ = await pane.wait(for: "Verdict:")

@@ -46,7 +46,7 @@ struct HostileTextTests {
             let url = (lab.endpoints.hosts["hostile.lab.test"] ?? "") + "escapes"
             let report = try #require(await engine.probeAll([url]).first)
             var state = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 60))
-            ConsoleFixtures.send(&state, keys: "hostile.lab.test")
+            ConsoleFixtures.send(&state, keys: "phostile.lab.test")
             _ = reduce(into: &state, action: .key(.enter))
             _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(report.resolution)))
             for attempt in report.attempts {

@@ -10,13 +10,10 @@ import Testing
 struct ReducerTests {
     private func state() -> ConsoleState { ConsoleFixtures.populatedState(size: TerminalSize(width: 80, height: 24)) }
 
-    @Test("number keys and Tab switch views; typing starts on the probe view")
+    @Test("number keys and Tab switch views; the console starts with keys obeyed, p starts typing")
     func switchingViews() {
         var s = ConsoleFixtures.emptyState()
-        #expect(s.mode == .probeInput)
-        ConsoleFixtures.send(&s, keys: "2")
-        #expect(s.view == .probe && s.input == "2")  // typing a host, so "2" is text
-        _ = reduce(into: &s, action: .key(.escape))
+        #expect(s.mode == .command)
         #expect(reduce(into: &s, action: .key(.character("2"))) == [.loadCache])
         #expect(s.view == .cache)
         _ = reduce(into: &s, action: .key(.tab))
@@ -32,7 +29,7 @@ struct ReducerTests {
     @Test("Enter probes what was typed; Up and Down walk the history")
     func historyAndProbe() {
         var s = ConsoleFixtures.emptyState()
-        ConsoleFixtures.send(&s, keys: "a.lab.test")
+        ConsoleFixtures.send(&s, keys: "pa.lab.test")
         #expect(reduce(into: &s, action: .key(.enter)) == [.probe(runID: 1, target: "a.lab.test")])
         ConsoleFixtures.send(&s, keys: ":b.lab.test")
         #expect(reduce(into: &s, action: .key(.enter)) == [.probe(runID: 2, target: "b.lab.test")])
@@ -85,7 +82,7 @@ struct ReducerTests {
     func serviceIPInStatusBar() {
         var s = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
         s.engine.endpoint = "service discovery (region cn)"
-        ConsoleFixtures.send(&s, keys: "sni-a.lab.test")
+        ConsoleFixtures.send(&s, keys: "psni-a.lab.test")
         _ = reduce(into: &s, action: .key(.enter))
         var resolution = ConsoleFixtures.resolution
         resolution.httpdns.server = "127.0.0.2"
@@ -222,6 +219,8 @@ struct ReducerTests {
     @Test("q and Ctrl-C quit, even while typing")
     func quitting() {
         var s = ConsoleFixtures.emptyState()
+        ConsoleFixtures.send(&s, keys: "pq")
+        #expect(s.input == "q")
         #expect(reduce(into: &s, action: .key(.control("c"))) == [.quit])
         var t = state()
         #expect(reduce(into: &t, action: .key(.character("q"))) == [.quit])

@@ -35,7 +35,7 @@ struct SnapshotTests {
     /// The probe view at 120x24 after `host` was entered and `resolution` came back for it.
     static func probed(_ host: String, _ resolution: HostResolution) -> ConsoleState {
         var state = ConsoleFixtures.emptyState(size: TerminalSize(width: 120, height: 24))
-        ConsoleFixtures.send(&state, keys: host)
+        ConsoleFixtures.send(&state, keys: "p" + host)
         _ = reduce(into: &state, action: .key(.enter))
         _ = reduce(into: &state, action: .probeEvent(runID: 1, .resolved(resolution)))
         return state
@@ -63,8 +63,25 @@ struct SnapshotTests {
     @Test("probe view before anything was probed, typing", arguments: sizes)
     func probeViewEmpty(size: TerminalSize) {
         var state = ConsoleFixtures.emptyState(size: size)
-        ConsoleFixtures.send(&state, keys: "sni-a.lab")
+        ConsoleFixtures.send(&state, keys: "psni-a.lab")
         check(state, "probe-empty")
+    }
+
+    @Test("the first screen: the keys obeyed, the host line waiting for p", arguments: sizes)
+    func firstScreen(size: TerminalSize) {
+        check(ConsoleFixtures.emptyState(size: size), "first-screen")
+    }
+
+    @Test("an export's whole path on lines of its own above the status bar", arguments: sizes)
+    func exportMessage(size: TerminalSize) {
+        var state = ConsoleFixtures.populatedState(size: size)
+        _ = reduce(
+            into: &state,
+            action: .exported([
+                "/home/someone/ipdirect-exports/ipdirect-20261123-080000.jsonl",
+                "/home/someone/ipdirect-exports/ipdirect-20261123-080000.har",
+            ]))
+        check(state, "export-message")
     }
 
     @Test("cache view: countdowns, states, sources", arguments: sizes)

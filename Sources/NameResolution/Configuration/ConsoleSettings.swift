@@ -1,4 +1,4 @@
-// The console's settings in the configuration file (`theme`, `[keys]`): read here with the rest of
+// The console's settings in the configuration file (`theme`, `[keys]`, `export_dir`): read here with the rest of
 // the file, judged by the Console module, which knows its actions and keys.
 import Foundation
 import TOMLKit
@@ -16,20 +16,24 @@ public struct ConsoleSettings: Sendable, Equatable {
     public var theme: ThemeChoice?
     /// `[keys]`: action name to the keys that trigger it, in the file's order (`quit = ["x", "Ctrl-Q"]`).
     public var keys: [KeyRemap]
+    /// `export_dir`: where the console's `e` writes its files; nil for the working directory.
+    public var exportDirectory: String?
 
-    public init(theme: ThemeChoice? = nil, keys: [KeyRemap] = []) {
+    public init(theme: ThemeChoice? = nil, keys: [KeyRemap] = [], exportDirectory: String? = nil) {
         self.theme = theme
         self.keys = keys
+        self.exportDirectory = exportDirectory
     }
 
     /// These settings over `base`: a theme given replaces the base's; remaps of the same action replace.
     public func over(_ base: ConsoleSettings) -> ConsoleSettings {
         var keys = base.keys.filter { remap in !self.keys.contains { $0.action == remap.action } }
         keys += self.keys
-        return ConsoleSettings(theme: theme ?? base.theme, keys: keys)
+        return ConsoleSettings(
+            theme: theme ?? base.theme, keys: keys, exportDirectory: exportDirectory ?? base.exportDirectory)
     }
 
-    /// Reads `theme` and `[keys]` from the file's top table.
+    /// Reads `theme`, `[keys]` and `export_dir` from the file's top table.
     ///
     /// - Throws: `ConfigurationError` for a theme not in the set, or keys not given as strings.
     static func parse(_ table: TOMLTable, path: String) throws(ConfigurationError) -> ConsoleSettings {
@@ -40,6 +44,11 @@ public struct ConsoleSettings: Sendable, Equatable {
                 throw .invalid("\(path): theme", name, expected: ThemeChoice.allCases.map(\.rawValue))
             }
             settings.theme = theme
+        }
+        if let raw = table["export_dir"] {
+            guard let directory = raw.string else { throw .wrongType(path, "export_dir", "a string (a directory)") }
+            // An empty string means "not set", as everywhere in the file.
+            settings.exportDirectory = directory.isEmpty ? nil : directory
         }
         if let raw = table["keys"] {
             guard let keys = raw.table else {

@@ -182,6 +182,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("providers", providers.isEmpty ? "(none)" : providers.map(\.redactedSummary).joined(separator: "; ")),
             ("redact", redact.isEmpty ? "(the built-in words only)" : redact.joined(separator: ", ")),
             ("theme", (console.theme ?? .auto).rawValue),
+            ("export_dir", console.exportDirectory ?? "(the working directory)"),
             (
                 "keys",
                 console.keys.isEmpty
@@ -349,7 +350,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent", "redact",
+            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "export_dir",
+            "agent", "redact",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
