@@ -348,7 +348,7 @@ public struct ConsoleState: Sendable {
         reuseExpired = engine.reuseExpired
         message =
             engine.lab
-            ? "Lab running. Press p, type a lab name (sni-a.lab.test), then Enter."
+            ? "Lab running. Press p, type a lab name\(engine.labExamples.first.map { " (\($0.typed))" } ?? ""), then Enter."
             : "Press p, type a host or URL, then Enter."
     }
 

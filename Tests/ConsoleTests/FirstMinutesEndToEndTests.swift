@@ -8,14 +8,6 @@ import Testing
     "The first minutes in the console, end to end under tmux", .serialized,
     .enabled(if: TmuxPane.available, "tmux is not installed"))
 struct FirstMinutesEndToEndTests {
-    /// Starts the console against the lab in `directory` and waits for its first screen.
-    private func start(width: Int, height: Int, in directory: String, extra: String = "") async throws -> TmuxPane {
-        let pane = try await TmuxPane(
-            width: width, height: height, command: EndToEndTests.command(directory: directory, extra: extra))
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
-        return pane
-    }
-
     private func quit(_ pane: TmuxPane) async throws {
         try await pane.send("q")
         _ = await pane.wait { $0.contains("Pane is dead") }
@@ -24,19 +16,16 @@ struct FirstMinutesEndToEndTests {
 
     @Test("q on the first screen quits at once")
     func quitAtOnce() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let pane = try await start(width: 80, height: 24, in: scratch.path)
-        defer { pane.close() }
-        try await quit(pane)
+        let terminal = try await TmuxTerminal.console(width: 80, height: 24)
+        defer { terminal.close() }
+        try await quit(terminal.pane)
     }
 
     @Test("? opens help; after Esc ? Esc, p opens the host line; Ctrl-U clears what was typed")
     func helpThenTyping() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let pane = try await start(width: 80, height: 24, in: scratch.path)
-        defer { pane.close() }
+        let terminal = try await TmuxTerminal.console(width: 80, height: 24)
+        defer { terminal.close() }
+        let pane = terminal.pane
         try await pane.send("?")
         let help = await pane.wait(for: "While typing")
         #expect(help.contains("While typing") && !help.contains("Host or URL: ?"), "\(help)")
@@ -60,15 +49,13 @@ struct FirstMinutesEndToEndTests {
 
     @Test("e writes to export_dir and names the whole path at 80x24, on the status line and in events")
     func exportPathWhole() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let exports = scratch.path + "/exports-of-the-team"
+        // A relative export_dir is taken from the directory the console started in.
+        let terminal = try await TmuxTerminal.console(
+            width: 80, height: 24, configuration: "persist_cache = false\nexport_dir = \"exports-of-the-team\"\n")
+        defer { terminal.close() }
+        let pane = terminal.pane
+        let exports = terminal.directory + "/exports-of-the-team"
         try FileManager.default.createDirectory(atPath: exports, withIntermediateDirectories: true)
-        let config = scratch.file("config.toml")
-        try "persist_cache = false\nexport_dir = \"\(exports)\"\n".write(
-            toFile: config, atomically: true, encoding: .utf8)
-        let pane = try await start(width: 80, height: 24, in: scratch.path, extra: "--config '\(config)'")
-        defer { pane.close() }
         try await pane.send("p")
         try await pane.type("sni-a.lab.test")
         try await pane.send("Enter")
