@@ -150,7 +150,12 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
         }
         return []
     case .confirmFlushAll:
-        guard let command = state.keyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else { return [] }
+        guard let command = state.keyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else {
+            // As on the input line, a key that is not a letter (Ctrl-C) still quits.
+            if case .character = key { return [] }
+            let quits = state.keyMap.command(for: key, in: [.global], lab: state.engine.lab) == .quit
+            return quits ? perform(.quit, state: &state) : []
+        }
         state.mode = state.modeBeforePrompt
         if command == .confirmYes {
             state.message = "Flushed every name from the cache"

@@ -125,28 +125,31 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
     // Help and quit are named on every line, whatever else has to give way: on the input line
     // `?` and `q` are text, so the keys that leave it come first.
     let quitWhileTyping = keys.label(for: .quit, in: [.typing, .global], lab: lab, typing: true) ?? "Ctrl-C"
-    let helpAfter: (Command) -> String = { leave in
-        "\(keys.label(for: leave, in: [.typing], lab: lab) ?? "Esc") \(keys.label(for: .help, in: [.global], lab: lab) ?? "?")"
+    let helpAfter: (Command, KeyScope) -> String = { leave, scope in
+        "\(keys.label(for: leave, in: [scope], lab: lab) ?? "Esc") \(keys.label(for: .help, in: [.global], lab: lab) ?? "?")"
     }
     let tail: [(String, String)]
     switch state.mode {
     case .confirmFlushAll:
-        buffer.put(
+        let x = buffer.put(
             " Flush every name from the cache (\(state.cache.count) entries)? y/n", x: 0, y: y,
             style: .fg(.yellow, bold: true))
+        let more = [(helpAfter(.confirmNo, .confirm), "help"), (quitWhileTyping, "quit")]
+        drawHints(more, from: x + 3, y: y, rightWidth: 0, into: &buffer)
         return
     case .filter:
         var x = buffer.put(" Filter: ", x: 0, y: y, style: .bold)
         x = drawEditedLine(state.filterLine, x: x, y: y, width: max(8, buffer.width / 3), into: &buffer)
         let more = [
             (keys.label(for: .submit, in: [.typing], lab: lab) ?? "Enter", "keep"),
-            (keys.label(for: .cancel, in: [.typing], lab: lab) ?? "Esc", "clear"), (helpAfter(.submit), "help"),
+            (keys.label(for: .cancel, in: [.typing], lab: lab) ?? "Esc", "clear"),
+            (helpAfter(.submit, .typing), "help"),
             (quitWhileTyping, "quit"),
         ]
         drawHints(more, from: x + 2, y: y, rightWidth: 0, into: &buffer)
         return
     case .probeInput:
-        tail = [(helpAfter(.cancel), "help"), (quitWhileTyping, "quit")]
+        tail = [(helpAfter(.cancel, .typing), "help"), (quitWhileTyping, "quit")]
     case .command:
         let scopes = commandScopes(state)
         tail = [

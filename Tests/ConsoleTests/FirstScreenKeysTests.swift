@@ -78,6 +78,13 @@ struct FirstScreenKeysTests {
         #expect(state.input == "")
     }
 
+    @Test("Ctrl-C quits while the console asks to confirm a flush")
+    func quitWhileConfirming() {
+        var state = ConsoleFixtures.populatedState(size: Self.small)
+        press(&state, .character("2"), .character("D"))
+        #expect(reduce(into: &state, action: .key(.control("c"))) == [.quit])
+    }
+
     @Test("the cursor is drawn where the next character goes")
     func cursorDrawn() {
         var state = ConsoleFixtures.emptyState()
@@ -112,6 +119,8 @@ struct FirstScreenKeysTests {
         states.append(("reproduce panel", populated))
         press(&populated, .escape, .escape, .character("/"))
         states.append(("typing a filter", populated))
+        press(&populated, .escape, .character("2"), .character("D"))
+        states.append(("asked to confirm", populated))
         for (name, state) in states {
             // The hint line is the last one not drawn reversed: a long message takes lines of its
             // own between it and the status bar.
