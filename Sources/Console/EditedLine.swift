@@ -3,16 +3,20 @@
 
 /// Text being typed with a cursor, edited the way readline edits a shell's line.
 public struct EditedLine: Sendable, Equatable {
+    /// The line, one character per grapheme (what Left and Right step over).
     public private(set) var characters: [Character] = []
     /// How many characters are before the cursor (0 is the start of the line).
     public private(set) var cursor = 0
 
+    /// A line holding `text`, the cursor at its end.
     public init(_ text: String = "") {
         characters = Array(text)
         cursor = characters.count
     }
 
+    /// The whole line.
     public var text: String { String(characters) }
+    /// Whether nothing is typed.
     public var isEmpty: Bool { characters.isEmpty }
 
     /// The text before the cursor.
@@ -21,14 +25,19 @@ public struct EditedLine: Sendable, Equatable {
     /// Replaces the whole line (a history entry), the cursor at its end.
     public mutating func replace(with text: String) { self = EditedLine(text) }
 
+    /// Types `character` at the cursor, which moves past it.
     public mutating func insert(_ character: Character) {
         characters.insert(character, at: cursor)
         cursor += 1
     }
 
+    /// Left: one character back.
     public mutating func moveLeft() { cursor = max(0, cursor - 1) }
+    /// Right: one character on.
     public mutating func moveRight() { cursor = min(characters.count, cursor + 1) }
+    /// Ctrl-A, Home.
     public mutating func moveToStart() { cursor = 0 }
+    /// Ctrl-E, End.
     public mutating func moveToEnd() { cursor = characters.count }
 
     /// Backspace: the character before the cursor.

@@ -408,7 +408,8 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
             return []
         }
         let base = state.exportDirectory + "/ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
-        state.message = "Exporting \(records.count) traces to \(base).jsonl and \(base).har\u{2026}"
+        state.message =
+            "Exporting \(records.count) traces to \(filesSentence([base + ".jsonl", base + ".har"]))\u{2026}"
         return [.export(exportReports(records, state: state), basePath: base)]
     case .reproduce:
         return openReproducePanel(&state)

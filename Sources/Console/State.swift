@@ -153,7 +153,9 @@ func containsBytes(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBuffe
 /// A row of the events view: what the resolver did, or what the console wrote (an export),
 /// so a file written an hour ago can still be found.
 public struct ConsoleEvent: Sendable, Equatable {
+    /// What happened: the resolver's kinds, and the console's own.
     public enum Kind: Sendable, Equatable {
+        /// A lookup, refresh, expiry, fallback, error or flush of the resolver cache.
         case resolver(ResolverEvent.Kind)
         /// `e` wrote the traces (or the watch's rounds) to files.
         case export
@@ -167,13 +169,17 @@ public struct ConsoleEvent: Sendable, Equatable {
         }
     }
 
+    /// When it happened.
     public var time: Date
     public var kind: Kind
+    /// The name it concerns; empty for an export of several.
     public var host: String
+    /// The address family, when the event is about one.
     public var family: IPFamily?
     /// The whole line; the view wraps it rather than cutting it.
     public var detail: String
 
+    /// An event the console records itself (an export).
     public init(time: Date, kind: Kind, host: String = "", family: IPFamily? = nil, detail: String) {
         self.time = time
         self.kind = kind
@@ -182,6 +188,7 @@ public struct ConsoleEvent: Sendable, Equatable {
         self.detail = detail
     }
 
+    /// The resolver's event as a row of the view.
     public init(_ event: ResolverEvent) {
         self.init(
             time: event.time, kind: .resolver(event.kind), host: event.host, family: event.family, detail: event.detail)
