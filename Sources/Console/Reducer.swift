@@ -59,6 +59,15 @@ public enum ConsoleEffect: Sendable, Equatable {
 ///
 /// - Returns: the effects the runner must carry out.
 public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [ConsoleEffect] {
+    let message = state.message
+    let effects = apply(action, to: &state)
+    // A long message takes lines of its own above the status bar and so shortens the lists:
+    // their selected rows stay in sight.
+    if state.message != message { clampCursors(&state) }
+    return effects
+}
+
+private func apply(_ action: ConsoleAction, to state: inout ConsoleState) -> [ConsoleEffect] {
     switch action {
     case .key(let key):
         return handleKey(key, state: &state)

@@ -190,6 +190,26 @@ struct FirstScreenKeysTests {
         #expect(ConsoleOptions.absoluteDirectory("~/exports") == NSHomeDirectory() + "/exports")
     }
 
+    @Test("a long message above the status bar keeps the selected trace in sight")
+    func selectionStaysVisible() {
+        var state = ConsoleFixtures.populatedState(size: Self.small)
+        for index in 0..<40 {
+            var attempt = ConsoleFixtures.attempts[index % 3]
+            attempt.url = "https://host\(index).lab.test/"
+            recordTrace(attempt, runID: 1, state: &state)
+        }
+        _ = reduce(into: &state, action: .message(""))
+        press(&state, .character("3"), .character("G"))
+        /// Whether a row of the list, above the hint line, is drawn selected (reversed).
+        func selectionShown(_ buffer: CellBuffer) -> Bool {
+            let hint = (0..<buffer.height).last { !buffer[0, $0].style.reverse } ?? 0
+            return (1..<hint).contains { buffer[0, $0].style.reverse }
+        }
+        #expect(selectionShown(render(state)))
+        _ = reduce(into: &state, action: .exported(Self.exportPaths))
+        #expect(selectionShown(render(state)), "\(render(state).text)")
+    }
+
     @Test("the events view records an export with its whole path", arguments: sizes)
     func exportInEvents(size: TerminalSize) {
         var state = ConsoleFixtures.populatedState(size: size)
