@@ -228,10 +228,11 @@ struct AgentCommand: AsyncParsableCommand {
 
         let cache = session.cache
         let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
+        let exporters: [(any ReportExporter)?] = [tracing, jsonlFile]
         let agent = ProbeAgent(
             engine: engine, source: source,
             schedule: AgentSchedule(interval: interval, jitter: jitter, concurrency: concurrency),
-            sinks: AgentSinks(metrics: metrics, tracing: tracing, jsonl: jsonlFile), logger: logger)
+            sinks: AgentSinks(metrics: metrics, exporters: exporters.compactMap { $0 }), logger: logger)
         let counting = agent.countResolverEvents(cache.events())
 
         let signals = try? SignalPipe(watching: [SIGINT, SIGTERM, SIGHUP])
@@ -248,9 +249,9 @@ struct AgentCommand: AsyncParsableCommand {
         counting.cancel()
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
-        let stopping = (tracing, server)
+        let stopping = (agent.sinks, server)
         await Deadline.first(within: 0.9) {
-            await stopping.0?.shutdown(within: 0.6)
+            await stopping.0.finish(within: .milliseconds(600))
             await stopping.1?.close()
             await session.close()
         }
