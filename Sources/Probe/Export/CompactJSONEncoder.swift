@@ -317,7 +317,7 @@ enum CompactJSONEncoder {
         }
     }
 
-    fileprivate struct ObjectContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    fileprivate struct ObjectContainer<Key: CodingKey>: DecidesAbsentValues {
         let frame: Frame
         /// The container could not be opened in order: every use throws.
         let failed: Bool
@@ -362,7 +362,8 @@ enum CompactJSONEncoder {
         }
 
         // A synthesised encode(to:) writes an optional field only when present, as JSONEncoder
-        // does, or as null for an `AbsentAsNull` value, as NullWritingEncoder does.
+        // does, or as null for an `AbsentAsNull` value, as NullWritingEncoder does. The common
+        // scalars are written directly; the others go through the generic one (DecidesAbsentValues).
         mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
             if let value { try encode(value, forKey: key) } else { try absent(key) }
         }
@@ -381,22 +382,6 @@ enum CompactJSONEncoder {
 
         mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
             if let value { try encode(value, forKey: key) } else { try absent(key) }
-        }
-
-        // The other scalars: their defaults would leave the key out whatever the value.
-        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try present(value, key) }
-
-        private mutating func present<T: Encodable>(_ value: T?, _ key: Key) throws {
-            try encodeIfPresent(value, forKey: key)
         }
 
         /// An absent value: null when the value being written is `AbsentAsNull`, else nothing.

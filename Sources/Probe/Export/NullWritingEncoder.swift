@@ -49,7 +49,7 @@ struct NullWritingEncoder: Encoder {
         Single(encoder: base)
     }
 
-    struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    struct Keyed<Key: CodingKey>: DecidesAbsentValues {
         var base: KeyedEncodingContainer<Key>
         let writesNulls: Bool
         var codingPath: [any CodingKey] { base.codingPath }
@@ -72,26 +72,6 @@ struct NullWritingEncoder: Encoder {
             } else if writesNulls {
                 try base.encodeNil(forKey: key)
             }
-        }
-
-        // Each scalar has a requirement of its own, whose default would leave the key out.
-        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try present(value, key) }
-        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try present(value, key) }
-
-        private mutating func present<T: Encodable>(_ value: T?, _ key: Key) throws {
-            try encodeIfPresent(value, forKey: key)
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(
@@ -165,5 +145,32 @@ struct NullWritingEncoder: Encoder {
                 try NullWritingEncoder.encode(value, to: encoder)
             }
         }
+    }
+}
+
+/// A keyed container whose `encodeIfPresent` of every scalar goes through its generic one, where
+/// it decides what an absent value writes: each scalar has a requirement of its own, whose
+/// standard default leaves the key out whatever the container would do.
+protocol DecidesAbsentValues: KeyedEncodingContainerProtocol {}
+
+extension DecidesAbsentValues {
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try generic(value, key) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try generic(value, key) }
+
+    /// The generic requirement (a call with a concrete type would pick the overload again).
+    private mutating func generic<T: Encodable>(_ value: T?, _ key: Key) throws {
+        try encodeIfPresent(value, forKey: key)
     }
 }
