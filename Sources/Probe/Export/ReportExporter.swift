@@ -39,8 +39,9 @@ public struct ReportContext: Sendable, Equatable {
 ///    `--no-redact`; an exporter that may get others redacts them itself (`Redaction.report`).
 ///    `finish` completes the output (closes a document, sends what is queued) within the time
 ///    it is given; later reports are ignored.
-/// 2. Hand it over where it is wanted: `AgentSinks(exporters:)` for the agent, the writers
-///    `ProbeBatch` opens for `probe`, `LiveConsoleEngine.export` for the console's `e`.
+/// 2. Hand it over where it is wanted: for the agent, start it in `AgentExporters` (the
+///    `agent` command), whose list goes to `AgentSinks(metrics:exporters:)`; for `probe`, the
+///    writers `ProbeBatch` opens; for the console's `e`, `LiveConsoleEngine.export`.
 /// 3. Test it against the lab through the command that uses it, as `ExportTests` and
 ///    `AgentLoopTests` do.
 public protocol ReportExporter: Sendable {
