@@ -134,7 +134,7 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
         line += [
             Span((row.ttl.map { "\($0)s" } ?? "-").leftPadded(c.ttl) + " ", .dim),
             Span(formatMilliseconds(row.ms).leftPadded(c.time) + " ", .dim),
-            Span(g.clip(row.clientIP ?? "-", c.cip).padded(c.cip + 1)),
+            Span(g.clip(row.clientIP?.text ?? "-", c.cip).padded(c.cip + 1)),
         ]
         line += agreeSpans(row.group, row.error == nil ? row.vsSystem : nil)
         lines.append(line)

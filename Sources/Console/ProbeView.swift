@@ -182,7 +182,7 @@ private func matrixCell(
         line.append(Span(more, .dim))
         used += more.count
     }
-    if let ip = attempt.ip, used + ip.count + 3 < width {
+    if let ip = attempt.ip?.text, used + ip.count + 3 < width {
         line.append(Span(" @ " + ip, .dim))
         used += ip.count + 3
     }

@@ -141,7 +141,7 @@ extension LiveConsoleEngine {
         await IPRanking.rank(resolution, port: port, attempts: attempts)
     }
 
-    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ProbeEvent> {
+    func probe(_ target: String, scenario: Scenario, ip: IPAddress) -> AsyncStream<ProbeEvent> {
         let text = session.labTarget(target)
         let host = (try? ProbeURL.parse(text))?.host
         let cache = self.cache
@@ -149,7 +149,7 @@ extension LiveConsoleEngine {
         // resolve as usual.
         let pinned: HostResolver = { name in
             guard name == host else { return await cache.resolve(name) }
-            let v4 = IPLiteral.isIPv4(ip) ? [ip] : []
+            let v4 = ip.family == .v4 ? [ip] : []
             let v6 = v4.isEmpty ? [ip] : []
             return HostResolution(
                 host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),

@@ -190,7 +190,7 @@ enum ResolutionTable {
         return out.joined(separator: "\n")
     }
 
-    static func addresses(_ ips: [String]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
+    static func addresses(_ ips: [IPAddress]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
 
     /// What the cache held beside the fresh answer: "(nothing)", "IPs (same)", "IPs (differs)".
     static func held(_ comparison: CacheComparison?) -> String {

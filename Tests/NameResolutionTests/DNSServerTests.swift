@@ -51,7 +51,7 @@ struct DNSServerTests {
         try await withLab { lab in
             let cache = try Self.cache(lab)
             let resolution = await cache.resolve("hijacked.lab.test", family: .v4)
-            #expect(resolution.system.ipv4 == [LabLocalDNS.hijackAddress])
+            #expect(resolution.system.ipv4.map(\.text) == [LabLocalDNS.hijackAddress])
             #expect(resolution.httpdns.ipv4 == ["127.0.0.1"])
             #expect(resolution.agreement == .disjoint)
         }

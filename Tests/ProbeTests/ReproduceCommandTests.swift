@@ -132,7 +132,7 @@ struct ReproduceCommandTests {
                 } else {
                     // dig prints the address the attempt connected to; curl ends as the attempt did.
                     let printed = result.output.split(whereSeparator: \.isNewline).map(String.init)
-                    #expect(printed.contains(attempt.ip ?? "-"), "\(label)\n\(result.output)")
+                    #expect(printed.contains(attempt.ip?.text ?? "-"), "\(label)\n\(result.output)")
                     #expect((result.status == 0) == attempt.outcome.reachedServer, "\(label)\n\(result.errors)")
                 }
             }

@@ -307,9 +307,10 @@ public final class ResolverCache: Sendable {
         let config = configuration
         let families = (family ?? config.family).concrete()
         let limit = timeout ?? config.timeout
-        if let literal = IPLiteral.family(of: name) {
+        if let literal = IPAddress(name) {
             // An address needs no resolving; both sides "answer" it so a probe can use it.
-            let sys = SystemAnswer(ipv4: literal == .v4 ? [name] : [], ipv6: literal == .v6 ? [name] : [])
+            let sys = SystemAnswer(
+                ipv4: literal.family == .v4 ? [literal] : [], ipv6: literal.family == .v6 ? [literal] : [])
             return HostResolution(
                 host: name, system: sys,
                 httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
@@ -648,13 +649,15 @@ public final class ResolverCache: Sendable {
         }
     }
 
-    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses that are
-    /// not IP literals of the entry's family are dropped, as from any other source.
+    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses of the other
+    /// family are dropped, and repeats, as from any other source.
     public func insert(_ entry: CacheEntrySnapshot) {
         var clean = entry
         let key = CacheKey(host: entry.host, family: entry.family)
         clean.host = key.name
-        clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
+        clean.ips = entry.ips.reduce(into: []) { kept, ip in
+            if ip.family == entry.family, !kept.contains(ip) { kept.append(ip) }
+        }
         clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
         state.withLock { $0.entries[key] = clean }
     }

@@ -14,17 +14,16 @@ import TerminalText
 
 /// A DNS server by address and port (`--dns-server HOST[:PORT]`, `dns_server` in the file).
 public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
-    /// An IP literal.
-    public var address: String
+    public var address: IPAddress
     public var port: Int
 
-    public init(address: String, port: Int = 53) {
+    public init(address: IPAddress, port: Int = 53) {
         self.address = address
         self.port = port
     }
 
     /// `127.0.0.1:5353`, `[::1]:53`.
-    public var description: String { IPLiteral.hostPort(address, port: port) }
+    public var description: String { address.hostPort(port) }
 
     /// Reads `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`.
     ///
@@ -43,8 +42,8 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
             port = value
         }
         guard (1...65535).contains(port) else { throw bad("has a port outside 1-65535") }
-        guard IPLiteral.family(of: host) != nil else { throw bad("is not an IP address") }
-        return DNSServer(address: host, port: port)
+        guard let address = IPAddress(host) else { throw bad("is not an IP address") }
+        return DNSServer(address: address, port: port)
     }
 }
 
@@ -153,12 +152,12 @@ public struct DNSServerResolver: Sendable {
         var node = ares_addr_port_node()
         node.udp_port = Int32(server.port)
         node.tcp_port = Int32(server.port)
-        if IPLiteral.family(of: server.address) == .v4 {
+        if server.address.family == .v4 {
             node.family = AF_INET
-            _ = inet_pton(AF_INET, server.address, &node.addr.addr4)
+            _ = inet_pton(AF_INET, server.address.text, &node.addr.addr4)
         } else {
             node.family = AF_INET6
-            _ = inet_pton(AF_INET6, server.address, &node.addr.addr6)
+            _ = inet_pton(AF_INET6, server.address.text, &node.addr.addr6)
         }
         guard ares_set_servers_ports(channel, &node) == ARES_SUCCESS else {
             return SystemAnswer(error: "\(who): c-ares refused the server address")

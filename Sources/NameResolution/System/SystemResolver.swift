@@ -67,13 +67,17 @@ public struct SystemResolver: Sendable {
         let status = getaddrinfo(host, nil, &hints, &list)
         defer { if let list { freeaddrinfo(list) } }
         guard status == 0 else { return SystemAnswer(error: describe(status, host: host)) }
-        var v4: [String] = []
-        var v6: [String] = []
+        var v4: [IPAddress] = []
+        var v6: [IPAddress] = []
         var node = list
         while let info = node {
-            if let address = info.pointee.ai_addr, let text = numericHost(address, length: info.pointee.ai_addrlen) {
-                if info.pointee.ai_family == AF_INET, !v4.contains(text) { v4.append(text) }
-                if info.pointee.ai_family == AF_INET6, !v6.contains(text) { v6.append(text) }
+            // getaddrinfo's text goes through the one parser too: an address with a zone
+            // (`fe80::1%eth0`) is not a literal a URL or a pin can carry, and is left out.
+            if let address = info.pointee.ai_addr,
+                let ip = numericHost(address, length: info.pointee.ai_addrlen).flatMap(IPAddress.init)
+            {
+                if ip.family == .v4, !v4.contains(ip) { v4.append(ip) }
+                if ip.family == .v6, !v6.contains(ip) { v6.append(ip) }
             }
             node = info.pointee.ai_next
         }

@@ -88,7 +88,7 @@ public final class ProbeEngine: Sendable {
             emit(.rejected(error))
             return nil
         }
-        let resolution = await memo.resolution(of: url.host) { await self.resolution(of: $0) }
+        let resolution = await memo.resolution(of: url.host) { _ in await self.resolution(of: url) }
         emit(.resolved(resolution))
         let plans = plan(url, resolution)
         let finished = await withTaskGroup(of: (Int, Attempt, [String]).self) { group in
@@ -127,10 +127,10 @@ public final class ProbeEngine: Sendable {
     struct Plan: Sendable {
         var id = UUID()
         var scenario: Scenario
-        var ip: String?
+        var ip: IPAddress?
         var source: IPSource?
         /// For system-dns: every address system DNS gave, pinned together as an app would see them.
-        var pins: [String] = []
+        var pins: [IPAddress] = []
         /// For system-dns: the DNS server asked instead of getaddrinfo, when one was chosen.
         var dnsServer: DNSServer?
         /// Set when the attempt is not made: the outcome and why.
@@ -143,10 +143,11 @@ public final class ProbeEngine: Sendable {
         var reason: String
     }
 
-    private func resolution(of host: String) async -> HostResolution {
-        if IPLiteral.isLiteral(host) {
-            let v4 = IPLiteral.isIPv4(host) ? [host] : []
-            let v6 = v4.isEmpty ? [host] : []
+    private func resolution(of url: ProbeURL) async -> HostResolution {
+        let host = url.host
+        if let literal = url.literalHost {
+            let v4 = literal.family == .v4 ? [literal] : []
+            let v6 = v4.isEmpty ? [literal] : []
             return HostResolution(
                 host: host, system: SystemAnswer(ipv4: v4, ipv6: v6),
                 httpdns: HTTPDNSAnswer(provider: "literal", ipv4: v4, ipv6: v6))
@@ -157,10 +158,10 @@ public final class ProbeEngine: Sendable {
     func plan(_ url: ProbeURL, _ resolution: HostResolution) -> [Plan] {
         let httpdns = resolution.httpdns
         let system = resolution.system
-        let httpdnsIPs = httpdns.error == nil ? (httpdns.ipv4 + httpdns.ipv6).filter(IPLiteral.isLiteral) : []
-        let systemIPs = system.error == nil ? (system.ipv4 + system.ipv6).filter(IPLiteral.isLiteral) : []
+        let httpdnsIPs = httpdns.error == nil ? httpdns.ipv4 + httpdns.ipv6 : []
+        let systemIPs = system.error == nil ? system.ipv4 + system.ipv6 : []
 
-        var targets: [(ip: String, source: IPSource)] = []
+        var targets: [(ip: IPAddress, source: IPSource)] = []
         if !httpdnsIPs.isEmpty {
             let source = Self.ipSource(of: httpdns)
             targets = (options.allIPs ? httpdnsIPs : [httpdnsIPs[0]]).map { ($0, source) }
@@ -333,17 +334,14 @@ public final class ProbeEngine: Sendable {
             }
             if next.host != current.host {
                 // A new host is resolved again, with the technique of this attempt.
-                let answer = await memo.resolution(of: next.host) { await self.resolution(of: $0) }
-                let picked: (String, IPSource)?
+                let answer = await memo.resolution(of: next.host) { _ in await self.resolution(of: next) }
+                let picked: (IPAddress, IPSource)?
                 if plan.scenario == .systemDNS {
-                    let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
-                    pins = ips.filter(IPLiteral.isLiteral)
+                    pins = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
                     picked = pins.first.map { ($0, .system) }
                 } else {
                     let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
-                    picked = ips.first(where: IPLiteral.isLiteral).map {
-                        ($0, Self.ipSource(of: answer.httpdns))
-                    }
+                    picked = ips.first.map { ($0, Self.ipSource(of: answer.httpdns)) }
                 }
                 guard let (nextIP, source) = picked else {
                     let which = plan.scenario == .systemDNS ? "system DNS" : "HTTPDNS"
@@ -357,8 +355,8 @@ public final class ProbeEngine: Sendable {
                 }
                 // Judged by the addresses the hop would connect to, whatever Location named.
                 let connectsTo = plan.scenario == .systemDNS ? pins : [nextIP]
-                if let address = connectsTo.first(where: IPLiteral.isLinkLocalOrMetadata) {
-                    let place = Self.linkLocalPlace(address, host: next.host)
+                if let address = connectsTo.first(where: \.isLinkLocalOrMetadata) {
+                    let place = Self.linkLocalPlace(address, url: next)
                     if options.linkLocal == .refuse {
                         hops[hops.count - 1].outcome = .redirectRefused
                         hops[hops.count - 1].error =
@@ -394,8 +392,8 @@ public final class ProbeEngine: Sendable {
     }
 
     /// "169.254.169.254", or "169.254.169.254 (metadata.example)" when a name led there.
-    static func linkLocalPlace(_ address: String, host: String) -> String {
-        IPLiteral.isLiteral(host) ? address : "\(address) (\(host))"
+    static func linkLocalPlace(_ address: IPAddress, url: ProbeURL) -> String {
+        url.hostIsIPLiteral ? address.text : "\(address) (\(url.host))"
     }
 
     /// A server's header as it is kept: name and value cleaned where they enter.
@@ -405,7 +403,7 @@ public final class ProbeEngine: Sendable {
 
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
     private func reproduction(
-        _ scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod,
+        _ scenario: Scenario, url: ProbeURL, ip: IPAddress?, pins: [IPAddress] = [], method: RequestMethod,
         body: [UInt8]? = nil, dnsServer: DNSServer? = nil
     ) -> ReproduceCommand.Exchange {
         ReproduceCommand.Exchange(
@@ -420,7 +418,8 @@ public final class ProbeEngine: Sendable {
     /// - Returns: the hop as traces keep it (redacted unless `--no-redact`), and the `Location`
     ///   the server sent, unredacted, for the redirect to follow.
     private func exchange(
-        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: RequestMethod,
+        _ scenario: Scenario, url: ProbeURL, ip: IPAddress, pins: [IPAddress], resolver: IPSource,
+        method: RequestMethod,
         body: [UInt8]?, headers extra: [HeaderField], notes: [String]
     ) async -> (Hop, location: String?) {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
@@ -455,7 +454,7 @@ public final class ProbeEngine: Sendable {
         let expectedSNI = url.isHTTPS && !ipInURL && !url.hostIsIPLiteral ? url.host : nil
         let sni = record.tls.map { $0.sni } ?? expectedSNI
         let port = url.port
-        let target = IPLiteral.hostPort(ip, port: port)
+        let target = ip.hostPort(port)
         let shortage = OutcomeReading.shortage(record)
         let (outcome, error) =
             shortage.map { (Outcome.skipped, "not attempted: \($0.sentence); \(target) was not tried") }
@@ -467,7 +466,8 @@ public final class ProbeEngine: Sendable {
         var hop = Hop(
             url: requestURL, originalURL: url.text, method: method.rawValue,
             requestHeaders: record.requestLine == nil ? headers : record.requestHeaders,
-            requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP, remotePort: record.remotePort,
+            requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP.flatMap(IPAddress.init),
+            remotePort: record.remotePort,
             resolver: resolver, sni: sni, checkedName: checkedName, outcome: outcome,
             status: reached ? record.status : nil, httpVersion: reached ? record.httpVersion : nil,
             responseHeaders: record.responseHeaders.map(Self.cleaned), responseBytes: record.responseBytes,
@@ -507,7 +507,7 @@ public final class ProbeEngine: Sendable {
 
 extension ProbeURL {
     /// A `CURLOPT_RESOLVE` entry pinning the host to several addresses (libcurl tries them in order).
-    func resolvePin(toAll ips: [String]) -> String {
-        "\(host):\(port):" + ips.map(IPLiteral.authorityForm).joined(separator: ",")
+    func resolvePin(toAll ips: [IPAddress]) -> String {
+        "\(host):\(port):" + ips.map(\.authorityForm).joined(separator: ",")
     }
 }

@@ -72,7 +72,7 @@ enum VerdictWriting {
             systemTries.contains(where: worked), !dnsTries.contains(where: worked)
         {
             notes.append(
-                "the system IP \(systemTries[0].ip ?? "?") works where the HTTPDNS IP \(dnsTries[0].ip ?? "?") does not: the address is at fault, not the technique"
+                "the system IP \(systemTries[0].ip?.text ?? "?") works where the HTTPDNS IP \(dnsTries[0].ip?.text ?? "?") does not: the address is at fault, not the technique"
             )
         }
         if !proxyVariables.isEmpty {

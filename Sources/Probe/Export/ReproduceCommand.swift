@@ -15,9 +15,9 @@ public enum ReproduceCommand {
         public var url: ProbeURL
         /// The address connected to; nil for system-dns when system DNS gave none (the command
         /// then asks system DNS itself, as the attempt did).
-        public var ip: String?
+        public var ip: IPAddress?
         /// For system-dns: every address system DNS gave (pinned together, in order).
-        public var pins: [String]
+        public var pins: [IPAddress]
         public var method: RequestMethod
         /// The request headers the user asked for (`Host` is the engine's own).
         public var headers: [HeaderField]
@@ -35,7 +35,7 @@ public enum ReproduceCommand {
         public var secretNames: RedactionNames
 
         public init(
-            scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod = .get,
+            scenario: Scenario, url: ProbeURL, ip: IPAddress?, pins: [IPAddress] = [], method: RequestMethod = .get,
             headers: [HeaderField] = [], body: [UInt8]? = nil, bodyFile: String? = nil, caFile: String? = nil,
             timeout: Double = ProbeOptions.defaultTimeout, dnsServer: DNSServer? = nil,
             secretNames: RedactionNames = .builtIn
@@ -128,7 +128,8 @@ public enum ReproduceCommand {
                 words += ["--data-binary", "@-"]
             }
         }
-        let target = ipInURL ? ((try? url.replacingHost(with: exchange.ip ?? url.host)) ?? url.text) : url.text
+        let address = exchange.ip ?? url.literalHost
+        let target = ipInURL ? (address.flatMap { try? url.replacingHost(with: $0) } ?? url.text) : url.text
         words.append(urlWord(target, exchange.secretNames, variables: &variables))
         let line = words.joined(separator: " ")
         return input.map { "\($0) | \(line)" } ?? line
@@ -140,7 +141,7 @@ public enum ReproduceCommand {
     /// `grep` keeps the address lines, so the line fails, as the attempt did, when the server gave
     /// no address (NXDOMAIN, no answer, a timeout that dig reports on stdout).
     private static func dig(_ name: String, at server: DNSServer, timeout: Double) -> String {
-        var words = ["dig", "@" + server.address]
+        var words = ["dig", "@" + server.address.text]
         if server.port != 53 { words += ["-p", String(server.port)] }
         words += [
             "+short", "+tries=1", "+time=\(max(1, Int(timeout.rounded(.up))))", quoted(name), "A", quoted(name), "AAAA",
@@ -160,7 +161,8 @@ public enum ReproduceCommand {
     {
         let url = exchange.url
         var client = [
-            "openssl", "s_client", "-connect", quoted(IPLiteral.hostPort(exchange.ip ?? url.host, port: url.port)),
+            "openssl", "s_client", "-connect",
+            quoted(exchange.ip?.hostPort(url.port) ?? IPLiteral.hostPort(url.host, port: url.port)),
             "-noservername", "-verify_hostname", quoted(url.host), "-verify_return_error",
         ]
         if let caFile = exchange.caFile { client += ["-CAfile", quoted(caFile)] }

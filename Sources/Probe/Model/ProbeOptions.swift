@@ -64,7 +64,7 @@ public struct ProbeOptions: Sendable {
 }
 
 /// What the engine does with a redirect to a link-local or cloud metadata address
-/// (`IPLiteral.isLinkLocalOrMetadata`), where a server could steer a prober into the host's
+/// (`IPAddress.isLinkLocalOrMetadata`), where a server could steer a prober into the host's
 /// instance credentials.
 public enum LinkLocalPolicy: String, Sendable {
     /// Follow it, and say so in the hop's trace and the verdict (a person at a terminal probing
@@ -80,10 +80,10 @@ public struct PlannedAttempt: Sendable, Equatable {
     public var id: UUID
     public var url: String
     public var scenario: Scenario
-    public var ip: String?
+    public var ip: IPAddress?
     public var ipSource: IPSource?
 
-    public init(id: UUID, url: String, scenario: Scenario, ip: String?, ipSource: IPSource?) {
+    public init(id: UUID, url: String, scenario: Scenario, ip: IPAddress?, ipSource: IPSource?) {
         self.id = id
         self.url = url
         self.scenario = scenario
