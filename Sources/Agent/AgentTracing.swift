@@ -134,7 +134,7 @@ public final class AgentTracing: Sendable {
             .joined(separator: ",")
         resolved["ipdirect.system.ips"] = (shown.resolution.system.ipv4 + shown.resolution.system.ipv6)
             .joined(separator: ",")
-        if let error = shown.resolution.httpdns.error { resolved["ipdirect.httpdns.error"] = error }
+        if let error = shown.resolution.httpdns.error { resolved["ipdirect.httpdns.error"] = error.sentence }
         root.addEvent(
             SpanEvent(
                 name: "resolved",

@@ -164,7 +164,7 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
     lines.append(systemLine)
 
     let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0) } }
-    let systemFailure = system.error.map { [(system.resolver.label, "", $0)] } ?? []
+    let systemFailure = system.error.map { [(system.resolver.label, "", $0.sentence)] } ?? []
     if !(failures + systemFailure).isEmpty {
         lines.append([])
         lines.append([Span(" Errors", .bold)])

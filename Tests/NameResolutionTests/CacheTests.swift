@@ -289,7 +289,7 @@ struct CacheTests {
         let on = await ResolverCache(configuration: config, provider: provider).resolve("localhost", family: .v4)
         #expect(on.httpdns.source == .systemFallback)
         #expect(on.httpdns.ipv4 == ["127.0.0.1"])
-        #expect(on.httpdns.error?.hasPrefix("connection refused") == true)
+        #expect(on.httpdns.error?.sentence.hasPrefix("connection refused") == true)
         config.fallbackToSystem = false
         let off = await ResolverCache(configuration: config, provider: provider).resolve("localhost", family: .v4)
         #expect(off.httpdns.ipv4.isEmpty)

@@ -72,7 +72,7 @@ struct DNSAnswerTellingTests {
     func rcodesThroughDNSServer(name: String, code: String, meaning: String) async throws {
         try await withLab { lab in
             let answer = try await Self.server(lab).resolve(name, families: [.v4], timeout: 10)
-            let error = try #require(answer.error)
+            let error = try #require(answer.error?.sentence)
             #expect(error.contains("answered \(code) for \(name)"), "\(error)")
             #expect(error.contains(meaning), "\(error)")
             #expect(!error.contains("nothing listens"), "\(error)")
@@ -97,9 +97,11 @@ struct DNSAnswerTellingTests {
     func noDataApartFromNXDomain() async throws {
         try await withLab { lab in
             let server = try Self.server(lab)
-            let noData = try #require(await server.resolve("nodata.lab.test", families: [.v4, .v6], timeout: 10).error)
+            let noData = try #require(
+                await server.resolve("nodata.lab.test", families: [.v4, .v6], timeout: 10).error?.sentence)
             #expect(noData.contains("nodata.lab.test exists but has no address (NODATA)"), "\(noData)")
-            let missing = try #require(await server.resolve("nowhere.lab.test", families: [.v4], timeout: 10).error)
+            let missing = try #require(
+                await server.resolve("nowhere.lab.test", families: [.v4], timeout: 10).error?.sentence)
             #expect(missing.contains("NXDOMAIN"), "\(missing)")
             for format in LabFormat.answeringRCodes {
                 let noData = try await Self.dohError(format, lab, "nodata.lab.test")
@@ -133,7 +135,7 @@ struct DNSAnswerTellingTests {
             #expect(resolution.httpdns.source == .system)
             #expect(resolution.httpdns.ipv4.isEmpty)
             #expect(resolution.httpdns.ttl != 30)
-            let error = try #require(resolution.httpdns.error)
+            let error = try #require(resolution.httpdns.error?.sentence)
             #expect(error.contains("getaddrinfo"), "\(error)")
             #expect(cache.entries().isEmpty)
             // Where getaddrinfo answers, the answer says it carries no TTL.
@@ -175,7 +177,7 @@ struct DNSAnswerTellingTests {
             #expect(seen.first?.edns == 1232)
             // A server that answers FORMERR to EDNS is asked again without it, then named.
             let formerr = try await Self.server(lab).resolve("formerr.lab.test", families: [.v4], timeout: 10)
-            #expect(formerr.error?.contains("answered FORMERR") == true, "\(formerr.error ?? "")")
+            #expect(formerr.error?.sentence.contains("answered FORMERR") == true, "\(formerr.error?.sentence ?? "")")
             #expect(lab.dnsQueries().filter { $0.name == "formerr.lab.test" }.map(\.edns) == [1232, nil])
         }
     }

@@ -82,7 +82,7 @@ struct DNSServerTests {
         try await withLab(LabOptions(slowDNSDelay: 15)) { lab in
             let cache = try Self.cache(lab)
             let resolution = await cache.resolve(name, family: .v4)
-            let error = try #require(resolution.system.error, "\(name)")
+            let error = try #require(resolution.system.error?.sentence, "\(name)")
             #expect(error.hasPrefix("DNS server \(lab.endpoints.dns)"), "\(error)")
             #expect(error.contains(words), "\(error)")
             #expect(resolution.system.ipv4.isEmpty)
@@ -98,7 +98,7 @@ struct DNSServerTests {
             let port = try #require(URLComponents(string: lab.endpoints.httpdns)?.port)
             let answer = await DNSServerResolver(server: DNSServer(address: "127.0.0.1", port: port))
                 .resolve("sni-a.lab.test", families: [.v4], timeout: 1)
-            let error = try #require(answer.error)
+            let error = try #require(answer.error?.sentence)
             #expect(error.hasPrefix("DNS server 127.0.0.1:\(port)"))
             #expect(error.contains("refused") || error.contains("no answer"), "\(error)")
         }

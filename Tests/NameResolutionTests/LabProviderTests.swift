@@ -131,9 +131,9 @@ struct LabProviderTests {
             let cache = ResolverCache(configuration: format.configuration(lab), provider: try format.provider(lab))
             let resolution = await cache.resolve("poisoned.lab.test", family: .both)
             #expect(
-                resolution.httpdns.error?.hasSuffix("which are not IP addresses: answer refused") == true,
-                "\(resolution.httpdns.error ?? "no error")")
-            #expect(resolution.httpdns.error?.contains("'not-an-ip'") == true)
+                resolution.httpdns.error?.sentence.hasSuffix("which are not IP addresses: answer refused") == true,
+                "\(resolution.httpdns.error?.sentence ?? "no error")")
+            #expect(resolution.httpdns.error?.sentence.contains("'not-an-ip'") == true)
             #expect(resolution.httpdns.ipv4.isEmpty && resolution.httpdns.ipv6.isEmpty)
             #expect(Set(resolution.httpdns.rejected ?? []) == ["not-an-ip", "999.1.2.3", "fe80::zz"])
             #expect(cache.entries().filter { $0.host == "poisoned.lab.test" }.isEmpty)

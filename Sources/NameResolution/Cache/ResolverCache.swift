@@ -332,13 +332,15 @@ public final class ResolverCache: Sendable {
                 emit([
                     ResolverEvent(
                         time: clock.now(), kind: .fallback, host: name,
-                        detail: "\(name): HTTPDNS failed (\(failure)); using system DNS: \(ips)")
+                        detail: "\(name): HTTPDNS failed (\(failure.sentence)); using system DNS: \(ips)")
                 ])
             } else {
                 emit([
                     ResolverEvent(
                         time: clock.now(), kind: .error, host: name,
-                        detail: "\(name): HTTPDNS failed (\(failure)) and so did system DNS (\(sys.error ?? "?"))")
+                        detail:
+                            "\(name): HTTPDNS failed (\(failure.sentence)) and so did system DNS (\(sys.error?.sentence ?? "?"))"
+                    )
                 ])
             }
         }
@@ -450,9 +452,9 @@ public final class ResolverCache: Sendable {
         answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
-            answer.error = ResolutionError.timeout(seconds: limit).description
+            answer.error = .httpdns(.timeout(seconds: limit))
         case .failure(let error)?:
-            answer.error = error.description
+            answer.error = .httpdns(error)
             if case .notAnIP(let junk) = error { answer.rejected = junk }
         case .success(let fresh)?:
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }

@@ -75,8 +75,8 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
     public var ipv6: [IPAddress]
     /// Wall time of the lookup, milliseconds.
     public var ms: Double
-    /// Why it failed, in words; nil on success.
-    public var error: String?
+    /// Why it failed; nil on success.
+    public var error: ResolutionFailure?
     /// Who answered: getaddrinfo, or the DNS server `--dns-server` names.
     public var resolver: SystemResolverKind
     /// The smallest TTL of the addresses, seconds, from a DNS server; nil from getaddrinfo,
@@ -86,7 +86,7 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
     public var cname: [String]?
 
     public init(
-        ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ms: Double = 0, error: String? = nil,
+        ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ms: Double = 0, error: ResolutionFailure? = nil,
         resolver: SystemResolverKind = .getaddrinfo, ttl: Int? = nil, cname: [String]? = nil
     ) {
         self.ipv4 = ipv4
@@ -103,7 +103,7 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
         ipv4 = try container.decode([IPAddress].self, forKey: .ipv4)
         ipv6 = try container.decode([IPAddress].self, forKey: .ipv6)
         ms = try container.decode(Double.self, forKey: .ms)
-        error = try container.decodeIfPresent(String.self, forKey: .error)
+        error = try container.decodeIfPresent(ResolutionFailure.self, forKey: .error)
         // Files written before `--dns-server` existed were all getaddrinfo.
         resolver = try container.decodeIfPresent(SystemResolverKind.self, forKey: .resolver) ?? .getaddrinfo
         ttl = try container.decodeIfPresent(Int.self, forKey: .ttl)
@@ -120,7 +120,7 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var ttl: Int
     public var ms: Double
     public var source: AnswerSource
-    public var error: String?
+    public var error: ResolutionFailure?
     /// Strings the service sent as addresses that are not IP literals: refused, never
     /// cached, named here. Absent from JSON when there were none.
     public var rejected: [String]?
@@ -133,7 +133,7 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
 
     public init(
         provider: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: Int = 0, ms: Double = 0,
-        source: AnswerSource = .httpdns, error: String? = nil, rejected: [String]? = nil
+        source: AnswerSource = .httpdns, error: ResolutionFailure? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider
         self.ipv4 = ipv4

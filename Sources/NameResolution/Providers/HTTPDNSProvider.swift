@@ -268,7 +268,7 @@ public struct SystemProvider: HTTPDNSProvider {
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
         let answer = await resolver.resolve(host, families: families, timeout: timeout)
-        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error)") }
+        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error.sentence)") }
         var screened = try ProviderAnswer.limited(
             host: host, v4: answer.ipv4, v6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
         screened.notes.insert(Self.noTTLNote, at: 0)

@@ -131,9 +131,9 @@ public struct DNSServerResolver: Sendable {
 
     /// The blocking lookup: one channel, both families' queries, a poll loop until both end.
     static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Double) -> SystemAnswer {
-        let who = "DNS server \(server)"
-        guard libraryReady else { return SystemAnswer(error: "\(who): the c-ares library failed to initialise") }
-        if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
+        func failed(_ failure: DNSServerFailure) -> SystemAnswer { SystemAnswer(error: .dnsServer(server, failure)) }
+        guard libraryReady else { return failed(.libraryFailed) }
+        if families.isEmpty { return SystemAnswer(error: .noFamilyAsked) }
         var options = ares_options()
         // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
         // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
@@ -146,7 +146,7 @@ public struct DNSServerResolver: Sendable {
         var channel: ares_channel?
         let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
         guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
-            return SystemAnswer(error: "\(who): c-ares could not start a resolver channel")
+            return failed(.channelFailed)
         }
         defer { ares_destroy(channel) }
         var node = ares_addr_port_node()
@@ -160,7 +160,7 @@ public struct DNSServerResolver: Sendable {
             _ = inet_pton(AF_INET6, server.address.text, &node.addr.addr6)
         }
         guard ares_set_servers_ports(channel, &node) == ARES_SUCCESS else {
-            return SystemAnswer(error: "\(who): c-ares refused the server address")
+            return failed(.addressRefused)
         }
 
         let ordered = IPFamily.allCases.filter(families.contains)
@@ -172,8 +172,7 @@ public struct DNSServerResolver: Sendable {
             do {
                 query = try DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))
             } catch {
-                return SystemAnswer(
-                    error: "\(who): cannot ask for \(TerminalText.quoted(host)): the name \(error.clause)")
+                return failed(.unaskable(host: host, clause: error.clause))
             }
             let box = Unmanaged.passRetained(outcome).toOpaque()
             ares_send(
@@ -210,7 +209,7 @@ public struct DNSServerResolver: Sendable {
                     missing += 1
                     raw[family] = []
                 } catch .rcode(.nameError) {
-                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN): the name does not exist")
+                    return failed(.noSuchName(host: host))
                 } catch .rcode(let rcode) {
                     problems.append("answered \(rcode) for \(host): \(rcode.meaning)")
                 } catch {
@@ -223,21 +222,17 @@ public struct DNSServerResolver: Sendable {
         }
         if raw.isEmpty || (!problems.isEmpty && raw.values.allSatisfy(\.isEmpty)) {
             let unique = problems.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            return SystemAnswer(error: "\(who): " + (unique.isEmpty ? "no answer" : unique.joined(separator: "; ")))
+            return failed(.noAnswer(problems: unique))
         }
         // The one IP-literal check every address from outside goes through.
         let v4 = IPLiteral.screen(raw[.v4] ?? [], family: .v4)
         let v6 = IPLiteral.screen(raw[.v6] ?? [], family: .v6)
         let rejected = v4.rejected + v6.rejected
         if !rejected.isEmpty {
-            return SystemAnswer(
-                error:
-                    "\(who) answered \(rejected.prefix(3).map { TerminalText.quoted($0) }.joined(separator: ", ")), not IP addresses"
-            )
+            return failed(.notAddresses(Array(rejected.prefix(3))))
         }
         if v4.valid.isEmpty, v6.valid.isEmpty {
-            let word = ResolutionError.addressWord(Set(ordered))
-            return SystemAnswer(error: "\(who): \(host) exists but has no \(word) (NODATA)")
+            return failed(.noData(host: host, families: Set(ordered)))
         }
         return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid, ttl: ttls.min(), cname: chain.isEmpty ? nil : chain)
     }

@@ -176,7 +176,7 @@ public final class ProbeEngine: Sendable {
             targets = [(first, .system)]
         }
         let noAddress =
-            "neither HTTPDNS (\(httpdns.error ?? "no address")) nor system DNS (\(system.error ?? "no address")) gave an address for \(url.host)"
+            "neither HTTPDNS (\(httpdns.error?.sentence ?? "no address")) nor system DNS (\(system.error?.sentence ?? "no address")) gave an address for \(url.host)"
 
         var plans: [Plan] = []
         for scenario in Scenario.allCases where options.scenarios.contains(scenario) {
@@ -187,8 +187,8 @@ public final class ProbeEngine: Sendable {
                     plans.append(
                         Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs, dnsServer: server))
                 } else {
-                    let error = system.error ?? "no address for \(url.host)"
-                    let reason = error.hasPrefix("system DNS") ? error : "system DNS: \(error)"
+                    let reason =
+                        system.error?.sentence(from: "system DNS") ?? "system DNS: no address for \(url.host)"
                     plans.append(
                         Plan(
                             scenario: scenario, dnsServer: server,
@@ -350,7 +350,7 @@ public final class ProbeEngine: Sendable {
                         Hop(
                             url: next.text, originalURL: next.text, method: method.rawValue,
                             resolver: plan.scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
-                            error: "\(which) gave no address for \(next.host): \(reason ?? "empty answer")"))
+                            error: "\(which) gave no address for \(next.host): \(reason?.sentence ?? "empty answer")"))
                     break
                 }
                 // Judged by the addresses the hop would connect to, whatever Location named.
