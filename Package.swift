@@ -194,7 +194,9 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
-        .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ProbeTests", dependencies: ["Probe", "Lab", "TestSupport"], exclude: ["RecordedOutputs"],
+            swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
