@@ -98,7 +98,7 @@ public final class AgentTracing: Sendable {
         let runner = runner
         // What is left when time is up goes on in the background (a task group would wait for
         // it, since an exporter's flush does not answer cancellation).
-        await Deadline.first(within: seconds) {
+        await Deadline.first(within: .seconds(seconds)) {
             await group.triggerGracefulShutdown()
             await runner.value
         }

@@ -144,7 +144,7 @@ struct AgentCommand: AsyncParsableCommand {
         } catch {
             throw usage(error.reason)
         }
-        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
+        options.timeout = requestTimeout.timeout(orResolutionTimeout: providerOptions.timeout)
         // Requests at once: room for every scenario of each URL under way.
         options.concurrency = concurrency * Scenario.allCases.count
         options.redact = !noRedact
@@ -249,7 +249,7 @@ struct AgentCommand: AsyncParsableCommand {
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
         let stopping = (tracing, server)
-        await Deadline.first(within: 0.9) {
+        await Deadline.first(within: .milliseconds(900)) {
             await stopping.0?.shutdown(within: 0.6)
             await stopping.1?.close()
             await session.close()

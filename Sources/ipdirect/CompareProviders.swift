@@ -38,7 +38,8 @@ enum CompareProviders {
         for host in hosts {
             results.append(
                 await ProviderComparison.run(
-                    host, providers: providers, system: system, families: families, timeout: configuration.timeout))
+                    host, providers: providers, system: system, families: families,
+                    timeout: .seconds(configuration.timeout)))
         }
         if format == .json {
             let encoder = JSONEncoder()

@@ -51,7 +51,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         }
         let theme = ConsoleTheme.resolve(
             session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
-        var options = ProbeOptions(timeout: requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds)
+        var options = ProbeOptions(timeout: .seconds(requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds))
         options.caFile = session.lab?.endpoints.ca
         options.secretNames = RedactionNames(adding: session.configuration.redact)
         let cache = session.cache
@@ -107,7 +107,7 @@ final class LiveConsoleEngine: ConsoleEngine {
         let configuration = cache.configuration
         return await ProviderComparison.run(
             host, providers: compared, system: SystemResolver(dnsServer: configuration.dnsServer),
-            families: configuration.family.concrete(), timeout: configuration.timeout)
+            families: configuration.family.concrete(), timeout: .seconds(configuration.timeout))
     }
     func resolverEvents() -> AsyncStream<ResolverEvent> { cache.events() }
     func flush(_ host: String?) async { cache.flush(host) }

@@ -61,7 +61,7 @@ struct DNSServerTests {
     func tcpOnTruncation() async throws {
         try await withLab { lab in
             let answer = await DNSServerResolver(server: try DNSServer.parse(lab.endpoints.dns))
-                .resolve("tcp-only.lab.test", families: [.v4], timeout: 10)
+                .resolve("tcp-only.lab.test", families: [.v4], timeout: .seconds(10))
             #expect(answer.error == nil)
             #expect(answer.ipv4 == ["127.0.0.1"])
             let seen = lab.dnsQueries().filter { $0.name == "tcp-only.lab.test" }.map(\.transport)
@@ -97,7 +97,7 @@ struct DNSServerTests {
             // The HTTPDNS TCP port: nothing answers UDP there, so the kernel refuses.
             let port = try #require(URLComponents(string: lab.endpoints.httpdns)?.port)
             let answer = await DNSServerResolver(server: DNSServer(address: "127.0.0.1", port: port))
-                .resolve("sni-a.lab.test", families: [.v4], timeout: 1)
+                .resolve("sni-a.lab.test", families: [.v4], timeout: .seconds(1))
             let error = try #require(answer.error?.sentence)
             #expect(error.hasPrefix("DNS server 127.0.0.1:\(port)"))
             #expect(error.contains("refused") || error.contains("no answer"), "\(error)")

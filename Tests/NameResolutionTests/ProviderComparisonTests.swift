@@ -108,7 +108,7 @@ import Testing
         let providers = ComparedProvider.build(labProviders(lab) + extra, base: base, environment: [:])
         return await ProviderComparison.run(
             host, providers: providers, system: SystemResolver(dnsServer: base.dnsServer), families: [.v4],
-            timeout: 10)
+            timeout: .seconds(10))
     }
 
     @Test("the lab's four providers agree with each other and with its DNS server on an honest name")

@@ -114,7 +114,7 @@ struct JSONLinesBytesTests {
     @Test("a real trace of every lab name is the document JSONEncoder wrote")
     func labBytes() async throws {
         try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
-            let reports = await lab.engine(ProbeOptions(allIPs: true, timeout: 3))
+            let reports = await lab.engine(ProbeOptions(allIPs: true, timeout: .seconds(3)))
                 .probeAll(LabScenarioTests.everyName.map { lab.url($0, "/echo?a=1/2") })
             #expect(reports.count == LabScenarioTests.everyName.count)
             for report in reports {

@@ -298,15 +298,15 @@ public final class ResolverCache: Sendable {
     ///
     /// - Parameters:
     ///   - family: nil uses the configured family.
-    ///   - timeout: seconds for each side; nil uses the configured timeout.
+    ///   - timeout: for each side; nil uses the configured timeout.
     ///   - afresh: ask the service every time (`ipdirect resolve`) instead of the SDK's cached read.
     public func resolve(
-        _ host: String, family: AddressFamily? = nil, timeout: Double? = nil, afresh: Bool = false
+        _ host: String, family: AddressFamily? = nil, timeout: Duration? = nil, afresh: Bool = false
     ) async -> HostResolution {
         let name = Self.normalized(host)
         let config = configuration
         let families = (family ?? config.family).concrete()
-        let limit = timeout ?? config.timeout
+        let limit = timeout ?? .seconds(config.timeout)
         if let literal = IPAddress(name) {
             // An address needs no resolving; both sides "answer" it so a probe can use it.
             let sys = SystemAnswer(
@@ -377,7 +377,7 @@ public final class ResolverCache: Sendable {
 
     /// The HTTPDNS side of `resolve`, through the cache (or around it, `afresh`).
     func httpdnsAnswer(
-        _ name: String, families: Set<IPFamily>, limit: Double, afresh: Bool = false
+        _ name: String, families: Set<IPFamily>, limit: Duration, afresh: Bool = false
     ) async -> HTTPDNSAnswer {
         let now = clock.now()
         var cached: [IPFamily: CacheEntrySnapshot] = [:]
@@ -452,7 +452,7 @@ public final class ResolverCache: Sendable {
         answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
-            answer.error = .httpdns(.timeout(seconds: limit))
+            answer.error = .httpdns(.timeout(seconds: limit.inSeconds))
         case .failure(let error)?:
             answer.error = .httpdns(error)
             if case .notAnIP(let junk) = error { answer.rejected = junk }

@@ -267,7 +267,7 @@ public struct SystemProvider: HTTPDNSProvider {
     public init(timeout: Double = 2) { self.timeout = timeout }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        let answer = await resolver.resolve(host, families: families, timeout: timeout)
+        let answer = await resolver.resolve(host, families: families, timeout: .seconds(timeout))
         if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error.sentence)") }
         var screened = try ProviderAnswer.limited(
             host: host, v4: answer.ipv4, v6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
@@ -305,7 +305,7 @@ struct HTTPDNSTransport: Sendable {
         _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil, body: [UInt8]? = nil
     ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
         let spec = TransferSpec(
-            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: timeout,
+            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: .seconds(timeout),
             caFile: caFile, checkName: checkName, verifyHost: checkName == nil,
             bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()

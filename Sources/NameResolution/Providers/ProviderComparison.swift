@@ -164,10 +164,10 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     ///
     /// - Parameters:
     ///   - families: the address families asked for.
-    ///   - timeout: seconds for the system column (each provider has its own configured bound).
+    ///   - timeout: for the system column (each provider has its own configured bound).
     public static func run(
         _ host: String, providers: [ComparedProvider], system: SystemResolver, families: Set<IPFamily>,
-        timeout: Double
+        timeout: Duration
     ) async -> ProviderComparison {
         let name = ResolverCache.normalized(host)
         async let systemSide = system.resolve(name, families: families, timeout: timeout)

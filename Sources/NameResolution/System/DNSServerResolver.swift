@@ -98,9 +98,9 @@ public struct DNSServerResolver: Sendable {
 
     /// Resolves `host` for `families` at the server.
     ///
-    /// - Parameter timeout: seconds for the whole lookup (UDP, and TCP after a truncated reply).
+    /// - Parameter timeout: for the whole lookup (UDP, and TCP after a truncated reply).
     /// - Returns: the addresses, or the reason in words naming the server and what to check.
-    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Duration) async -> SystemAnswer {
         let started = DispatchTime.now()
         let server = server
         let gate = gate
@@ -130,7 +130,7 @@ public struct DNSServerResolver: Sendable {
     static let libraryReady: Bool = ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
 
     /// The blocking lookup: one channel, both families' queries, a poll loop until both end.
-    static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Double) -> SystemAnswer {
+    static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Duration) -> SystemAnswer {
         func failed(_ failure: DNSServerFailure) -> SystemAnswer { SystemAnswer(error: .dnsServer(server, failure)) }
         guard libraryReady else { return failed(.libraryFailed) }
         if families.isEmpty { return SystemAnswer(error: .noFamilyAsked) }
@@ -141,7 +141,7 @@ public struct DNSServerResolver: Sendable {
         // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
         options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
         options.ednspsz = DNSMessage.ednsPayloadSize
-        options.timeout = Int32(max(1, (timeout * 1000).rounded()))
+        options.timeout = Int32(max(1, (timeout.inSeconds * 1000).rounded()))
         options.tries = 1
         var channel: ares_channel?
         let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
@@ -185,7 +185,7 @@ public struct DNSServerResolver: Sendable {
                     }
                 }, box)
         }
-        drive(channel, until: Date().addingTimeInterval(timeout + 1)) {
+        drive(channel, until: Date().addingTimeInterval(timeout.inSeconds + 1)) {
             outcomes.values.allSatisfy { $0.status != nil }
         }
 
@@ -278,11 +278,11 @@ public struct DNSServerResolver: Sendable {
     }
 
     /// A c-ares status as the end of a sentence that starts with the server's name.
-    static func sentence(_ status: Int32, host: String, server: DNSServer, timeout: Double) -> String {
+    static func sentence(_ status: Int32, host: String, server: DNSServer, timeout: Duration) -> String {
         switch status {
         case ARES_ETIMEOUT, ARES_ECANCELLED:
             return
-                "no answer for \(host) within \(ResolutionError.format(timeout)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
+                "no answer for \(host) within \(ResolutionError.format(timeout.inSeconds)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
         case ARES_ECONNREFUSED:
             return
                 "refused the connection for \(host) (nothing listens on port \(server.port) there): check the address and port"

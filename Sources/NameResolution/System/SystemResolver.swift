@@ -21,10 +21,10 @@ public struct SystemResolver: Sendable {
 
     /// Resolves `host` for `families`.
     ///
-    /// - Parameter timeout: seconds; past it the answer is a timeout error and the lookup's
+    /// - Parameter timeout: past it the answer is a timeout error and the lookup's
     ///   thread is abandoned (its result is dropped when it finally returns).
     /// - Returns: the addresses found, the time taken, or the reason in words.
-    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Duration) async -> SystemAnswer {
         if let dnsServer {
             var resolver = DNSServerResolver(server: dnsServer)
             resolver.gate = lookups
@@ -44,7 +44,7 @@ public struct SystemResolver: Sendable {
                     thread.start()
                 }
             }
-            ?? SystemAnswer(error: .systemDNS(.timedOut(seconds: timeout, lookups: lookups.limit)))
+            ?? SystemAnswer(error: .systemDNS(.timedOut(seconds: timeout.inSeconds, lookups: lookups.limit)))
         var timed = answer
         timed.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         return timed

@@ -61,7 +61,7 @@ public struct IPRanking: Sendable, Codable, Equatable, Hashable {
     }
 
     /// How long one connect may take, as in the SDK.
-    public static let defaultTimeout: Double = 2
+    public static let defaultTimeout: Duration = .seconds(2)
     /// How many connects run at once.
     public static let defaultParallel = 4
 
@@ -94,11 +94,11 @@ public struct IPRanking: Sendable, Codable, Equatable, Hashable {
     ///   - resolution: both answers for the host.
     ///   - port: the URL's port (the SDK connects to the port the app names for the host).
     ///   - attempts: the last probe's attempts, to say which scenario used which address.
-    ///   - timeout: seconds one connect may take.
+    ///   - timeout: how long one connect may take.
     ///   - parallel: how many connects run at once.
     /// - Returns: the ranking.
     public static func rank(
-        _ resolution: HostResolution, port: Int, attempts: [Attempt] = [], timeout: Double = defaultTimeout,
+        _ resolution: HostResolution, port: Int, attempts: [Attempt] = [], timeout: Duration = defaultTimeout,
         parallel: Int = defaultParallel
     ) async -> IPRanking {
         let candidates = candidates(resolution)
@@ -156,10 +156,10 @@ public enum TCPConnectTimer {
     /// - Parameters:
     ///   - ips: the addresses.
     ///   - port: the port to connect to.
-    ///   - timeout: seconds each connect may take.
+    ///   - timeout: how long each connect may take.
     ///   - parallel: how many connects are in flight at once.
     /// - Returns: one timing per address, in the order given.
-    public static func measure(_ ips: [IPAddress], port: Int, timeout: Double, parallel: Int) async -> [Timing] {
+    public static func measure(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) async -> [Timing] {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: measureBlocking(ips, port: port, timeout: timeout, parallel: parallel))
@@ -175,9 +175,9 @@ public enum TCPConnectTimer {
         var started: UInt64
     }
 
-    static func measureBlocking(_ ips: [IPAddress], port: Int, timeout: Double, parallel: Int) -> [Timing] {
+    static func measureBlocking(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) -> [Timing] {
         var results = [Timing](repeating: Timing(ms: nil, error: "not measured"), count: ips.count)
-        let timeoutNs = UInt64(max(timeout, 0.001) * 1e9)
+        let timeoutNs = UInt64(max(timeout.inSeconds, 0.001) * 1e9)
         var next = 0
         var pending: [Pending] = []
         while next < ips.count || !pending.isEmpty {
@@ -214,7 +214,8 @@ public enum TCPConnectTimer {
                         : Timing(ms: nil, error: sentence(code, ip.hostPort(port)))
                     close(item.fd)
                 } else if after >= item.started + timeoutNs {
-                    let seconds = timeout == timeout.rounded() ? "\(Int(timeout))" : "\(timeout)"
+                    let limit = timeout.inSeconds
+                    let seconds = limit == limit.rounded() ? "\(Int(limit))" : "\(limit)"
                     results[item.index] = Timing(
                         ms: nil,
                         error:
