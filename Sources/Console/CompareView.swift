@@ -163,7 +163,7 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
     systemLine += agreeSpans(result.systemGroup, nil)
     lines.append(systemLine)
 
-    let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0) } }
+    let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0.sentence) } }
     let systemFailure = system.error.map { [(system.resolver.label, "", $0.sentence)] } ?? []
     if !(failures + systemFailure).isEmpty {
         lines.append([])

@@ -64,7 +64,7 @@ enum CompareProviders {
                     row.ttl.map { "\($0)s" } ?? "-", ResolutionTable.milliseconds(row.ms), row.clientIP?.text ?? "-",
                     row.group ?? "-", row.vsSystem.rawValue,
                 ].map(TerminalText.escaped))
-            if let error = row.error { notes.append("\(row.name) (\(row.endpoint)): \(error)") }
+            if let error = row.error { notes.append("\(row.name) (\(row.endpoint)): \(error.sentence)") }
         }
         let system = comparison.system
         rows.append(

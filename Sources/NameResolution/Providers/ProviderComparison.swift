@@ -49,7 +49,8 @@ public struct ProviderRow: Sendable, Codable, Equatable {
     public var ms: Double
     /// The client address the service judged the query by (`cip`), when it said.
     public var clientIP: IPAddress?
-    public var error: String?
+    /// Why the provider gave no answer; nil when it answered.
+    public var error: ResolutionFailure?
     /// The answer's letter: rows with the same letter gave the same addresses; nil for a failure.
     public var group: String?
     /// How this answer compares with the system column.
@@ -57,7 +58,8 @@ public struct ProviderRow: Sendable, Codable, Equatable {
 
     public init(
         name: String, kind: ProviderKind, endpoint: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [],
-        ttl: Int? = nil, ms: Double = 0, clientIP: IPAddress? = nil, error: String? = nil, group: String? = nil,
+        ttl: Int? = nil, ms: Double = 0, clientIP: IPAddress? = nil, error: ResolutionFailure? = nil,
+        group: String? = nil,
         vsSystem: Agreement = .httpdnsFailed
     ) {
         self.name = name
@@ -185,7 +187,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     private static func ask(_ compared: ComparedProvider, name: String, families: Set<IPFamily>) async -> ProviderRow {
         var row = ProviderRow(name: compared.setting.name, kind: compared.setting.kind, endpoint: compared.endpoint)
         guard let provider = compared.provider else {
-            row.error = compared.setupError ?? "not configured"
+            row.error = .httpdns(.misconfigured(compared.setupError ?? "not configured"))
             return row
         }
         let started = DispatchTime.now()
@@ -197,7 +199,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             row.ms = answer.ms > 0 ? answer.ms : elapsed(since: started)
             row.clientIP = answer.clientIP
         } catch {
-            row.error = error.description
+            row.error = .httpdns(error)
             row.ms = elapsed(since: started)
         }
         return row
