@@ -166,15 +166,14 @@ public final class AgentMetrics: Sendable {
     /// - Parameters:
     ///   - report: what the probe found.
     ///   - target: the target it was for.
-    ///   - now: the time certificate expiry is counted from.
-    public func record(_ report: URLReport, target: AgentTarget, now: Date = Date()) {
+    public func record(_ report: URLReport, target: AgentTarget) {
         inForce.withLock { wanted in
             guard wanted?.contains(target.label) ?? true else { return }
-            recordSeries(report, target: target, now: now)
+            recordSeries(report, target: target)
         }
     }
 
-    private func recordSeries(_ report: URLReport, target: AgentTarget, now: Date) {
+    private func recordSeries(_ report: URLReport, target: AgentTarget) {
         let name = target.label
         let targetLabel = [("target", name)]
         for scenario in Scenario.allCases {
@@ -196,12 +195,14 @@ public final class AgentMetrics: Sendable {
                     owned(name, .histogram(histogram))
                 }
             }
+            // A timestamp in seconds, as blackbox's probe_ssl_earliest_cert_expiry: promtool's lint
+            // wants base units, and an alert subtracts time() from it.
             if let leaf = attempt.certificate?.chain.first {
-                let days = gauge(
-                    "certificate_expiry", "days", "Days until the certificate the server presented expires.",
-                    scenarioLabels)
-                days.set(to: leaf.notAfter.timeIntervalSince(now) / 86_400)
-                owned(name, .gauge(days))
+                let expiry = gauge(
+                    "certificate_expiry_timestamp", "seconds",
+                    "When the certificate the server presented expires, in Unix time.", scenarioLabels)
+                expiry.set(to: leaf.notAfter.timeIntervalSince1970)
+                owned(name, .gauge(expiry))
             }
         }
         let working = gauge(
@@ -211,7 +212,7 @@ public final class AgentMetrics: Sendable {
         owned(name, .gauge(working))
 
         let agreement = report.resolution.agreement
-        for value in [Agreement.same, .overlap, .disjoint, .systemFailed, .httpdnsFailed, .bothFailed] {
+        for value in Agreement.reported {
             let series = gauge(
                 "dns_agreement", "", "1 for how system DNS and HTTPDNS compared in the last round, 0 otherwise.",
                 targetLabel + [("agreement", value.rawValue)])

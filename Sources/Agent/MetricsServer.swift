@@ -1,11 +1,11 @@
 // A tiny NIO HTTP/1.1 server for `--metrics-listen`: GET /metrics renders the registry in the
-// Prometheus text format (swift-prometheus writes it), one answer at a time, within its limits.
+// Prometheus text format (swift-prometheus writes it), GET /probe probes now; within its limits.
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// Serves `/metrics` until `close()`.
+/// Serves `/metrics`, and `/probe` when given a `ProbeEndpoint`, until `close()`.
 ///
 /// Whatever its network does, it stays within `MetricsListenerLimits`; from SwiftNIO it uses:
 /// - `AcceptBackoffHandler` on the server channel: accept pauses a second on EMFILE, ENFILE,
@@ -36,11 +36,12 @@ public final class MetricsServer: Sendable {
     ///   - limits: connections, timeouts and request size.
     ///   - metrics: where the listener counts its connections and the agent's resource errors.
     ///   - logger: where a full listener and an accept out of descriptors are said, once a minute.
+    ///   - probe: answers `/probe`; nil leaves `/metrics` alone.
     ///   - render: the body of one scrape.
     /// - Throws: `AgentSettingError` when the address cannot be bound.
     public init(
         host: String, port: Int, limits: MetricsListenerLimits = .standard, metrics: AgentMetrics? = nil,
-        logger: Logger? = nil, render: @escaping @Sendable () -> [UInt8]
+        logger: Logger? = nil, probe: ProbeEndpoint? = nil, render: @escaping @Sendable () -> [UInt8]
     ) async throws {
         // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -70,7 +71,7 @@ public final class MetricsServer: Sendable {
             )
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let responder = MetricsResponder(table: table, render: render)
+                    let responder = MetricsResponder(table: table, probe: probe, render: render)
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandlers(
                         IdleStateHandler(readTimeout: TimeAmount(limits.idleTimeout)), RequestClock(responder))
@@ -123,6 +124,7 @@ private final class MetricsResponder: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let table: ConnectionTable
+    private let probe: ProbeEndpoint?
     private let render: @Sendable () -> [UInt8]
     private var context: ChannelHandlerContext?
     /// The request being read, and its body's size so far.
@@ -135,8 +137,9 @@ private final class MetricsResponder: ChannelInboundHandler {
     private var requestDeadline: Scheduled<Void>?
     private var writeDeadline: Scheduled<Void>?
 
-    init(table: ConnectionTable, render: @escaping @Sendable () -> [UInt8]) {
+    init(table: ConnectionTable, probe: ProbeEndpoint?, render: @escaping @Sendable () -> [UInt8]) {
         self.table = table
+        self.probe = probe
         self.render = render
     }
 
@@ -210,14 +213,33 @@ private final class MetricsResponder: ChannelInboundHandler {
         queued = nil
         answering = true
         table.answering(context.channel)
+        guard let probe, Self.path(request) == "/probe", request.method == .GET else {
+            send(answer(request), to: request, context: context)
+            return
+        }
+        // The probe runs off the event loop; its answer comes back to it. Meanwhile the
+        // connection counts as answered (no idle close) and reads nothing more.
+        let promise = context.eventLoop.makePromise(of: EndpointAnswer.self)
+        let uri = request.uri
+        let scrapeTimeout = request.headers.first(name: "X-Prometheus-Scrape-Timeout-Seconds")
+        promise.completeWithTask { await probe.answer(uri: uri, scrapeTimeout: scrapeTimeout) }
+        promise.futureResult.assumeIsolated().whenSuccess { answer in
+            guard let context = self.context, context.channel.isActive else { return }
+            self.send(answer, to: request, context: context)
+        }
+    }
+
+    /// Writes `answer`; once the socket has taken it, the next queued request is answered.
+    private func send(_ answer: EndpointAnswer, to request: HTTPRequestHead, context: ChannelHandlerContext) {
         writeDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(table.limits.writeTimeout)) {
             self.close(because: .slowReader)
         }
-        let (status, contentType, body) = answer(request)
+        let body = answer.body
         let keepAlive = request.isKeepAlive
         let written = write(
-            status, contentType: contentType, body: request.method == .HEAD ? nil : body, length: body.count,
-            version: request.version, keepAlive: keepAlive, context: context)
+            HTTPResponseStatus(statusCode: answer.status), contentType: answer.contentType,
+            body: request.method == .HEAD ? nil : body, length: body.count, version: request.version,
+            keepAlive: keepAlive, context: context)
         written.assumeIsolated().whenComplete { result in
             self.writeDeadline?.cancel()
             self.writeDeadline = nil
@@ -233,15 +255,23 @@ private final class MetricsResponder: ChannelInboundHandler {
         }
     }
 
-    /// The status, content type and body for a request.
-    private func answer(_ request: HTTPRequestHead) -> (HTTPResponseStatus, String, [UInt8]) {
-        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+    /// The path of a request, without its query.
+    private static func path(_ request: HTTPRequestHead) -> Substring {
+        request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+
+    /// The answer to any request but a `/probe` the endpoint runs.
+    private func answer(_ request: HTTPRequestHead) -> EndpointAnswer {
+        let path = Self.path(request)
         if path == "/metrics" && (request.method == .GET || request.method == .HEAD) {
-            return (.ok, "text/plain; version=0.0.4; charset=utf-8", render())
+            return EndpointAnswer(status: 200, contentType: EndpointAnswer.expositionType, body: render())
         } else if path == "/metrics" {
-            return (.methodNotAllowed, "text/plain; charset=utf-8", Array("GET /metrics\n".utf8))
+            return .sentence(405, "GET /metrics")
+        } else if path == "/probe" && probe != nil {
+            return .sentence(405, "GET /probe?target=URL")
         }
-        return (.notFound, "text/plain; charset=utf-8", Array("ipdirect agent serves /metrics only\n".utf8))
+        return .sentence(
+            404, probe == nil ? "ipdirect agent serves /metrics only" : "ipdirect agent serves /metrics and /probe")
     }
 
     /// Writes one response; the future completes when the socket has taken all of it.

@@ -21,7 +21,9 @@ struct AgentCommand: AsyncParsableCommand {
             after it: scenario=direct-sni,direct-https method=HEAD header="X-A: b". The configuration \
             file's [[agent.targets]] tables (url, scenarios, method, headers) are probed too; a URL \
             in both takes the command line's or the file's settings.
-            --metrics-listen HOST:PORT serves /metrics for Prometheus; --otlp-endpoint URL sends each \
+            --metrics-listen HOST:PORT serves /metrics for Prometheus, and /probe?target=URL, which probes \
+            that URL now and answers its series (blackbox_exporter's multi-target pattern; with no \
+            targets of its own the agent only answers /probe); --otlp-endpoint URL sends each \
             probe as a trace over OTLP/HTTP protobuf; --jsonl FILE writes the records probe --format \
             jsonl writes, rotated past --rotate SIZE. Every metric and span carries the --label pairs.
             The log (standard error) has one line per event; --log-format json for a log shipper.
@@ -51,6 +53,16 @@ struct AgentCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus /metrics here.", valueName: "HOST:PORT"))
     var metricsListen: String?
+
+    @Option(name: .long, help: "With --metrics-listen: /probe requests probed at once; the next is answered 503.")
+    var probeConcurrency: Int = ProbeEndpointSettings.standard.concurrency
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --metrics-listen: what /probe may probe, by address range or host glob (repeatable); checked against every address it resolves to. Link-local and metadata addresses only when named.",
+            valueName: "CIDR|GLOB"))
+    var probeAllow: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Send traces to this OTLP/HTTP collector.", valueName: "URL"))
     var otlpEndpoint: String?
@@ -94,6 +106,9 @@ struct AgentCommand: AsyncParsableCommand {
         guard concurrency >= 1 && concurrency <= 4096 else {
             throw ValidationError("--concurrency must be between 1 and 4096")
         }
+        guard probeConcurrency >= 1 && probeConcurrency <= 4096 else {
+            throw ValidationError("--probe-concurrency must be between 1 and 4096")
+        }
         if method == .post {
             throw ValidationError("the agent sends GET or HEAD; POST would repeat a change every round")
         }
@@ -119,6 +134,12 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage(error.description)
         }
         if Set(labels.map(\.name)).count != labels.count { throw usage("--label names each label once") }
+        let allow: ProbeAllowList
+        do {
+            allow = try ProbeAllowList(parsing: probeAllow)
+        } catch {
+            throw usage(error.description)
+        }
         let rotateBytes: Int64
         do {
             rotateBytes = try ByteSize.parse(rotate)
@@ -165,7 +186,9 @@ struct AgentCommand: AsyncParsableCommand {
 
         // What to probe.
         let source: AgentTargetSource
+        let modules: [String: ProbeModule]
         do {
+            modules = try ProbeModule.configured(session.configuration.agent.modules)
             let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
             let configured = try AgentTarget.configured(session.configuration.agent, rewrite: rewrite)
             if let input {
@@ -176,8 +199,13 @@ struct AgentCommand: AsyncParsableCommand {
                 source = .fixed(configured)
             } else if let hosts = session.lab?.endpoints.hosts {
                 source = .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
+            } else if metricsListen != nil {
+                // A pure on-demand prober: Prometheus names the targets, through /probe.
+                source = .fixed([])
             } else {
-                throw UsageError("no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file)")
+                throw UsageError(
+                    "no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file; or --metrics-listen alone, for /probe)"
+                )
             }
         } catch let error as UsageError {
             await session.close()
@@ -189,19 +217,30 @@ struct AgentCommand: AsyncParsableCommand {
 
         // Where results go.
         let metrics = AgentMetrics(labels: labels)
+        let cache = session.cache
+        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
         var server: MetricsServer?
         var tracing: AgentTracing?
         var jsonlFile: RotatingJSONL?
         do {
             if let metricsListen, let address = Self.listenAddress(metricsListen) {
                 // The listener's connections come out of what RLIMIT_NOFILE leaves after probing.
-                let reserve = MetricsListenerLimits.probingReserve(urlsAtOnce: concurrency)
+                let reserve = MetricsListenerLimits.probingReserve(urlsAtOnce: concurrency + probeConcurrency)
                 let (limits, room) = MetricsListenerLimits.standard.leaving(reserve)
+                // /probe probes on others' word: its resolver keeps to --probe-allow.
+                let probeEngine = ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options)
+                let probe = ProbeEndpoint(
+                    engine: probeEngine,
+                    settings: ProbeEndpointSettings(
+                        concurrency: probeConcurrency, margin: ProbeEndpointSettings.standard.margin,
+                        timeout: options.timeout),
+                    modules: modules, allow: allow, rewrite: { session.labTarget($0) }, metrics: metrics)
                 server = try await MetricsServer(
-                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger
+                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger,
+                    probe: probe
                 ) { metrics.exposition() }
                 logger.info(
-                    "serving /metrics on \(IPLiteral.hostPort(address.host, port: server!.port))",
+                    "serving /metrics and /probe on \(IPLiteral.hostPort(address.host, port: server!.port))",
                     metadata: [
                         "event": "metrics-listening", "connections": "\(limits.connections)", "reserve": "\(reserve)",
                     ])
@@ -226,8 +265,6 @@ struct AgentCommand: AsyncParsableCommand {
             throw usage("\(error)")
         }
 
-        let cache = session.cache
-        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
         let agent = ProbeAgent(
             engine: engine, source: source,
             schedule: AgentSchedule(interval: interval, jitter: jitter, concurrency: concurrency),

@@ -52,7 +52,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var providers: [ProviderSetting] = []
     /// The console's theme and keys, carried for the console; the resolver ignores them.
     public var console = ConsoleSettings()
-    /// The agent's `[[agent.targets]]`, carried for the agent; the resolver ignores them.
+    /// The agent's `[[agent.targets]]` and `[modules.NAME]`, carried for the agent; the resolver ignores them.
     public var agent = AgentFileSettings()
     /// Header, query parameter and cookie names hidden in traces and exports besides the built-in
     /// words (`redact`), carried for the probe; matched as parts of names, in any case.
@@ -349,7 +349,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent", "redact",
+            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent", "modules",
+            "redact",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
