@@ -127,6 +127,7 @@ public final class ProbeEndpoint: Sendable {
     private let settings: ProbeEndpointSettings
     private let modules: [String: ProbeModule]
     private let allow: ProbeAllowList
+    private let resolvers: ProbeResolvers?
     private let rewrite: @Sendable (String) -> String
     private let metrics: AgentMetrics?
     private let running = Locked(0)
@@ -137,18 +138,21 @@ public final class ProbeEndpoint: Sendable {
     ///   - modules: what `module=` may name (`ProbeModule.configured`); `default` when absent.
     ///   - allow: what may be probed; the engine's resolver must be guarded by the same list
     ///     (`ProbeAllowList.guarding`), which this checks the target's own name or address against.
+    ///   - resolvers: what `provider=` and `dns_server=` resolve through; nil refuses them.
     ///   - rewrite: applied to each target (the lab's port for a lab name).
     ///   - metrics: where a probe that could not start for want of a resource is counted.
     public init(
         engine: ProbeEngine, settings: ProbeEndpointSettings = .standard,
         modules: [String: ProbeModule] = [ProbeModule.standard.name: .standard],
         allow: ProbeAllowList = ProbeAllowList(),
+        resolvers: ProbeResolvers? = nil,
         rewrite: @escaping @Sendable (String) -> String = { $0 }, metrics: AgentMetrics? = nil
     ) {
         self.engine = engine
         self.settings = settings
         self.modules = modules
         self.allow = allow
+        self.resolvers = resolvers
         self.rewrite = rewrite
         self.metrics = metrics
     }
@@ -180,10 +184,6 @@ public final class ProbeEndpoint: Sendable {
                 "unknown module \(TerminalText.escaped(name)): this agent has \(modules.keys.sorted().joined(separator: ", ")) ([modules.NAME] in the configuration file)"
             )
         }
-        if request.provider != nil || request.dnsServer != nil {
-            throw EndpointRefusal(
-                400, "provider= and dns_server= are not taken by this agent yet: it probes through its own provider")
-        }
         let target = rewrite(request.target)
         let url: ProbeURL
         do {
@@ -201,7 +201,18 @@ public final class ProbeEndpoint: Sendable {
         if let allIPs = request.allIPs { options.allIPs = allIPs }
         // Each request is bounded by the budget too, so a probe that runs out ends soon after.
         options.timeout = min(options.timeout, budget)
-        let engine = engine.with(options: options)
+        let engine: ProbeEngine
+        if request.provider != nil || request.dnsServer != nil {
+            guard let resolvers else {
+                throw EndpointRefusal(400, "this agent takes no provider= or dns_server=: it resolves its own way")
+            }
+            guard let resolve = try resolvers.resolver(provider: request.provider, dnsServer: request.dnsServer) else {
+                throw EndpointRefusal(400, "provider= and dns_server= need a value")
+            }
+            engine = self.engine.with(resolve: resolve, options: options)
+        } else {
+            engine = self.engine.with(options: options)
+        }
 
         let admitted = running.withLock { count -> Bool in
             guard count < settings.concurrency else { return false }

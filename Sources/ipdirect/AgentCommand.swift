@@ -234,7 +234,9 @@ struct AgentCommand: AsyncParsableCommand {
                     settings: ProbeEndpointSettings(
                         concurrency: probeConcurrency, margin: ProbeEndpointSettings.standard.margin,
                         timeout: options.timeout),
-                    modules: modules, allow: allow, rewrite: { session.labTarget($0) }, metrics: metrics)
+                    modules: modules, allow: allow,
+                    resolvers: ProbeResolvers(configuration: session.configuration, allow: allow),
+                    rewrite: { session.labTarget($0) }, metrics: metrics)
                 server = try await MetricsServer(
                     host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger,
                     probe: probe

@@ -260,6 +260,44 @@ struct ProbeEndpointTests {
         #expect(seen.contains { $0.host.hasPrefix("redirect.lab.test") })
     }
 
+    @Test("dns_server= asks that DNS server for the system column; provider= names a [[providers]] entry")
+    func resolverOverrides() async throws {
+        let lab = try await Lab.start()
+        var configuration = ResolverConfiguration(
+            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
+        configuration.fallbackToSystem = false
+        configuration.providers = [
+            .inMemory(
+                name: "lab-doh", kind: .doh, endpoint: lab.endpoints.httpdnsTLS + "/dns-query", account: nil,
+                secret: nil,
+                key: nil, caFile: lab.endpoints.ca)
+        ]
+        let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
+        let probe = ProbeEndpoint(
+            engine: lab.engine(try lab.resolverCache()), allow: allow,
+            resolvers: ProbeResolvers(configuration: configuration, allow: allow))
+        func text(_ more: String) async -> (Int, String) {
+            let answer = await probe.answer(
+                uri: "/probe" + Self.query(lab.url("hijacked.lab.test"), more), scrapeTimeout: nil)
+            return (answer.status, String(decoding: answer.body, as: UTF8.self))
+        }
+        let dns = lab.endpoints.dns.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let own = await text("")
+        let chosen = await text("&dns_server=\(dns)")
+        let doh = await text("&provider=lab-doh&dns_server=\(dns)")
+        let unknown = await text("&provider=nope")
+        let outside = await text("&dns_server=10.0.0.53")
+        try await lab.shutdown()
+        // getaddrinfo knows no lab name; the lab's DNS server hijacks this one.
+        #expect(sample(own.1, "ipdirect_probe_dns_agreement", ["agreement": "system-failed"]) == 1)
+        #expect(sample(chosen.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(sample(chosen.1, "probe_success") == 1)
+        #expect(sample(doh.1, "ipdirect_probe_httpdns_success") == 1)
+        #expect(sample(doh.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(unknown.0 == 400 && unknown.1.contains("lab-doh"), "\(unknown)")
+        #expect(outside.0 == 403 && outside.1.contains("10.0.0.53 is outside"), "\(outside)")
+    }
+
     @Test("17 probes at once at --probe-concurrency 16: one is answered 503 at once, the others probe")
     func concurrencyBound() async throws {
         let lab = try await Lab.start(LabOptions(slowOriginDelay: 5))
