@@ -202,14 +202,20 @@ public final class ProbeEndpoint: Sendable {
         // Each request is bounded by the budget too, so a probe that runs out ends soon after.
         options.timeout = min(options.timeout, budget)
         let engine: ProbeEngine
-        if request.provider != nil || request.dnsServer != nil {
+        let provider = request.provider ?? module.provider
+        if provider != nil || request.dnsServer != nil || module.dnsServer != nil {
             guard let resolvers else {
                 throw EndpointRefusal(400, "this agent takes no provider= or dns_server=: it resolves its own way")
             }
-            guard let resolve = try resolvers.resolver(provider: request.provider, dnsServer: request.dnsServer) else {
-                throw EndpointRefusal(400, "provider= and dns_server= need a value")
-            }
-            engine = self.engine.with(resolve: resolve, options: options)
+            // The request's choice over the module's.
+            let resolve =
+                if let dnsServer = request.dnsServer {
+                    try resolvers.resolver(provider: provider, dnsServer: dnsServer)
+                } else {
+                    try resolvers.resolver(provider: provider, dnsServer: module.dnsServer)
+                }
+            engine =
+                resolve.map { self.engine.with(resolve: $0, options: options) } ?? self.engine.with(options: options)
         } else {
             engine = self.engine.with(options: options)
         }

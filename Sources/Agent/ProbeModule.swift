@@ -10,6 +10,10 @@ public struct ProbeModule: Sendable, Equatable {
     public var name: String
     /// Scenarios, method and headers over the agent's (the same settings a target line has).
     public var settings = TargetSettings()
+    /// The `[[providers]]` entry to resolve through; nil keeps the agent's provider.
+    public var provider: String?
+    /// The DNS server the system column asks; nil keeps the agent's.
+    public var dnsServer: DNSServer?
     /// The longest a probe may take; nil keeps `--probe-timeout`.
     public var timeout: Double?
     /// Direct attempts to every HTTPDNS address; nil keeps the agent's.
@@ -27,13 +31,17 @@ public struct ProbeModule: Sendable, Equatable {
     /// The configuration's `[modules.NAME]` as modules, each checked, with `default` among them
     /// (the agent's settings, unless the file names a `default` of its own).
     ///
+    /// - Parameters:
+    ///   - file: the tables as written.
+    ///   - providers: the names of the configuration's `[[providers]]`, which `provider` may name.
     /// - Throws: `TargetSettingError` naming the module and what is wrong with it.
-    public static func configured(_ file: [ProbeModuleFileSettings]) throws(TargetSettingError) -> [String: ProbeModule]
-    {
+    public static func configured(
+        _ file: [ProbeModuleFileSettings], providers: [String] = []
+    ) throws(TargetSettingError) -> [String: ProbeModule] {
         var modules = [standard.name: standard]
         for entry in file {
             do {
-                modules[entry.name] = try module(entry)
+                modules[entry.name] = try module(entry, providers: providers)
             } catch {
                 throw TargetSettingError("the configuration's [modules.\(entry.name)]: \(error.reason)")
             }
@@ -41,13 +49,26 @@ public struct ProbeModule: Sendable, Equatable {
         return modules
     }
 
-    private static func module(_ entry: ProbeModuleFileSettings) throws(TargetSettingError) -> ProbeModule {
-        if entry.provider != nil || entry.dnsServer != nil {
-            throw TargetSettingError(
-                "provider and dns_server are not taken in a module yet; the agent resolves through its own provider and DNS server"
-            )
-        }
+    private static func module(
+        _ entry: ProbeModuleFileSettings, providers: [String]
+    ) throws(TargetSettingError) -> ProbeModule {
         var module = ProbeModule(name: entry.name)
+        if let provider = entry.provider {
+            guard providers.contains(provider) else {
+                throw TargetSettingError(
+                    "provider \(provider) is not the name of a [[providers]] entry"
+                        + (providers.isEmpty
+                            ? " (there are none)" : " (there are \(providers.joined(separator: ", ")))"))
+            }
+            module.provider = provider
+        }
+        if let text = entry.dnsServer {
+            do {
+                module.dnsServer = try DNSServer.parse(text, setting: "dns_server")
+            } catch {
+                throw TargetSettingError(error.description)
+            }
+        }
         if !entry.scenarios.isEmpty {
             module.settings.scenarios = try TargetSettings.scenario(entry.scenarios.joined(separator: ","))
         }

@@ -43,7 +43,20 @@ public final class ProbeResolvers: Sendable {
     /// - Throws: a sentence (400) for an unknown provider or a DNS server that is not one or is
     ///   outside `--probe-allow` (403); 503 when `kept` choices are already kept.
     func resolver(provider: String?, dnsServer: String?) throws(EndpointRefusal) -> HostResolver? {
-        guard provider != nil || dnsServer != nil else { return nil }
+        var server: DNSServer?
+        if let dnsServer {
+            do {
+                server = try DNSServer.parse(dnsServer, setting: "dns_server=")
+            } catch {
+                throw EndpointRefusal(400, "\(error)")
+            }
+        }
+        return try resolver(provider: provider, dnsServer: server)
+    }
+
+    /// The resolver for a provider's name and a DNS server already read, each nil for the agent's.
+    func resolver(provider: String?, dnsServer server: DNSServer?) throws(EndpointRefusal) -> HostResolver? {
+        guard provider != nil || server != nil else { return nil }
         var choice = Choice(provider: provider)
         var settings = configuration
         if let provider {
@@ -61,15 +74,9 @@ public final class ProbeResolvers: Sendable {
                 throw EndpointRefusal(400, "provider=\(provider): \(error)")
             }
         }
-        if let dnsServer {
-            let server: DNSServer
-            do {
-                server = try DNSServer.parse(dnsServer, setting: "dns_server=")
-            } catch {
-                throw EndpointRefusal(400, "\(error)")
-            }
+        if let server {
             if let reason = allow.refusal(address: server.address) {
-                throw EndpointRefusal(403, "dns_server=\(dnsServer) refused: \(reason)")
+                throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
             }
             settings.dnsServer = server
             choice.dnsServer = server

@@ -188,7 +188,8 @@ struct AgentCommand: AsyncParsableCommand {
         let source: AgentTargetSource
         let modules: [String: ProbeModule]
         do {
-            modules = try ProbeModule.configured(session.configuration.agent.modules)
+            modules = try ProbeModule.configured(
+                session.configuration.agent.modules, providers: session.configuration.providers.map(\.name))
             let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
             let configured = try AgentTarget.configured(session.configuration.agent, rewrite: rewrite)
             if let input {

@@ -187,6 +187,8 @@ struct ProbeEndpointTests {
             ("method = \"POST\"", "the agent sends GET or HEAD"),
             ("expect_status = [\"2xx\"]", "expect_status takes statuses and ranges"),
             ("timeout = 0", "timeout must be more than 0"),
+            ("provider = \"aliyun\"", "provider aliyun is not the name of a [[providers]] entry"),
+            ("dns_server = \"not a server\"", "dns_server"),
         ] {
             let file = try ConfigurationLayer.toml("[modules.broken]\n\(entry)\n", path: "config.toml")
             do {
@@ -260,7 +262,9 @@ struct ProbeEndpointTests {
         #expect(seen.contains { $0.host.hasPrefix("redirect.lab.test") })
     }
 
-    @Test("dns_server= asks that DNS server for the system column; provider= names a [[providers]] entry")
+    @Test(
+        "dns_server= (or a module's) asks that DNS server for the system column; provider= names a [[providers]] entry"
+    )
     func resolverOverrides() async throws {
         let lab = try await Lab.start()
         var configuration = ResolverConfiguration(
@@ -273,8 +277,11 @@ struct ProbeEndpointTests {
                 key: nil, caFile: lab.endpoints.ca)
         ]
         let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
+        var carrier = ProbeModuleFileSettings(name: "carrier")
+        carrier.dnsServer = lab.endpoints.dns
         let probe = ProbeEndpoint(
-            engine: lab.engine(try lab.resolverCache()), allow: allow,
+            engine: lab.engine(try lab.resolverCache()),
+            modules: try ProbeModule.configured([carrier], providers: ["lab-doh"]), allow: allow,
             resolvers: ProbeResolvers(configuration: configuration, allow: allow))
         func text(_ more: String) async -> (Int, String) {
             let answer = await probe.answer(
@@ -285,6 +292,7 @@ struct ProbeEndpointTests {
         let own = await text("")
         let chosen = await text("&dns_server=\(dns)")
         let doh = await text("&provider=lab-doh&dns_server=\(dns)")
+        let module = await text("&module=carrier")
         let unknown = await text("&provider=nope")
         let outside = await text("&dns_server=10.0.0.53")
         try await lab.shutdown()
@@ -294,6 +302,7 @@ struct ProbeEndpointTests {
         #expect(sample(chosen.1, "probe_success") == 1)
         #expect(sample(doh.1, "ipdirect_probe_httpdns_success") == 1)
         #expect(sample(doh.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(sample(module.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
         #expect(unknown.0 == 400 && unknown.1.contains("lab-doh"), "\(unknown)")
         #expect(outside.0 == 403 && outside.1.contains("10.0.0.53 is outside"), "\(outside)")
     }
