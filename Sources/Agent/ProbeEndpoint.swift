@@ -10,11 +10,14 @@ public struct EndpointAnswer: Sendable, Equatable {
     public var status: Int
     public var contentType: String
     public var body: [UInt8]
+    /// Headers besides Content-Type and Content-Length (`WWW-Authenticate`).
+    public var headers: [String: String]
 
-    public init(status: Int, contentType: String, body: [UInt8]) {
+    public init(status: Int, contentType: String, body: [UInt8], headers: [String: String] = [:]) {
         self.status = status
         self.contentType = contentType
         self.body = body
+        self.headers = headers
     }
 
     /// The Prometheus text format's content type.

@@ -64,6 +64,13 @@ struct AgentCommand: AsyncParsableCommand {
             valueName: "CIDR|GLOB"))
     var probeAllow: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --metrics-listen: TLS and basic auth for the listener, in exporter-toolkit's format (tls_server_config, basic_auth_users with bcrypt hashes).",
+            valueName: "FILE"))
+    var webConfigFile: String?
+
     @Option(name: .long, help: ArgumentHelp("Send traces to this OTLP/HTTP collector.", valueName: "URL"))
     var otlpEndpoint: String?
 
@@ -322,9 +329,12 @@ private struct AgentExporters {
                 let reserve = MetricsListenerLimits.probingReserve(
                     urlsAtOnce: command.concurrency + command.probeConcurrency)
                 let (limits, room) = MetricsListenerLimits.standard.leaving(reserve)
+                let web = try command.webConfigFile.map { path throws(AgentSettingError) in
+                    try ListenerWebConfig(file: path)
+                }
                 let server = try await MetricsServer(
                     host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger,
-                    probe: probe?(metrics)
+                    probe: probe?(metrics), web: web
                 ) { metrics.exposition() }
                 exporters.server = server
                 logger.info(
