@@ -81,6 +81,42 @@ struct ListenerWebConfigTests {
         #expect(plain.output != "up 1\n")
     }
 
+    @Test(
+        "ipdirect agent --web-config-file: /probe and /metrics need the user; a bad file stops the agent with exit 2",
+        .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
+    func agentCommand() async throws {
+        let scratch = try ScratchDirectory("agent")
+        defer { scratch.remove() }
+        let web = scratch.file("web.yml")
+        try "basic_auth_users:\n  prometheus: \(Self.hash)\n".write(toFile: web, atomically: true, encoding: .utf8)
+        let run = try AgentRun(
+            [
+                "--interval", "60", "--metrics-listen", "127.0.0.1:0", "--web-config-file", web,
+                "https://sni-a.lab.test/",
+            ],
+            scratch: scratch)
+        let port = try #require(await run.metricsPort())
+        func code(_ path: String, _ user: [String]) async throws -> String {
+            try await ChildProcess.run(
+                "/usr/bin/curl",
+                ["-s", "--max-time", "30", "-o", "/dev/null", "-w", "%{http_code}"] + user
+                    + ["http://127.0.0.1:\(port)\(path)"]
+            ).output
+        }
+        let probe = "/probe?target=https%3A%2F%2Fsni-a.lab.test%2F&scenario=direct-sni"
+        #expect(try await code("/metrics", []) == "401")
+        #expect(try await code(probe, []) == "401")
+        #expect(try await code("/metrics", ["-u", "prometheus:U*U"]) == "200")
+        #expect(try await code(probe, ["-u", "prometheus:U*U"]) == "200")
+        run.signal(SIGTERM)
+        #expect(await run.exitStatus(within: 10) == 0)
+
+        try "tls_server_config:\n  cert_file: missing.pem\n".write(toFile: web, atomically: true, encoding: .utf8)
+        let refused = try AgentRun(
+            ["--metrics-listen", "127.0.0.1:0", "--web-config-file", web, "https://sni-a.lab.test/"], scratch: scratch)
+        #expect(await refused.exitStatus(within: 30) == 2)
+    }
+
     @Test("what the reader does not take is refused with the line")
     func refusals() throws {
         for (text, reason) in [
