@@ -107,8 +107,8 @@ public struct ProbeAllowList: Sendable, Equatable {
         return { host in
             if let reason = list.refusal(host: host) {
                 return HostResolution(
-                    host: host, system: SystemAnswer(error: "refused: \(reason)"),
-                    httpdns: HTTPDNSAnswer(provider: "probe-allow", error: "refused: \(reason)"))
+                    host: host, system: SystemAnswer(error: .reported("refused: \(reason)")),
+                    httpdns: HTTPDNSAnswer(provider: "probe-allow", error: .reported("refused: \(reason)")))
             }
             var resolution = await resolve(host)
             let system = list.screen(resolution.system.ipv4 + resolution.system.ipv6)
@@ -116,22 +116,22 @@ public struct ProbeAllowList: Sendable, Equatable {
             resolution.system.ipv4 = resolution.system.ipv4.filter(system.kept.contains)
             resolution.system.ipv6 = resolution.system.ipv6.filter(system.kept.contains)
             if system.kept.isEmpty, let reason = system.refused.first {
-                resolution.system.error = resolution.system.error ?? "refused: \(reason)"
+                resolution.system.error = resolution.system.error ?? .reported("refused: \(reason)")
             }
             resolution.httpdns.ipv4 = resolution.httpdns.ipv4.filter(httpdns.kept.contains)
             resolution.httpdns.ipv6 = resolution.httpdns.ipv6.filter(httpdns.kept.contains)
             if httpdns.kept.isEmpty, let reason = httpdns.refused.first {
-                resolution.httpdns.error = resolution.httpdns.error ?? "refused: \(reason)"
+                resolution.httpdns.error = resolution.httpdns.error ?? .reported("refused: \(reason)")
             }
             return HostResolution(host: resolution.host, system: resolution.system, httpdns: resolution.httpdns)
         }
     }
 
-    private func screen(_ addresses: [String]) -> (kept: [String], refused: [String]) {
-        var kept: [String] = []
+    private func screen(_ addresses: [IPAddress]) -> (kept: [IPAddress], refused: [String]) {
+        var kept: [IPAddress] = []
         var refused: [String] = []
         for address in addresses {
-            if let reason = refusal(address: address) { refused.append(reason) } else { kept.append(address) }
+            if let reason = refusal(address: address.text) { refused.append(reason) } else { kept.append(address) }
         }
         return (kept, refused)
     }

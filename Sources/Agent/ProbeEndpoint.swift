@@ -40,12 +40,17 @@ public struct ProbeEndpointSettings: Sendable, Equatable {
 
     /// blackbox_exporter's margin; 16 probes at once; a probe request's own timeout.
     public static let standard = ProbeEndpointSettings(
-        concurrency: 16, margin: 0.5, timeout: ProbeOptions.defaultTimeout)
+        concurrency: 16, margin: 0.5, timeout: seconds(ProbeOptions.defaultTimeout))
 
     public init(concurrency: Int, margin: Double, timeout: Double) {
         self.concurrency = concurrency
         self.margin = margin
         self.timeout = timeout
+    }
+
+    /// - Parameter timeout: as `ProbeOptions.timeout` gives it.
+    public init(concurrency: Int, margin: Double, timeout: Duration) {
+        self.init(concurrency: concurrency, margin: margin, timeout: seconds(timeout))
     }
 
     /// The probe's budget: the scrape timeout less the margin, capped by `cap`; `cap` when the
@@ -203,7 +208,7 @@ public final class ProbeEndpoint: Sendable {
         if !request.scenarios.isEmpty { options.scenarios = request.scenarios }
         if let allIPs = request.allIPs { options.allIPs = allIPs }
         // Each request is bounded by the budget too, so a probe that runs out ends soon after.
-        options.timeout = min(options.timeout, budget)
+        options.timeout = min(options.timeout, .milliseconds(Int64(budget * 1000)))
         let engine: ProbeEngine
         let provider = request.provider ?? module.provider
         if provider != nil || request.dnsServer != nil || module.dnsServer != nil {
@@ -238,12 +243,11 @@ public final class ProbeEndpoint: Sendable {
         // The slot is held until the probe ends, not until its answer is sent: the bound is on
         // probes running, and one that missed its budget is still running.
         let running = running
-        let report = await Deadline.first(within: budget) { () async -> URLReport? in
+        let report = await Deadline.first(within: .milliseconds(Int64(budget * 1000))) { () async -> URLReport? in
             defer { running.withLock { $0 -= 1 } }
             return await engine.report(target, emit: { _ in })
         }
-        let elapsed = started.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Agent.seconds(started.duration(to: .now))
         let finished = report ?? nil
         if let finished, finished.verdict.works.isEmpty, let shortage = finished.attempts.compactMap(\.shortage).first {
             metrics?.resourceErrors(shortage).increment()
@@ -287,4 +291,9 @@ public final class ProbeEndpoint: Sendable {
         out += String(decoding: exposition, as: UTF8.self)
         return out
     }
+}
+
+/// A duration in seconds, as the Prometheus text format and scrape headers count time.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }

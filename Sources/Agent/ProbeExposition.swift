@@ -70,13 +70,13 @@ public enum ProbeExposition {
         if let version = hops.last.flatMap(tlsVersion) {
             set("probe_tls_version_info", "The TLS version of the last response; always 1.", [("version", version)], 1)
         }
-        if let ip = primary?.ip, let family = IPLiteral.family(of: ip) {
+        if let ip = primary?.ip {
             set(
                 "probe_ip_protocol", "4 or 6: the address family the recommended attempt connected over.", [],
-                family == .v6 ? 6 : 4)
+                ip.family == .v6 ? 6 : 4)
             set(
                 "probe_ip_addr_hash", "FNV-1a 32-bit hash of the address connected to, to see it change.", [],
-                Double(fnv1a32(ip)))
+                Double(fnv1a32(ip.text)))
         }
         set(
             "probe_dns_lookup_time_seconds", "How long the resolution the recommended attempt used took.", [],
@@ -102,12 +102,12 @@ public enum ProbeExposition {
             }
         }
         for attempt in report.attempts {
-            // The engine connects only to validated literals; checked again, as it becomes a label.
-            guard let ip = attempt.ip, IPLiteral.isLiteral(ip), let source = attempt.ipSource else { continue }
+            // An IPAddress: a parsed literal, safe as a label.
+            guard let ip = attempt.ip, let source = attempt.ipSource else { continue }
             set(
                 "ipdirect_probe_address_info",
                 "The address each scenario connected to and where it came from; always 1.",
-                [("scenario", attempt.scenario.rawValue), ("address", ip), ("source", source.rawValue)], 1)
+                [("scenario", attempt.scenario.rawValue), ("address", ip.text), ("source", source.rawValue)], 1)
         }
 
         let resolution = report.resolution

@@ -75,7 +75,7 @@ public final class ProbeResolvers: Sendable {
             }
         }
         if let server {
-            if let reason = allow.refusal(address: server.address) {
+            if let reason = allow.refusal(address: server.address.text) {
                 throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
             }
             settings.dnsServer = server
