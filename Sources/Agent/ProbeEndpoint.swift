@@ -1,5 +1,6 @@
 // `GET /probe?target=...`: one probe now, answered as that probe's series (blackbox_exporter's
 // multi-target pattern), within the scrape's budget and a bound on probes at once.
+import CurlTransport
 import Foundation
 import NameResolution
 import Probe
@@ -40,7 +41,7 @@ public struct ProbeEndpointSettings: Sendable, Equatable {
 
     /// blackbox_exporter's margin; 16 probes at once; a probe request's own timeout.
     public static let standard = ProbeEndpointSettings(
-        concurrency: 16, margin: 0.5, timeout: seconds(ProbeOptions.defaultTimeout))
+        concurrency: 16, margin: 0.5, timeout: ProbeOptions.defaultTimeout.inSeconds)
 
     public init(concurrency: Int, margin: Double, timeout: Double) {
         self.concurrency = concurrency
@@ -50,7 +51,7 @@ public struct ProbeEndpointSettings: Sendable, Equatable {
 
     /// - Parameter timeout: as `ProbeOptions.timeout` gives it.
     public init(concurrency: Int, margin: Double, timeout: Duration) {
-        self.init(concurrency: concurrency, margin: margin, timeout: seconds(timeout))
+        self.init(concurrency: concurrency, margin: margin, timeout: timeout.inSeconds)
     }
 
     /// The probe's budget: the scrape timeout less the margin, capped by `cap`; `cap` when the
@@ -208,7 +209,8 @@ public final class ProbeEndpoint: Sendable {
         if !request.scenarios.isEmpty { options.scenarios = request.scenarios }
         if let allIPs = request.allIPs { options.allIPs = allIPs }
         // Each request is bounded by the budget too, so a probe that runs out ends soon after.
-        options.timeout = min(options.timeout, .milliseconds(Int64(budget * 1000)))
+        let limit = Duration.milliseconds(Int64(budget * 1000))
+        options.timeout = min(options.timeout, limit)
         let engine: ProbeEngine
         let provider = request.provider ?? module.provider
         if provider != nil || request.dnsServer != nil || module.dnsServer != nil {
@@ -243,11 +245,11 @@ public final class ProbeEndpoint: Sendable {
         // The slot is held until the probe ends, not until its answer is sent: the bound is on
         // probes running, and one that missed its budget is still running.
         let running = running
-        let report = await Deadline.first(within: .milliseconds(Int64(budget * 1000))) { () async -> URLReport? in
+        let report = await Deadline.first(within: limit) { () async -> URLReport? in
             defer { running.withLock { $0 -= 1 } }
             return await engine.report(target, emit: { _ in })
         }
-        let seconds = Agent.seconds(started.duration(to: .now))
+        let seconds = started.duration(to: .now).inSeconds
         let finished = report ?? nil
         if let finished, finished.verdict.works.isEmpty, let shortage = finished.attempts.compactMap(\.shortage).first {
             metrics?.resourceErrors(shortage).increment()
@@ -291,9 +293,4 @@ public final class ProbeEndpoint: Sendable {
         out += String(decoding: exposition, as: UTF8.self)
         return out
     }
-}
-
-/// A duration in seconds, as the Prometheus text format and scrape headers count time.
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
