@@ -134,8 +134,8 @@ extension HTTPDNSService {
 
         let answers = names.map { name -> String in
             let record = zone.record(for: name)
-            func part(_ ips: [String]?) -> String {
-                var fields = [#""ips":\#(json(ips ?? []))"#, #""ttl":\#(record?.ttl ?? 60)"#]
+            func part(_ ips: [String]?, v6: Bool) -> String {
+                var fields = [#""ips":\#(json(ips ?? []))"#, #""ttl":\#(record?.ttl(v6) ?? 60)"#]
                 if record == nil {
                     fields.append(#""no_ip_code":"DomainNotFound""#)
                 } else if ips?.isEmpty ?? true {
@@ -145,8 +145,8 @@ extension HTTPDNSService {
                 return "{" + fields.joined(separator: ",") + "}"
             }
             var fields = [#""dn":\#(json(name))"#]
-            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4))"#) }
-            if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6))"#) }
+            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4, v6: false))"#) }
+            if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6, v6: true))"#) }
             return "{" + fields.joined(separator: ",") + "}"
         }
         let data = #"{"cip":\#(json(clientIP)),"answers":[\#(answers.joined(separator: ","))]}"#

@@ -26,7 +26,9 @@ func zoneResolver(
             ? HTTPDNSAnswer(provider: "lab-zone", error: "no such name")
             : HTTPDNSAnswer(
                 provider: "lab-zone", ipv4: ips.filter { !$0.contains(":") }, ipv6: ips.filter { $0.contains(":") },
-                ttl: record?.ttl ?? 60)
+                ttl: FamilyTTL(
+                    v4: ips.contains { !$0.contains(":") } ? record?.ttl ?? 60 : nil,
+                    v6: ips.contains { $0.contains(":") } ? record?.ttl(true) ?? 60 : nil))
         return HostResolution(host: host, system: systemAnswer, httpdns: httpdns)
     }
 }

@@ -312,7 +312,7 @@ public final class ResolverCache: Sendable {
             let sys = SystemAnswer(ipv4: literal == .v4 ? [name] : [], ipv6: literal == .v6 ? [name] : [])
             return HostResolution(
                 host: name, system: sys,
-                httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
+                httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, source: .cache))
         }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
         let held = afresh ? heldEntries(name, families: families) : [:]
@@ -325,7 +325,8 @@ public final class ResolverCache: Sendable {
                 answer.ipv4 = sys.ipv4
                 answer.ipv6 = sys.ipv6
                 answer.source = .systemFallback
-                answer.ttl = config.fallbackTTL
+                answer.ttl = FamilyTTL(
+                    v4: sys.ipv4.isEmpty ? nil : config.fallbackTTL, v6: sys.ipv6.isEmpty ? nil : config.fallbackTTL)
                 storeFallback(name, families: families, system: sys, ttl: config.fallbackTTL)
                 let ips = (sys.ipv4 + sys.ipv6).joined(separator: ", ")
                 emit([
@@ -434,9 +435,15 @@ public final class ResolverCache: Sendable {
         var answer = HTTPDNSAnswer(provider: provider.name)
         answer.ipv4 = cached[.v4]?.ips ?? []
         answer.ipv6 = cached[.v6]?.ips ?? []
-        let cachedTTL = cached.values.map(\.ttl).min() ?? 0
+        // Each family's own TTL, for the families that have addresses; what the legacy API said beside them.
+        for (family, entry) in cached where !entry.ips.isEmpty {
+            answer.ttl[family] = entry.ttl
+            if let origin = entry.originTTL {
+                answer.originTTL = (answer.originTTL ?? FamilyTTL()).setting(family, origin)
+            }
+            answer.extra = answer.extra ?? entry.extra
+        }
         if need.isEmpty {
-            answer.ttl = cachedTTL
             let sources = Set(cached.values.map(\.source))
             answer.source = sources.contains(.stale) ? .stale : sources == [.persisted] ? .persisted : .cache
             return answer
@@ -456,7 +463,13 @@ public final class ResolverCache: Sendable {
         case .success(let fresh)?:
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
             if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
-            answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
+            for family in need where !fresh.ips(family).isEmpty {
+                answer.ttl[family] = fresh.ttl[family]
+                if let origin = fresh.originTTL?[family] {
+                    answer.originTTL = (answer.originTTL ?? FamilyTTL()).setting(family, origin)
+                }
+            }
+            answer.extra = fresh.extra ?? answer.extra
             answer.source = Self.freshSource(configuration)
             answer.clientIP = fresh.clientIP
             answer.server = fresh.server
@@ -550,8 +563,9 @@ public final class ResolverCache: Sendable {
                         continue
                     }
                     let entry = CacheEntrySnapshot(
-                        host: key.name, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
-                        source: Self.freshSource(s.configuration), hits: s.entries[key]?.hits ?? 0)
+                        host: key.name, family: family, ips: answer.ips(family), ttl: answer.ttl[family] ?? 60,
+                        resolvedAt: now, source: Self.freshSource(s.configuration), hits: s.entries[key]?.hits ?? 0,
+                        originTTL: answer.originTTL?[family], extra: answer.extra)
                     s.entries[key] = entry
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))

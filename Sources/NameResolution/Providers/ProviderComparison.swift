@@ -44,8 +44,8 @@ public struct ProviderRow: Sendable, Codable, Equatable {
     public var endpoint: String
     public var ipv4: [String]
     public var ipv6: [String]
-    /// Seconds; nil when the provider failed.
-    public var ttl: Int?
+    /// Seconds, per family with addresses; nil when the provider failed.
+    public var ttl: FamilyTTL?
     public var ms: Double
     /// The client address the service judged the query by (`cip`), when it said.
     public var clientIP: String?
@@ -57,7 +57,7 @@ public struct ProviderRow: Sendable, Codable, Equatable {
 
     public init(
         name: String, kind: ProviderKind, endpoint: String, ipv4: [String] = [], ipv6: [String] = [],
-        ttl: Int? = nil, ms: Double = 0, clientIP: String? = nil, error: String? = nil, group: String? = nil,
+        ttl: FamilyTTL? = nil, ms: Double = 0, clientIP: String? = nil, error: String? = nil, group: String? = nil,
         vsSystem: Agreement = .httpdnsFailed
     ) {
         self.name = name
@@ -193,7 +193,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             let answer = try await provider.resolve(name, families: families)
             row.ipv4 = answer.ipv4
             row.ipv6 = answer.ipv6
-            row.ttl = answer.ttl
+            row.ttl = answer.shownTTL
             row.ms = answer.ms > 0 ? answer.ms : elapsed(since: started)
             row.clientIP = answer.clientIP
         } catch {

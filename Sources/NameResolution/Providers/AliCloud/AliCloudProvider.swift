@@ -73,8 +73,13 @@ public struct AliCloudProvider: HTTPDNSProvider {
         let v4 = families.contains(.v4) ? try strings(object["ips"], field: "ips") : []
         let v6 = families.contains(.v6) ? try strings(object["ipsv6"], field: "ipsv6") : []
         guard let ttl = integer(object["ttl"]) else { throw .malformed(detail: "no 'ttl' in the answer") }
-        return try ProviderAnswer.screened(
-            host: host, rawV4: v4, rawV6: v6, ttl: ttl, answered: families, ms: ms, clientIP: object["client_ip"])
+        var answer = try ProviderAnswer.screened(
+            host: host, rawV4: v4, rawV6: v6, ttl: FamilyTTL(ttl, for: families), answered: families, ms: ms,
+            clientIP: object["client_ip"])
+        // The C SDK keeps both (src/hdns_resolver.c, parse_resv_resp_from_json).
+        answer.originTTL = integer(object["origin_ttl"]).map { FamilyTTL($0, for: families) }
+        answer.extra = decodedExtra(object["extra"])
+        return answer
     }
 
     public func resolveBatch(
@@ -112,31 +117,67 @@ public struct AliCloudProvider: HTTPDNSProvider {
         else { throw .malformed(detail: "expected {\"dns\":[...]}, got \(preview(body))") }
         var v4: [String: [String]] = [:]
         var v6: [String: [String]] = [:]
-        var ttls: [String: Int] = [:]
+        var ttls: [String: FamilyTTL] = [:]
         var clientIPs: [String: Any] = [:]
+        var originTTLs: [String: FamilyTTL] = [:]
+        var extras: [String: String] = [:]
         for record in records {
             guard let host = (record["host"] as? String)?.lowercased() else { continue }
             clientIPs[host] = record["client_ip"]
+            if let extra = decodedExtra(record["extra"]) { extras[host] = extra }
             let ips = try strings(record["ips"], field: "ips")
             let type = integer(record["type"]) ?? 1
-            if type == 28 { v6[host, default: []] += ips } else { v4[host, default: []] += ips }
-            if let ttl = integer(record["ttl"]) { ttls[host] = min(ttls[host] ?? ttl, ttl) }
+            let family: IPFamily = type == 28 ? .v6 : .v4
+            if family == .v6 { v6[host, default: []] += ips } else { v4[host, default: []] += ips }
+            // One record per name and type, each with its TTL, which the C SDK keeps per type.
+            if let ttl = integer(record["ttl"]) { ttls[host, default: FamilyTTL()][family] = ttl }
+            if let origin = integer(record["origin_ttl"]) { originTTLs[host, default: FamilyTTL()][family] = origin }
         }
         var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
         for host in hosts {
             let key = host.lowercased()
             do throws(ResolutionError) {
-                results[host] = .success(
-                    try ProviderAnswer.screened(
-                        host: host, rawV4: families.contains(.v4) ? v4[key] ?? [] : [],
-                        rawV6: families.contains(.v6) ? v6[key] ?? [] : [], ttl: ttls[key] ?? 60,
-                        answered: families, ms: ms, clientIP: clientIPs[key]))
+                var answer = try ProviderAnswer.screened(
+                    host: host, rawV4: families.contains(.v4) ? v4[key] ?? [] : [],
+                    rawV6: families.contains(.v6) ? v6[key] ?? [] : [], ttl: ttls[key] ?? FamilyTTL(),
+                    answered: families, ms: ms, clientIP: clientIPs[key])
+                answer.originTTL = originTTLs[key]?.only(families)
+                answer.extra = extras[key]
+                results[host] = .success(answer)
             } catch {
                 results[host] = .failure(error)
             }
         }
         return results
     }
+}
+
+/// The most characters of `extra` kept: it is shown in tables and exports.
+let extraLimit = 512
+
+/// `extra` as the C SDK reads it: the service HTML-encodes it, and the SDK decodes `&amp;`,
+/// `&lt;`, `&gt;`, `&quot;` and `&apos;` (aliyun/alibabacloud-httpdns-c-sdk, src/hdns_resolver.c,
+/// `decode_html`), once. Escaped and cut where it enters, as every text a service sends.
+func decodedExtra(_ value: Any?) -> String? {
+    guard let text = value as? String, !text.isEmpty else { return nil }
+    let entities: [(String, String)] = [
+        ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"),
+    ]
+    var decoded = ""
+    var rest = Substring(text)
+    while let amp = rest.firstIndex(of: "&") {
+        decoded += rest[..<amp]
+        rest = rest[amp...]
+        if let (entity, character) = entities.first(where: { rest.hasPrefix($0.0) }) {
+            decoded += character
+            rest = rest.dropFirst(entity.count)
+        } else {
+            decoded += "&"
+            rest = rest.dropFirst()
+        }
+    }
+    decoded += rest
+    return TerminalText.escaped(decoded, cutAt: extraLimit)
 }
 
 /// A JSON array of strings; anything else in it is kept as text so it is named as junk.

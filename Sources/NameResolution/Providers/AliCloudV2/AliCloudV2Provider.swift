@@ -275,15 +275,15 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
             }
             do throws(ResolutionError) {
                 var raw: [IPFamily: [String]] = [:]
-                var ttls: [Int] = []
+                var ttl = FamilyTTL()
                 var notes: [String] = []
                 for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
                     let field = family == .v4 ? "v4" : "v6"
                     guard let part = answer[field] as? [String: Any] else { continue }
                     raw[family] = try strings(part["ips"], field: "\(field).ips")
                     // TTL <= 0 means 60, as both SDKs do (Android `HostItem`).
-                    let ttl = integer(part["ttl"]) ?? 0
-                    ttls.append(ttl <= 0 ? 60 : ttl)
+                    let given = integer(part["ttl"]) ?? 0
+                    ttl[family] = given <= 0 ? 60 : given
                     if let code = part["no_ip_code"] as? String, !code.isEmpty {
                         notes.append(
                             "no \(family == .v4 ? "A" : "AAAA") record (the service says \(TerminalText.quoted(code)))")
@@ -296,7 +296,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
                     }
                 }
                 var result = try ProviderAnswer.screened(
-                    host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttls.min() ?? 60,
+                    host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttl,
                     answered: families, ms: ms, clientIP: clientIP)
                 result.server = server
                 result.notes += notes

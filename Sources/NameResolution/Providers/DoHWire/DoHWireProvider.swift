@@ -52,7 +52,9 @@ public struct DoHWireProvider: HTTPDNSProvider {
         if parts.allSatisfy({ $0.addresses.sent == 0 }) { throw .noData(host: host, families: answered) }
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.addresses.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.addresses.raw)
-        let ttl = parts.compactMap(\.addresses.ttl).min() ?? 60
+        // Each family keeps its own records' TTL (one query per family).
+        var ttl = FamilyTTL()
+        for part in parts { ttl[part.family] = part.addresses.ttl ?? 60 }
         return try ProviderAnswer.screened(
             host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: answered, ms: parts.map(\.ms).max() ?? 0,
             sent: [
