@@ -97,15 +97,8 @@ struct ResolveCommand: AsyncParsableCommand {
             if reads.contains(where: { $0.entry == nil }) { throw ExitCode(ExitStatus.failed) }
             return
         }
-        // Names resolve side by side; the output keeps the order they were given in.
-        let results = await withTaskGroup(of: (Int, HostResolution).self) { group in
-            for (index, host) in hosts.enumerated() {
-                group.addTask { (index, await session.cache.resolve(host, family: wanted, afresh: true)) }
-            }
-            var ordered: [(Int, HostResolution)] = []
-            for await result in group { ordered.append(result) }
-            return ordered.sorted { $0.0 < $1.0 }.map(\.1)
-        }
+        // Names resolve side by side, HTTPDNS asked in batches; the output keeps the order they were given in.
+        let results = await session.cache.resolve(hosts, family: wanted, afresh: true)
         await session.close()
         var rankings: [IPRanking] = []
         if let rank {

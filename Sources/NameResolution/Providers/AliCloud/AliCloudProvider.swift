@@ -1,5 +1,5 @@
 // Alibaba Cloud HTTPDNS, legacy API: /{account}/d, signed /{account}/sign_d whenever a
-// secret is configured, and batch /{account}/resolve (5 names a request) for pre-resolve.
+// secret is configured, and batch /{account}/resolve or signed /sign_resolve (5 names a request).
 import CurlTransport
 import Foundation
 import TerminalText
@@ -11,7 +11,8 @@ public struct AliCloudProvider: HTTPDNSProvider {
     public let account: String
     let secret: String?
     let transport: HTTPDNSTransport
-    /// How far ahead a signature's expiry is set; Alibaba's SDKs use 10 minutes.
+    /// How far ahead a signature's expiry is set (ipdirect's own choice: the C SDK 2.2.5 sets
+    /// `t` = now + 1800, src/hdns_sign.c).
     static let signatureLifetime: TimeInterval = 600
     /// The batch API takes at most this many names a request.
     public static let batchLimit = 5
@@ -41,11 +42,24 @@ public struct AliCloudProvider: HTTPDNSProvider {
 
     /// The URL for one name; with a secret, the signed form.
     func url(for host: String, families: Set<IPFamily>, now: Date = Date()) -> String {
+        url(api: "d", host: host, families: families, now: now)
+    }
+
+    /// The URL for a batch of names: `/resolve`, or with a secret `/sign_resolve`, signed over
+    /// the comma-joined names as they go in `host=` (C SDK 2.2.5, src/hdns_resolver.c
+    /// `hdns_resv_send_req` and src/hdns_sign.c).
+    func batchURL(for hosts: [String], families: Set<IPFamily>, now: Date = Date()) -> String {
+        url(api: "resolve", host: hosts.joined(separator: ","), families: families, now: now)
+    }
+
+    /// `api` is `d` or `resolve`; with a secret it becomes `sign_d` or `sign_resolve`, `s` = md5 of
+    /// `host-secret-t` over `host` as sent before URL encoding.
+    private func url(api: String, host: String, families: Set<IPFamily>, now: Date) -> String {
         let q = "host=\(queryEscaped(host))&query=\(Self.query(families))"
-        guard let secret else { return "\(endpoint)/\(queryEscaped(account))/d?\(q)" }
+        guard let secret else { return "\(endpoint)/\(queryEscaped(account))/\(api)?\(q)" }
         let expiry = Int(now.timeIntervalSince1970 + Self.signatureLifetime)
         let s = Self.signature(host: host, secret: secret, expiry: expiry)
-        return "\(endpoint)/\(queryEscaped(account))/sign_d?\(q)&t=\(expiry)&s=\(s)"
+        return "\(endpoint)/\(queryEscaped(account))/sign_\(api)?\(q)&t=\(expiry)&s=\(s)"
     }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
@@ -87,22 +101,9 @@ public struct AliCloudProvider: HTTPDNSProvider {
     ) async -> [String: Result<
         ProviderAnswer, ResolutionError
     >] {
-        var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
-        // The batch API is unsigned-only in the legacy service; signed accounts go one by one.
-        if secret != nil {
-            for host in hosts {
-                do throws(ResolutionError) {
-                    results[host] = .success(try await resolve(host, families: families))
-                } catch {
-                    results[host] = .failure(error)
-                }
-            }
-            return results
-        }
-        return await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
-            let names = chunk.map(queryEscaped).joined(separator: ",")
-            let url = "\(endpoint)/\(queryEscaped(account))/resolve?host=\(names)&query=\(Self.query(families))"
-            let (response, ms) = try await transport.get(url, display: endpoint)
+        // A signed account's batch goes signed, through /sign_resolve, as the C SDK sends it.
+        await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
+            let (response, ms) = try await transport.get(batchURL(for: chunk, families: families), display: endpoint)
             try checkStatus(response)
             return try Self.parseBatch(response.body, hosts: chunk, families: families, ms: ms)
         }
