@@ -97,7 +97,9 @@ struct ParsingTests {
         let provider = AliCloudProvider(
             endpoint: "http://127.0.0.1:8000/139450/d", account: "139450", secret: "s3cret",
             transport: HTTPDNSTransport(timeout: 2, caFile: nil))
-        let url = provider.url(for: "a.test", families: [.v4], now: Date(timeIntervalSince1970: 1_700_000_000))
+        let url =
+            AliCloudProvider.base("http://127.0.0.1:8000/139450/d", account: "139450")
+            + provider.target(for: "a.test", families: [.v4], now: Date(timeIntervalSince1970: 1_700_000_000))
         #expect(
             url
                 == "http://127.0.0.1:8000/139450/sign_d?host=a.test&query=4&t=1700000600&s=65fd6398556bb53e8baf9874d6a0ff0a"

@@ -70,9 +70,11 @@ struct SignedBatchTests {
         // alibaba.json, c_sdk_2_2_5_legacy "signed batch": t=1795610804, s=220fa5bd...; the names
         // comma-joined in host= (URL-encoded) and in the signed string (as they are).
         let t = 1_795_610_804
-        let url = provider.batchURL(
-            for: ["www.aliyun.com", "www.taobao.com"], families: [.v4, .v6],
-            now: Date(timeIntervalSince1970: TimeInterval(t) - AliCloudProvider.signatureLifetime))
+        let url =
+            "http://127.0.0.1"
+            + provider.batchTarget(
+                for: ["www.aliyun.com", "www.taobao.com"], families: [.v4, .v6],
+                now: Date(timeIntervalSince1970: TimeInterval(t) - AliCloudProvider.signatureLifetime))
         #expect(
             url
                 == "http://127.0.0.1/100000/sign_resolve?host=www.aliyun.com%2Cwww.taobao.com&query=4,6"

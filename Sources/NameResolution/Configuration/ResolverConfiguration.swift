@@ -103,14 +103,9 @@ public struct ResolverConfiguration: Sendable, Equatable {
         if let endpoint, !endpoint.isEmpty {
             return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
         }
-        if provider == .alicloud {
+        if provider == .alicloud || provider == .alicloudLegacy {
             return startIPs.isEmpty
                 ? "service discovery (region \(region))" : "service discovery from \(startIPs.joined(separator: ", "))"
-        }
-        if provider == .alicloudLegacy {
-            // The public service speaks HTTPS too: signed queries go there when a secret is set.
-            return secret == nil
-                ? ProviderFactory.alicloudDefaultEndpoint : ProviderFactory.alicloudDefaultHTTPSEndpoint
         }
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
@@ -132,7 +127,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
             credential = "the signing secret"
             exposure =
                 "anyone on the path reads the names and the signed query and can replay it until it expires (the secret itself is never sent)"
-            targets = provider == .alicloud && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
+            targets = (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
         case .tencent where token != nil:
             credential = "the token"
             exposure = "the token travels in the query as it is, for anyone on the path to read and use"

@@ -197,11 +197,6 @@ extension HTTPDNSProvider {
 
 /// Builds the provider a configuration asks for.
 public enum ProviderFactory {
-    /// Alibaba Cloud's public HTTPDNS address, used when alicloud has no endpoint.
-    public static let alicloudDefaultEndpoint = "http://203.107.1.1"
-    /// The same service over HTTPS, used when a signing secret is set (signed queries stay off the wire).
-    public static let alicloudDefaultHTTPSEndpoint = "https://203.107.1.1"
-
     /// - Throws: `ResolutionError.misconfigured` when a required setting is missing.
     public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {
         let endpoint = configuration.effectiveEndpoint
@@ -228,9 +223,7 @@ public enum ProviderFactory {
                     "alicloud-legacy needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
                 )
             }
-            return AliCloudProvider(
-                endpoint: endpoint ?? alicloudDefaultEndpoint, account: account, secret: configuration.secret,
-                transport: HTTPDNSTransport(configuration))
+            return try AliCloudProvider.make(configuration, account: account)
         case .tencent:
             guard let endpoint else {
                 throw .misconfigured("tencent needs --endpoint (for example http://119.29.29.29)")

@@ -5,9 +5,10 @@ import Foundation
 import TerminalText
 import WireCiphers
 
-/// Alibaba Cloud's HTTPDNS service.
+/// Alibaba Cloud's HTTPDNS service, legacy API (`--provider alicloud-legacy`).
 public struct AliCloudProvider: HTTPDNSProvider {
-    public let endpoint: String
+    /// Where queries go: the endpoint, or the service IPs `/ss` names (signed with the secret).
+    let servers: AliCloudServiceIPs
     public let account: String
     let secret: String?
     let transport: HTTPDNSTransport
@@ -19,16 +20,43 @@ public struct AliCloudProvider: HTTPDNSProvider {
 
     public var name: String { secret == nil ? "alicloud" : "alicloud (signed)" }
 
+    /// Queries go to `endpoint` only.
     init(endpoint: String, account: String, secret: String?, transport: HTTPDNSTransport) {
-        var base = trimmedBase(endpoint)
-        // Accept a pasted query URL (".../{account}/d") as well as the base URL.
-        for suffix in ["/\(account)/d", "/\(account)/sign_d", "/\(account)/resolve"] where base.hasSuffix(suffix) {
-            base.removeLast(suffix.count)
-        }
-        self.endpoint = base
+        self.init(
+            servers: AliCloudServiceIPs(endpoint: Self.base(endpoint, account: account)), account: account,
+            secret: secret, transport: transport)
+    }
+
+    /// Queries go to `servers`.
+    init(servers: AliCloudServiceIPs, account: String, secret: String?, transport: HTTPDNSTransport) {
+        self.servers = servers
         self.account = account
         self.secret = secret.flatMap { $0.isEmpty ? nil : $0 }
         self.transport = transport
+    }
+
+    /// The base URL of an endpoint, a pasted query URL (".../{account}/d") accepted too.
+    static func base(_ endpoint: String, account: String) -> String {
+        var base = trimmedBase(endpoint)
+        for suffix in ["/\(account)/d", "/\(account)/sign_d", "/\(account)/resolve"] where base.hasSuffix(suffix) {
+            base.removeLast(suffix.count)
+        }
+        return base
+    }
+
+    /// The provider a configuration asks for: its endpoint, or without one the service IPs the
+    /// region's start IPs name (`/ss`, signed when a secret is set), as for v2.
+    static func make(
+        _ configuration: ResolverConfiguration, account: String
+    ) throws(ResolutionError) -> AliCloudProvider {
+        let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
+        let endpoint = configuration.endpoint.flatMap {
+            $0.isEmpty ? nil : Self.base(ProviderPreset.named($0)?.endpoint ?? $0, account: account)
+        }
+        return AliCloudProvider(
+            servers: try AliCloudServiceIPs.make(
+                configuration, account: account, endpoint: endpoint, legacySecret: secret),
+            account: account, secret: secret, transport: HTTPDNSTransport(configuration))
     }
 
     /// The `s` parameter: lowercase hex of md5("host-secret-t"), as the lab checks it.
@@ -40,32 +68,44 @@ public struct AliCloudProvider: HTTPDNSProvider {
         families == [.v6] ? "6" : families == [.v4] ? "4" : "4,6"
     }
 
-    /// The URL for one name; with a secret, the signed form.
-    func url(for host: String, families: Set<IPFamily>, now: Date = Date()) -> String {
-        url(api: "d", host: host, families: families, now: now)
+    /// The path and query for one name; with a secret, the signed form.
+    func target(for host: String, families: Set<IPFamily>, now: Date = Date()) -> String {
+        target(api: "d", host: host, families: families, now: now)
     }
 
-    /// The URL for a batch of names: `/resolve`, or with a secret `/sign_resolve`, signed over
-    /// the comma-joined names as they go in `host=` (C SDK 2.2.5, src/hdns_resolver.c
-    /// `hdns_resv_send_req` and src/hdns_sign.c).
-    func batchURL(for hosts: [String], families: Set<IPFamily>, now: Date = Date()) -> String {
-        url(api: "resolve", host: hosts.joined(separator: ","), families: families, now: now)
+    /// The path and query for a batch of names: `/resolve`, or with a secret `/sign_resolve`,
+    /// signed over the comma-joined names as they go in `host=` (C SDK 2.2.5,
+    /// src/hdns_resolver.c `hdns_resv_send_req` and src/hdns_sign.c).
+    func batchTarget(for hosts: [String], families: Set<IPFamily>, now: Date = Date()) -> String {
+        target(api: "resolve", host: hosts.joined(separator: ","), families: families, now: now)
     }
 
     /// `api` is `d` or `resolve`; with a secret it becomes `sign_d` or `sign_resolve`, `s` = md5 of
     /// `host-secret-t` over `host` as sent before URL encoding.
-    private func url(api: String, host: String, families: Set<IPFamily>, now: Date) -> String {
+    private func target(api: String, host: String, families: Set<IPFamily>, now: Date) -> String {
         let q = "host=\(queryEscaped(host))&query=\(Self.query(families))"
-        guard let secret else { return "\(endpoint)/\(queryEscaped(account))/\(api)?\(q)" }
+        guard let secret else { return "/\(queryEscaped(account))/\(api)?\(q)" }
         let expiry = Int(now.timeIntervalSince1970 + Self.signatureLifetime)
         let s = Self.signature(host: host, secret: secret, expiry: expiry)
-        return "\(endpoint)/\(queryEscaped(account))/sign_\(api)?\(q)&t=\(expiry)&s=\(s)"
+        return "/\(queryEscaped(account))/sign_\(api)?\(q)&t=\(expiry)&s=\(s)"
+    }
+
+    /// Sends `target` to the service IP in use (rotating as v2 does) and checks the status.
+    private func get(_ target: String) async throws(ResolutionError) -> (TransferRecord, Double, String) {
+        try await servers.ask { base throws(ResolutionError) in
+            // The display form never carries the query: it may hold the signature.
+            let (response, ms) = try await transport.get(
+                base.url + target, display: base.url, checkName: base.checkName)
+            try checkStatus(response)
+            return (response, ms, base.label)
+        }
     }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        let (response, ms) = try await transport.get(url(for: host, families: families), display: endpoint)
-        try checkStatus(response)
-        return try Self.parseSingle(response.body, host: host, families: families, ms: ms)
+        let (response, ms, server) = try await get(target(for: host, families: families))
+        var answer = try Self.parseSingle(response.body, host: host, families: families, ms: ms)
+        answer.server = server
+        return answer
     }
 
     func checkStatus(_ response: TransferRecord) throws(ResolutionError) {
@@ -103,9 +143,15 @@ public struct AliCloudProvider: HTTPDNSProvider {
     >] {
         // A signed account's batch goes signed, through /sign_resolve, as the C SDK sends it.
         await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
-            let (response, ms) = try await transport.get(batchURL(for: chunk, families: families), display: endpoint)
-            try checkStatus(response)
-            return try Self.parseBatch(response.body, hosts: chunk, families: families, ms: ms)
+            let (response, ms, server) = try await get(batchTarget(for: chunk, families: families))
+            var results = try Self.parseBatch(response.body, hosts: chunk, families: families, ms: ms)
+            for (host, result) in results {
+                if case .success(var answer) = result {
+                    answer.server = server
+                    results[host] = .success(answer)
+                }
+            }
+            return results
         }
     }
 

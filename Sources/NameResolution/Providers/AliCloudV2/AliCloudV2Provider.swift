@@ -158,32 +158,14 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         _ hosts: [String], families: Set<IPFamily>
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let target = try target(for: hosts, families: families)
-        var lastError = ResolutionError.misconfigured("alicloud has no service IP to ask")
-        for _ in 0..<max(1, await servers.count()) {
-            let base = try await servers.current()
-            do throws(ResolutionError) {
-                // The display form never carries the query: it holds the signature.
-                let (response, ms) = try await transport.get(
-                    base.url + target, display: base.url, checkName: base.checkName)
-                return try parse(
-                    status: response.status, body: response.body,
-                    date: response.header("Date").map { TerminalText.escaped($0, cutAt: 64) }, hosts: hosts,
-                    families: families, ms: ms, server: base.label)
-            } catch {
-                lastError = error
-                guard Self.shouldRotate(error) else { throw error }
-                await servers.rotate(past: base)
-            }
-        }
-        throw lastError
-    }
-
-    static func shouldRotate(_ error: ResolutionError) -> Bool {
-        switch error {
-        case .timeout, .refused, .tls, .transport, .endpointUnresolvable: return true
-        case .http(let status, _): return status >= 500
-        case .service(let code, _): return code == "ServiceLevelDeny"
-        default: return false
+        return try await servers.ask { base throws(ResolutionError) in
+            // The display form never carries the query: it holds the signature.
+            let (response, ms) = try await transport.get(
+                base.url + target, display: base.url, checkName: base.checkName)
+            return try parse(
+                status: response.status, body: response.body,
+                date: response.header("Date").map { TerminalText.escaped($0, cutAt: 64) }, hosts: hosts,
+                families: families, ms: ms, server: base.label)
         }
     }
 
@@ -412,6 +394,60 @@ final class AliCloudServiceIPs: Sendable {
         var sessionID: String
         var transport: HTTPDNSTransport
         var serviceName: String
+        /// The legacy API's signing secret: `/ss` is then signed as the C SDK signs it. The v2
+        /// secret is not used (iOS SDK 3.4.2 asks `/ss` unsigned, Scheduler/HttpdnsScheduleExecutor.m).
+        var legacySecret: String? = nil
+        /// The clock `t` is read from, and the 12-hex nonce `n` (tests fix both).
+        var now: @Sendable () -> Date = { Date() }
+        var nonce: @Sendable () -> String = { AliCloudServiceIPs.newNonce() }
+    }
+
+    /// A nonce as the C SDK makes one for a signed `/ss`: 12 lowercase hex digits.
+    static func newNonce() -> String {
+        String((0..<12).map { _ in "0123456789abcdef".randomElement()! })
+    }
+
+    /// The `/ss` request: `region platform sdk_version sid`, then with a legacy secret `s t n`,
+    /// `t` = now and `s` = md5 of `n-secret-t` (C SDK 2.2.5, src/hdns_scheduler.c; the order of
+    /// its captured request in alibaba.json). iOS 3.4.2 sends region=global since 2024 (the
+    /// service schedules by proximity).
+    static func serviceListTarget(_ discovery: Discovery) -> String {
+        var target =
+            "/\(queryEscaped(discovery.account))/ss?region=global&platform=ipdirect"
+            + "&sdk_version=\(IPDirectVersion.string)&sid=\(discovery.sessionID)"
+        if let secret = discovery.legacySecret {
+            let t = String(Int(discovery.now().timeIntervalSince1970))
+            let n = discovery.nonce()
+            let s = AliCloudLegacySigning.serviceListSignature(nonce: n, secret: secret, time: t)
+            target += "&s=\(s)&t=\(t)&n=\(n)"
+        }
+        return target
+    }
+
+    /// Asks the service IP in use, moving on to the next while the failure is the service IP's
+    /// (connection, timeout, HTTP 5xx, `ServiceLevelDeny`), as the SDKs rotate; once round the list at most.
+    func ask<T>(_ attempt: (Base) async throws(ResolutionError) -> T) async throws(ResolutionError) -> T {
+        var lastError = ResolutionError.misconfigured("alicloud has no service IP to ask")
+        for _ in 0..<max(1, await count()) {
+            let base = try await current()
+            do throws(ResolutionError) {
+                return try await attempt(base)
+            } catch {
+                lastError = error
+                guard Self.shouldRotate(error) else { throw error }
+                await rotate(past: base)
+            }
+        }
+        throw lastError
+    }
+
+    static func shouldRotate(_ error: ResolutionError) -> Bool {
+        switch error {
+        case .timeout, .refused, .tls, .transport, .endpointUnresolvable: return true
+        case .http(let status, _): return status >= 500
+        case .service(let code, _): return code == "ServiceLevelDeny"
+        default: return false
+        }
     }
 
     /// How old the list may grow before it is asked for again (the SDK's 24 hours).
@@ -575,10 +611,7 @@ final class AliCloudServiceIPs: Sendable {
     ) async -> [Base]? {
         var failures: [String] = []
         for start in discovery.starts {
-            // iOS 3.4.2 sends region=global since 2024 (the service schedules by proximity).
-            let target =
-                "/\(queryEscaped(discovery.account))/ss?region=global&platform=ipdirect"
-                + "&sdk_version=\(IPDirectVersion.string)&sid=\(discovery.sessionID)"
+            let target = serviceListTarget(discovery)
             do throws(ResolutionError) {
                 let (response, _) = try await discovery.transport.get(
                     start.url + target, display: start.url, checkName: start.checkName)
@@ -624,6 +657,27 @@ final class AliCloudServiceIPs: Sendable {
     }
 }
 
+extension AliCloudServiceIPs {
+    /// The service addresses a configuration asks for: its endpoint, or discovery from its
+    /// region's start IPs (or `start_ips`), for v2 and the legacy API alike.
+    ///
+    /// - Parameter legacySecret: the legacy API's secret, which signs `/ss`.
+    /// - Throws: `.misconfigured` for an unknown region or a start URL that is not one.
+    static func make(
+        _ configuration: ResolverConfiguration, account: String, endpoint: String?, legacySecret: String?
+    ) throws(ResolutionError) -> AliCloudServiceIPs {
+        if let endpoint { return AliCloudServiceIPs(endpoint: endpoint) }
+        return AliCloudServiceIPs(
+            discovery: .init(
+                starts: try starts(
+                    region: configuration.region, startIPs: configuration.startIPs,
+                    serviceName: configuration.serviceName),
+                account: account, sessionID: AliCloudV2Provider.newSessionID(),
+                transport: HTTPDNSTransport(configuration), serviceName: configuration.serviceName,
+                legacySecret: legacySecret))
+    }
+}
+
 extension AliCloudV2Provider {
     /// The v2 provider a configuration asks for.
     ///
@@ -633,7 +687,6 @@ extension AliCloudV2Provider {
         _ configuration: ResolverConfiguration, account: String, endpoint: String?
     ) throws(ResolutionError) -> AliCloudV2Provider {
         let transport = HTTPDNSTransport(configuration)
-        let servers: AliCloudServiceIPs
         if let base = endpoint {
             let path = URLComponents(string: trimmedBase(base))?.path ?? ""
             if ["/d", "/sign_d", "/resolve"].contains(where: { path.hasSuffix($0) }) {
@@ -642,16 +695,9 @@ extension AliCloudV2Provider {
                         + "to keep the legacy API set provider = \"alicloud-legacy\" (or --provider alicloud-legacy); "
                         + "for v2 give the base URL only (scheme://host[:port])")
             }
-            servers = AliCloudServiceIPs(endpoint: base)
-        } else {
-            servers = AliCloudServiceIPs(
-                discovery: .init(
-                    starts: try AliCloudServiceIPs.starts(
-                        region: configuration.region, startIPs: configuration.startIPs,
-                        serviceName: configuration.serviceName),
-                    account: account, sessionID: AliCloudV2Provider.newSessionID(), transport: transport,
-                    serviceName: configuration.serviceName))
         }
+        let servers = try AliCloudServiceIPs.make(
+            configuration, account: account, endpoint: endpoint, legacySecret: nil)
         return try AliCloudV2Provider(
             servers: servers, account: account, secret: configuration.secret,
             cipher: configuration.cipher, key: configuration.key, sdns: configuration.sdns,
