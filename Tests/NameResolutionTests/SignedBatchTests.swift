@@ -74,7 +74,7 @@ struct SignedBatchTests {
             "http://127.0.0.1"
             + provider.batchTarget(
                 for: ["www.aliyun.com", "www.taobao.com"], families: [.v4, .v6],
-                now: Date(timeIntervalSince1970: TimeInterval(t) - AliCloudProvider.signatureLifetime))
+                now: Date(timeIntervalSince1970: TimeInterval(t - SDKProfile.ipdirect.signatureLifetime)))
         #expect(
             url
                 == "http://127.0.0.1/100000/sign_resolve?host=www.aliyun.com%2Cwww.taobao.com&query=4,6"

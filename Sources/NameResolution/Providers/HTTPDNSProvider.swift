@@ -300,6 +300,11 @@ struct HTTPDNSTransport: Sendable {
     func get(
         _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil, body: [UInt8]? = nil
     ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
+        // Every request says who asks; a profile's requests say it as their SDK does.
+        var headers = headers
+        if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            headers.append(HeaderField(name: "User-Agent", value: SDKProfile.ipdirect.userAgent))
+        }
         let spec = TransferSpec(
             url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: timeout,
             caFile: caFile, checkName: checkName, verifyHost: checkName == nil,

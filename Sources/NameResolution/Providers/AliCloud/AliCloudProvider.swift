@@ -12,9 +12,14 @@ public struct AliCloudProvider: HTTPDNSProvider {
     public let account: String
     let secret: String?
     let transport: HTTPDNSTransport
-    /// How far ahead a signature's expiry is set (ipdirect's own choice: the C SDK 2.2.5 sets
-    /// `t` = now + 1800, src/hdns_sign.c).
-    static let signatureLifetime: TimeInterval = 600
+    /// Whose requests are sent (`--sdk`): ipdirect's, or the C SDK 2.2.5's.
+    let profile: SDKProfile
+    /// The client address the answer is asked for (`--client-ip`, `ip=`); nil for this machine's.
+    let clientIP: String?
+    /// The `sid` of the C SDK's requests, one per run as it keeps one per client.
+    let sessionID: String
+    /// The wall clock the signature's `t` is read from.
+    let now: @Sendable () -> Date
     /// The batch API takes at most this many names a request.
     public static let batchLimit = 5
 
@@ -28,7 +33,15 @@ public struct AliCloudProvider: HTTPDNSProvider {
     }
 
     /// Queries go to `servers`.
-    init(servers: AliCloudServiceIPs, account: String, secret: String?, transport: HTTPDNSTransport) {
+    init(
+        servers: AliCloudServiceIPs, account: String, secret: String?, transport: HTTPDNSTransport,
+        profile: SDKProfile = .ipdirect, clientIP: String? = nil, sessionID: String? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.now = now
+        self.profile = profile
+        self.clientIP = clientIP
+        self.sessionID = sessionID ?? AliCloudV2Provider.newSessionID()
         self.servers = servers
         self.account = account
         self.secret = secret.flatMap { $0.isEmpty ? nil : $0 }
@@ -49,6 +62,7 @@ public struct AliCloudProvider: HTTPDNSProvider {
     static func make(
         _ configuration: ResolverConfiguration, account: String
     ) throws(ResolutionError) -> AliCloudProvider {
+        try configuration.sdk.check(for: .alicloudLegacy)
         let secret = configuration.secret.flatMap { $0.isEmpty ? nil : $0 }
         let endpoint = configuration.endpoint.flatMap {
             $0.isEmpty ? nil : Self.base(ProviderPreset.named($0)?.endpoint ?? $0, account: account)
@@ -56,7 +70,8 @@ public struct AliCloudProvider: HTTPDNSProvider {
         return AliCloudProvider(
             servers: try AliCloudServiceIPs.make(
                 configuration, account: account, endpoint: endpoint, legacySecret: secret),
-            account: account, secret: secret, transport: HTTPDNSTransport(configuration))
+            account: account, secret: secret, transport: HTTPDNSTransport(configuration), profile: configuration.sdk,
+            clientIP: configuration.clientIP)
     }
 
     /// The `s` parameter: lowercase hex of md5("host-secret-t"), as the lab checks it.
@@ -69,25 +84,35 @@ public struct AliCloudProvider: HTTPDNSProvider {
     }
 
     /// The path and query for one name; with a secret, the signed form.
-    func target(for host: String, families: Set<IPFamily>, now: Date = Date()) -> String {
-        target(api: "d", host: host, families: families, now: now)
+    func target(for host: String, families: Set<IPFamily>, now: Date? = nil) -> String {
+        target(api: "d", host: host, families: families, now: now ?? self.now())
     }
 
     /// The path and query for a batch of names: `/resolve`, or with a secret `/sign_resolve`,
     /// signed over the comma-joined names as they go in `host=` (C SDK 2.2.5,
     /// src/hdns_resolver.c `hdns_resv_send_req` and src/hdns_sign.c).
-    func batchTarget(for hosts: [String], families: Set<IPFamily>, now: Date = Date()) -> String {
-        target(api: "resolve", host: hosts.joined(separator: ","), families: families, now: now)
+    func batchTarget(for hosts: [String], families: Set<IPFamily>, now: Date? = nil) -> String {
+        target(api: "resolve", host: hosts.joined(separator: ","), families: families, now: now ?? self.now())
     }
 
     /// `api` is `d` or `resolve`; with a secret it becomes `sign_d` or `sign_resolve`, `s` = md5 of
     /// `host-secret-t` over `host` as sent before URL encoding.
     private func target(api: String, host: String, families: Set<IPFamily>, now: Date) -> String {
-        let q = "host=\(queryEscaped(host))&query=\(Self.query(families))"
-        guard let secret else { return "/\(queryEscaped(account))/\(api)?\(q)" }
-        let expiry = Int(now.timeIntervalSince1970 + Self.signatureLifetime)
-        let s = Self.signature(host: host, secret: secret, expiry: expiry)
-        return "/\(queryEscaped(account))/sign_\(api)?\(q)&t=\(expiry)&s=\(s)"
+        let path = "/\(queryEscaped(account))/\(secret == nil ? api : "sign_" + api)?"
+        let expiry = Int(now.timeIntervalSince1970) + profile.signatureLifetime
+        let s = secret.map { Self.signature(host: host, secret: $0, expiry: expiry) }
+        // `ip=` asks for the answer of another client address (src/hdns_resolver.c).
+        let ip = clientIP.map { "&ip=\($0)" } ?? ""
+        guard profile == .c22 else {
+            let q = "host=\(queryEscaped(host))&query=\(Self.query(families))"
+            return path + q + (s.map { "&t=\(expiry)&s=\($0)" } ?? "") + ip
+        }
+        // The C SDK 2.2.5 (src/hdns_resolver.c `hdns_resv_send_req`, alibaba.json): `host query
+        // platform sdk_version sid`, then `s t`, then `ip`, every value URL-encoded (4%2C6).
+        let platform = profile.platform
+        return path + "host=\(queryEscaped(host))&query=\(queryEscaped(Self.query(families)))"
+            + "&platform=\(platform.name)&sdk_version=\(queryEscaped(platform.version))&sid=\(sessionID)"
+            + (s.map { "&s=\($0)&t=\(expiry)" } ?? "") + ip
     }
 
     /// Sends `target` to the service IP in use (rotating as v2 does) and checks the status.
@@ -95,7 +120,8 @@ public struct AliCloudProvider: HTTPDNSProvider {
         try await servers.ask { base throws(ResolutionError) in
             // The display form never carries the query: it may hold the signature.
             let (response, ms) = try await transport.get(
-                base.url + target, display: base.url, checkName: base.checkName)
+                base.url + target, headers: [HeaderField(name: "User-Agent", value: profile.userAgent)],
+                display: base.url, checkName: base.checkName)
             try checkStatus(response)
             return (response, ms, base.label)
         }

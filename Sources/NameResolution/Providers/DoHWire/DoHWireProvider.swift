@@ -76,15 +76,14 @@ public struct DoHWireProvider: HTTPDNSProvider {
                 throw ResolutionError.misconfigured("cannot ask the DoH server for \(host): the reply \(error.clause)")
             }
             let accept = HeaderField(name: "Accept", value: Self.mediaType)
-            let agent = HeaderField(name: "User-Agent", value: "ipdirect/\(IPDirectVersion.string)")
             let (response, ms): (TransferRecord, Double)
             switch method {
             case .get:
                 (response, ms) = try await transport.get(
-                    url(carrying: query), headers: [accept, agent], display: endpoint)
+                    url(carrying: query), headers: [accept], display: endpoint)
             case .post:
                 (response, ms) = try await transport.get(
-                    endpoint, headers: [accept, agent, HeaderField(name: "Content-Type", value: Self.mediaType)],
+                    endpoint, headers: [accept, HeaderField(name: "Content-Type", value: Self.mediaType)],
                     display: endpoint, body: query)
             }
             guard (200..<300).contains(response.status) else {
