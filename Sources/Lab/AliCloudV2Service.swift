@@ -102,7 +102,8 @@ extension HTTPDNSService {
         // Everything that travels in the clear, and what `enc` carried when sealed.
         var parameters = query
         let key = Hex.decode(keys.aesKey) ?? []
-        let clientIP = request.remoteAddress ?? "127.0.0.1"
+        // `cip` asks for the answer of another client address; the lab answers it as that address's.
+        var clientIP = query["cip"] ?? request.remoteAddress ?? "127.0.0.1"
         if mode != .plain {
             guard let enc = query["enc"], let sealed = Hex.decode(enc), let plain = try? mode.open(sealed, key: key),
                 let object = try? JSONSerialization.jsonObject(with: Data(plain)) as? [String: String]
@@ -118,10 +119,11 @@ extension HTTPDNSService {
                 response.headers.append(("Date", date))
                 return Answer(response: response, format: format, host: "", isJSON: true)
             }
-            for (name, value) in object where ["dn", "q", "tags"].contains(name) || name.hasPrefix("sdns-") {
+            for (name, value) in object where ["dn", "q", "tags", "cip"].contains(name) || name.hasPrefix("sdns-") {
                 parameters[name] = value
             }
             hosts = parameters["dn"] ?? ""
+            clientIP = parameters["cip"] ?? clientIP
         }
         let names = hosts.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard !hosts.isEmpty else { return failure(.missingArgument) }

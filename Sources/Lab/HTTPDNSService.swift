@@ -75,7 +75,8 @@ struct HTTPDNSService: Sendable {
             }
             guard let expiry = Int(t), expiry >= now() else { return failure(.signatureExpired) }
         }
-        let clientIP = request.remoteAddress ?? "127.0.0.1"
+        // `ip=` asks for the answer of another client address (the C SDK's client_ip).
+        let clientIP = request.query["ip"] ?? request.remoteAddress ?? "127.0.0.1"
         if endpoint.hasSuffix("resolve") {
             let names = host.split(separator: ",").map(String.init)
             var entries: [String] = []

@@ -68,6 +68,12 @@ public enum SDKProfile: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// What a provider's name adds for the profile and the client address asked for: the traces,
+    /// the reproduce panel, the status bar and every export name the provider, so they say it.
+    func nameParts(clientIP: String?) -> [String] {
+        (self == .ipdirect ? [] : ["sdk \(rawValue)"]) + (clientIP.map { ["for client \($0)"] } ?? [])
+    }
+
     /// Refuses a profile whose SDK does not speak `provider`'s API.
     ///
     /// - Throws: `.misconfigured` saying which provider the SDK speaks.

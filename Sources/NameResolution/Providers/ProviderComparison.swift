@@ -10,29 +10,49 @@ public struct ComparedProvider: Sendable {
     public let provider: (any HTTPDNSProvider)?
     /// Why the provider could not be built (a variable not set, an account missing), in words.
     public let setupError: String?
+    /// The client address this row asks the answer for (`--client-ip`); nil for this machine's.
+    public var clientIP: String? = nil
+
+    /// The row's name: the setting's, and the client address it asks for.
+    public var name: String { setting.name + (clientIP.map { " for \($0)" } ?? "") }
 
     /// Builds each setting's provider over `base`; a setting that cannot be built keeps its
-    /// reason, so its row says why instead of the whole comparison failing.
+    /// reason, so its row says why instead of the whole comparison failing. With a client
+    /// address in `base` (`--client-ip`), each Alibaba provider gets two rows: the answer for
+    /// this machine (the client address the service reports) beside the one for that address.
     public static func build(
         _ settings: [ProviderSetting], base: ResolverConfiguration,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> [ComparedProvider] {
-        settings.map { setting in
-            do {
-                let configuration = try setting.configuration(over: base, environment: environment)
-                let endpoint = configuration.effectiveEndpoint ?? "-"
-                do {
-                    return ComparedProvider(
-                        setting: setting, endpoint: endpoint, provider: try ProviderFactory.make(configuration),
-                        setupError: nil)
-                } catch {
-                    return ComparedProvider(
-                        setting: setting, endpoint: endpoint, provider: nil, setupError: "\(error)")
-                }
-            } catch {
-                return ComparedProvider(
-                    setting: setting, endpoint: setting.endpoint ?? "-", provider: nil, setupError: "\(error)")
+        var own = base
+        own.clientIP = nil
+        return settings.flatMap { setting -> [ComparedProvider] in
+            let first = build(setting, base: own, environment: environment)
+            guard let clientIP = base.clientIP, [.alicloud, .alicloudLegacy].contains(setting.kind) else {
+                return [first]
             }
+            var asked = build(setting, base: base, environment: environment)
+            asked.clientIP = clientIP
+            return [first, asked]
+        }
+    }
+
+    private static func build(
+        _ setting: ProviderSetting, base: ResolverConfiguration, environment: [String: String]
+    ) -> ComparedProvider {
+        do {
+            let configuration = try setting.configuration(over: base, environment: environment)
+            let endpoint = configuration.effectiveEndpoint ?? "-"
+            do {
+                return ComparedProvider(
+                    setting: setting, endpoint: endpoint, provider: try ProviderFactory.make(configuration),
+                    setupError: nil)
+            } catch {
+                return ComparedProvider(setting: setting, endpoint: endpoint, provider: nil, setupError: "\(error)")
+            }
+        } catch {
+            return ComparedProvider(
+                setting: setting, endpoint: setting.endpoint ?? "-", provider: nil, setupError: "\(error)")
         }
     }
 }
@@ -183,7 +203,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     }
 
     private static func ask(_ compared: ComparedProvider, name: String, families: Set<IPFamily>) async -> ProviderRow {
-        var row = ProviderRow(name: compared.setting.name, kind: compared.setting.kind, endpoint: compared.endpoint)
+        var row = ProviderRow(name: compared.name, kind: compared.setting.kind, endpoint: compared.endpoint)
         guard let provider = compared.provider else {
             row.error = compared.setupError ?? "not configured"
             return row

@@ -23,7 +23,10 @@ public struct AliCloudProvider: HTTPDNSProvider {
     /// The batch API takes at most this many names a request.
     public static let batchLimit = 5
 
-    public var name: String { secret == nil ? "alicloud" : "alicloud (signed)" }
+    public var name: String {
+        let parts = (secret == nil ? [] : ["signed"]) + profile.nameParts(clientIP: clientIP)
+        return parts.isEmpty ? "alicloud" : "alicloud (\(parts.joined(separator: ", ")))"
+    }
 
     /// Queries go to `endpoint` only.
     init(endpoint: String, account: String, secret: String?, transport: HTTPDNSTransport) {

@@ -38,6 +38,7 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         case .aesCBC: parts.append("aes-cbc")
         case .aesGCM: parts.append("aes-gcm")
         }
+        parts += profile.nameParts(clientIP: clientIP)
         return parts.isEmpty ? "alicloud" : "alicloud (\(parts.joined(separator: ", ")))"
     }
 
