@@ -20,14 +20,23 @@ import Testing
         ["--provider", "alicloud-legacy", "--endpoint", lab.endpoints.httpdns, "--account", lab.endpoints.account]
     }
 
-    @Test("resolve shows origin_ttl and the decoded extra in its table and its JSON")
-    func resolveTableAndJSON() async throws {
+    /// A lab, and a cache and configuration directory of the test's own for the command it runs.
+    private func withLabAndHome(
+        _ body: (Lab, ScratchDirectory, [String: String]) async throws -> Void
+    ) async throws {
         try await withLab { lab in
             let scratch = try ScratchDirectory("legacy-fields")
             defer { scratch.remove() }
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_CACHE_HOME"] = scratch.path
             environment["XDG_CONFIG_HOME"] = scratch.path
+            try await body(lab, scratch, environment)
+        }
+    }
+
+    @Test("resolve shows origin_ttl and the decoded extra in its table and its JSON")
+    func resolveTableAndJSON() async throws {
+        try await withLabAndHome { lab, scratch, environment in
             let base = ["resolve"] + legacy(lab) + ["--timeout", "10", "--type", "both", "split-ttl.lab.test"]
             let table = try await run(base, environment: environment)
             #expect(table.status == 0, "\(table.output)")
@@ -46,12 +55,7 @@ import Testing
 
     @Test("every HAR entry of a probe carries the HTTPDNS answer's TTL per family, origin_ttl and extra")
     func harEntries() async throws {
-        try await withLab { lab in
-            let scratch = try ScratchDirectory("legacy-har")
-            defer { scratch.remove() }
-            var environment = ProcessInfo.processInfo.environment
-            environment["XDG_CACHE_HOME"] = scratch.path
-            environment["XDG_CONFIG_HOME"] = scratch.path
+        try await withLabAndHome { lab, scratch, environment in
             let har = scratch.path + "/probe.har"
             // Nothing serves split-ttl.lab.test: the attempts fail, and their entries still say what HTTPDNS said.
             _ = try await run(
