@@ -14,7 +14,7 @@ import Testing
         let target = try AgentTarget(lab.url("plain.lab.test"))
         let report = try #require(await engine.report(target.url, emit: { _ in }))
         let metrics = AgentMetrics(labels: [])
-        metrics.record(report, target: target)
+        metrics.record(report, context: ReportContext(target: target.label, started: Date()))
         let lines = String(decoding: metrics.exposition(), as: UTF8.self).split(separator: "\n")
             .filter { $0.hasPrefix("ipdirect_httpdns_ttl_seconds{") }
         let v4 = try #require(lines.first { $0.contains("family=\"v4\"") }, "\(lines)")
