@@ -227,6 +227,15 @@ public final class AgentMetrics: ReportExporter {
         }
 
         let httpdns = report.resolution.httpdns
+        // Each family's TTL apart, as the SDKs keep them: an AAAA that expires first shows as such.
+        for family in IPFamily.allCases {
+            guard let seconds = httpdns.ttl[family] else { continue }
+            let ttl = gauge(
+                "httpdns_ttl", "seconds", "The TTL HTTPDNS gave the target's host in the last round, per family.",
+                targetLabel + [("family", family.rawValue)])
+            ttl.set(to: Double(seconds))
+            owned(name, .gauge(ttl))
+        }
         // Only a fresh answer measures the service; a cache hit measures the cache.
         if httpdns.source == .httpdns || httpdns.error != nil {
             let provider = [("provider", httpdns.provider)]
