@@ -6,6 +6,7 @@ import NameResolution
 import Probe
 
 extension AddressFamily: ExpressibleByArgument {}
+extension SDKProfile: ExpressibleByArgument {}
 extension Scenario: ExpressibleByArgument {}
 
 /// `--format` of `resolve` and `cache list`.
