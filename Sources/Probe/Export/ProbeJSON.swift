@@ -61,9 +61,17 @@ extension Hop {
     }
 }
 
+/// Every timing is milliseconds from the start of the exchange (schema/probe.schema.json says so
+/// once); a phase that did not happen is null, the total too when nothing happened (a skipped
+/// attempt), rather than a 0 a script would average in.
 extension PhaseTimings {
     private enum Field: String, CodingKey {
         case nameLookup, connect, tlsDone, preTransfer, firstByte, total
+    }
+
+    /// Nothing was timed: the attempt was not made.
+    var isEmpty: Bool {
+        total == 0 && nameLookup == nil && connect == nil && tlsDone == nil && preTransfer == nil && firstByte == nil
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -73,7 +81,18 @@ extension PhaseTimings {
         try c.encode(tlsDone, forKey: .tlsDone)
         try c.encode(preTransfer, forKey: .preTransfer)
         try c.encode(firstByte, forKey: .firstByte)
-        try c.encode(total, forKey: .total)
+        try c.encode(isEmpty ? nil : total, forKey: .total)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Field.self)
+        self.init(
+            nameLookup: try c.decodeIfPresent(Double.self, forKey: .nameLookup),
+            connect: try c.decodeIfPresent(Double.self, forKey: .connect),
+            tlsDone: try c.decodeIfPresent(Double.self, forKey: .tlsDone),
+            preTransfer: try c.decodeIfPresent(Double.self, forKey: .preTransfer),
+            firstByte: try c.decodeIfPresent(Double.self, forKey: .firstByte),
+            total: try c.decodeIfPresent(Double.self, forKey: .total) ?? 0)
     }
 }
 

@@ -265,6 +265,9 @@ public struct URLReport: Sendable, Codable, Equatable {
     public var verdict: Verdict
     /// The host's addresses ranked by TCP connect time (`probe --rank`); nil when not asked.
     public var ranking: IPRanking?
+    /// Where the URL stood in the batch's input, from 0 (results come as they finish); nil
+    /// outside a batch.
+    public var index: Int?
 
     public init(
         url: String, host: String, resolution: HostResolution, attempts: [Attempt], verdict: Verdict,
