@@ -179,6 +179,8 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["NameResolution"], path: "Tests/TestSupport", swiftSettings: strict),
 
+        // libcurl's Swift face alone: the transfer loop against the lab's TLS servers, header lines.
+        .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "Lab"], swiftSettings: strict),
         .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "NameResolutionTests",
