@@ -365,7 +365,9 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
         // --cacert adds to the system's CAs, so public names in the same batch still verify.
         options.caFileAddsToSystem = originCA?.addsToSystem ?? false
         guard let labCA else { return nil }
-        guard let originCA else {
+        // With the lab, a bundle from the environment (often the system's own, set for every tool) is
+        // not joined in: only a --cacert the user gave for this run is.
+        guard let originCA, originCA.addsToSystem else {
             options.caFile = labCA
             return nil
         }
