@@ -37,9 +37,12 @@ struct CommandPath {
             let nearest = names.filter { Self.distance(word, $0) <= 2 || $0.hasPrefix(word) }
                 .min { Self.distance(word, $0) < Self.distance(word, $1) }
             let command = path.names.joined(separator: " ")
+            let looksLikeURL = word.contains("://") || word.contains(".")
             path.unknownSubcommand =
                 nearest.map { "'\(word)' is not a command of \(command); did you mean '\($0)'?" }
-                ?? "'\(word)' is not a command of \(command); its commands are \(names.joined(separator: ", "))"
+                ?? (looksLikeURL && path.names.count == 1
+                    ? "'\(word)' is not a command; to probe it: ipdirect probe \(word)"
+                    : "'\(word)' is not a command of \(command); its commands are \(names.joined(separator: ", "))")
             break
         }
         return path

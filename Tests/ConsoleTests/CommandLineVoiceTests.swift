@@ -50,6 +50,7 @@ import Testing
             (["reslove", "a.test"], "did you mean 'resolve'?"),
             (["cache", "lst"], "'lst' is not a command of ipdirect cache; did you mean 'list'?"),
             (["zzzzzz"], "its commands are console, probe, resolve, lab, cache, config, agent"),
+            (["https://a.test/"], "'https://a.test/' is not a command; to probe it: ipdirect probe https://a.test/"),
         ])
     func didYouMean(arguments: [String], says expected: String) async throws {
         let result = try await ChildProcess.run(Tmux.binary, arguments)
