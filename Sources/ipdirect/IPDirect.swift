@@ -54,7 +54,7 @@ struct IPDirect: AsyncParsableCommand {
             case .success:
                 // --help and --version: ArgumentParser's text, and a command's examples after its help.
                 print(fullMessage(for: error))
-                if typed.asksForHelp, let examples = typed.command.examplesBlock { print("\n" + examples) }
+                if typed.asksForHelp, let examples = typed.command.examplesBlock { print(examples) }
                 Foundation.exit(0)
             case .validationFailure:
                 ErrorVoice.say(message(for: error))

@@ -23,8 +23,8 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             "Fixed ports from 40000, the HTTPDNS service slow from the start."
         ),
         (
-            "ipdirect lab | head -1 | jq -r .hosts",
-            "Every lab name and the address its server listens on."
+            "ipdirect lab --state-directory /tmp/ipdirect-lab",
+            "Keep the lab's CA in /tmp/ipdirect-lab/ca.pem, for curl --cacert while it runs."
         ),
     ]
 
