@@ -109,7 +109,7 @@ public final class RotatingJSONL: Sendable {
                 }
                 return nil
             }
-            if let written { return String(cString: strerror(written)) }
+            if let written { return SystemReason.words(written) }
             state.size += Int64(line.count)
             return nil
         }

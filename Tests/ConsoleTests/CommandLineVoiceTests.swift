@@ -83,7 +83,7 @@ import Testing
             seconds: 60)
         #expect(result.status == 1, "\(result.errors)")
         #expect(
-            result.errors.contains("ipdirect: cannot write /dev/full: the disk is full (no space left on the device)"),
+            result.errors.contains("ipdirect: cannot write /dev/full: the disk is full (No space left on device)"),
             "\(result.errors)")
     }
 

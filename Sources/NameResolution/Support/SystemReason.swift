@@ -20,7 +20,7 @@ public enum SystemReason {
         case EACCES, EPERM: "permission denied"
         case EISDIR: "it is a directory"
         case ENOTDIR: "a part of the path is not a directory"
-        case ENOSPC: "the disk is full (no space left on the device): free some space or write elsewhere"
+        case ENOSPC: "the disk is full (No space left on device): free some space or write elsewhere"
         case EDQUOT: "the disk quota is used up: free some space or write elsewhere"
         case EROFS: "the file system is read-only: write elsewhere"
         case EFBIG: "the file is larger than the system allows: write a smaller one or elsewhere"
