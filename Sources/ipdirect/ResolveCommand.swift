@@ -96,6 +96,9 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
             throw ValidationError(
                 "+short prints addresses alone; leave out --format json, --cached, --rank and --all-providers")
         }
+        if let server, providerOptions.lab, server.contains("://") || ProviderPreset.named(server) != nil {
+            throw ValidationError("@\(server) names an HTTPDNS service, and --lab is one: give one of them")
+        }
         try providerOptionsWithServer.validate()
         if let rank, !(1...65_535).contains(rank) { throw ValidationError("--rank takes a port, 1 to 65535") }
         if rank != nil && cached { throw ValidationError("--rank measures a fresh answer; leave out --cached") }

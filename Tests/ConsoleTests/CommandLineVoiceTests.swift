@@ -28,6 +28,7 @@ import Testing
             (["agent", "--input", "-"], 2, "--input - cannot be reloaded"),
             (["config", "show", "--timeout", "0"], 2, "--timeout must be"),
             (["console", "--max-traces", "0"], 2, "--max-traces must be"),
+            (["resolve", "--lab", "@https://a.test/resolve", "a.test"], 2, "--lab is one: give one of them"),
         ])
     func oneVoice(arguments: [String], status: Int32, says expected: String) async throws {
         let result = try await ChildProcess.run(Tmux.binary, arguments)
