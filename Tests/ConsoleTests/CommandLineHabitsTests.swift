@@ -63,6 +63,20 @@ import Testing
         }
     }
 
+    @Test(
+        "--color always colours the table's outcome and verdict; never, and auto off a terminal, do not",
+        arguments: [("always", true), ("never", false), ("auto", false)])
+    func color(when: String, colours: Bool) async throws {
+        let scratch = try ScratchDirectory("habits")
+        defer { scratch.remove() }
+        let result = try await run(
+            ["probe", "--lab", "--quiet", "--color", when, "https://sni-a.lab.test/"], scratch: scratch)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("\u{1b}[1;32mok\u{1b}[0m") == colours, "\(result.output)")
+        #expect(result.output.contains("\u{1b}[1;32m  verdict: use direct-sni") == colours, "\(result.output)")
+        #expect(result.output.contains("\u{1b}[") == colours)
+    }
+
     @Test("--resolve for a host and port no URL has is refused, as it would do nothing")
     func resolveMatchesNoURL() async throws {
         let scratch = try ScratchDirectory("habits")

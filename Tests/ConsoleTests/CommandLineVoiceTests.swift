@@ -29,6 +29,7 @@ import Testing
             (["config", "show", "--timeout", "0"], 2, "--timeout must be"),
             (["console", "--max-traces", "0"], 2, "--max-traces must be"),
             (["resolve", "--lab", "@https://a.test/resolve", "a.test"], 2, "--lab is one: give one of them"),
+            (["probe", "--watch", "1", "--format", "table", "a.test"], 2, "--watch prints one JSON line per round"),
         ])
     func oneVoice(arguments: [String], status: Int32, says expected: String) async throws {
         let result = try await ChildProcess.run(Tmux.binary, arguments)
