@@ -63,6 +63,24 @@ import Testing
         }
     }
 
+    @Test("probe -6 and -4 ask for one family, as curl: every direct attempt goes to an address of it")
+    func probeFamily() async throws {
+        let scratch = try ScratchDirectory("habits")
+        defer { scratch.remove() }
+        for (flag, address) in [("-6", "::1"), ("-4", "127.0.0.1")] {
+            let result = try await run(
+                ["probe", "--lab", "--quiet", flag, "--all-ips", "--format", "json", "https://dual.lab.test/"],
+                scratch: scratch)
+            #expect(result.status == 0, "\(result.errors)")
+            let attempts = try #require(try reports(result.output).first?["attempts"] as? [[String: Any]])
+            let direct = attempts.filter {
+                ($0["scenario"] as? String)?.hasPrefix("direct-") == true && $0["ip"] is String
+            }
+            #expect(!direct.isEmpty)
+            #expect(direct.allSatisfy { $0["ip"] as? String == address }, "\(flag): \(direct.map { $0["ip"] ?? "-" })")
+        }
+    }
+
     @Test(
         "--color always colours the table's outcome and verdict; never, and auto off a terminal, do not",
         arguments: [("always", true), ("never", false), ("auto", false)])
