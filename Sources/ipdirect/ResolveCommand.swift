@@ -70,6 +70,9 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
     /// `@SERVER` as dig: nil when none is given.
     var server: String? { words.last { $0.hasPrefix("@") }.map { String($0.dropFirst()) } }
 
+    /// `@SERVER` names an HTTPDNS service (a URL or a preset), not a DNS server.
+    var serverIsHTTPDNS: Bool { server.map { $0.contains("://") || ProviderPreset.named($0) != nil } ?? false }
+
     /// Whether only the addresses are printed (`+short` or `--short`).
     var onlyAddresses: Bool { short || words.contains("+short") }
 
@@ -78,12 +81,12 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
     var providerOptionsWithServer: ProviderOptions {
         var options = providerOptions
         guard let server else { return options }
-        if server.contains("://") {
-            options.endpoint = server
+        if !serverIsHTTPDNS {
+            options.dnsServer = server
         } else if ProviderPreset.named(server) != nil {
             options.preset = server
         } else {
-            options.dnsServer = server
+            options.endpoint = server
         }
         return options
     }
@@ -96,7 +99,7 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
             throw ValidationError(
                 "+short prints addresses alone; leave out --format json, --cached, --rank and --all-providers")
         }
-        if let server, providerOptions.lab, server.contains("://") || ProviderPreset.named(server) != nil {
+        if let server, providerOptions.lab, serverIsHTTPDNS {
             throw ValidationError("@\(server) names an HTTPDNS service, and --lab is one: give one of them")
         }
         try providerOptionsWithServer.validate()
@@ -165,7 +168,7 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
         }
         if onlyAddresses {
             // dig +short: the server's answer when one was named, else what HTTPDNS gave.
-            let asked = server != nil && !server!.contains("://") && ProviderPreset.named(server!) == nil
+            let asked = server != nil && !serverIsHTTPDNS
             for result in results {
                 let addresses =
                     asked ? result.system.ipv4 + result.system.ipv6 : result.httpdns.ipv4 + result.httpdns.ipv6
