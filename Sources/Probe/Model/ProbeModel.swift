@@ -32,6 +32,9 @@ public enum Outcome: String, Sendable, Codable, Hashable {
     case certExpired = "cert-expired"
     case certUntrusted = "cert-untrusted"
     case certSelfSigned = "cert-self-signed"
+    /// The server answered with more than libcurl reads (a header line past 100 KB): connected,
+    /// but the answer was not read.
+    case responseTooLarge = "response-too-large"
     /// Redirects went on past the limit, or came back to a request already made.
     case tooManyRedirects = "too-many-redirects"
     /// A redirect ipdirect would not follow: https to plain http, unless asked.
