@@ -170,7 +170,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
         await Self.runUntilStopped(agent, counting: cache.events(), logger: logger)
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
-        await Deadline.first(within: 0.9) {
+        await Deadline.first(within: .milliseconds(900)) {
             await agent.sinks.finish(within: .milliseconds(600))
             await exporters.server?.close()
             await session.close()
@@ -216,7 +216,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
         } catch {
             throw UsageError(error.reason)
         }
-        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
+        options.timeout = requestTimeout.timeout(orResolutionTimeout: providerOptions.timeout)
         // Requests at once: room for every scenario of each URL under way.
         options.concurrency = concurrency * Scenario.allCases.count
         options.redact = !noRedact

@@ -89,7 +89,7 @@ struct PinnedAddress: Equatable {
     var host: String
     /// The port it applies to; nil for `*` (every port).
     var port: Int?
-    var addresses: [String]
+    var addresses: [IPAddress]
 
     /// Parses curl's `HOST:PORT:ADDR[,ADDR]...`; an IPv6 address may be bracketed.
     ///
@@ -108,9 +108,9 @@ struct PinnedAddress: Equatable {
             throw UsageError("--resolve \(text): '\(parts[1])' is not a port (1 to 65535, or *)")
         }
         addresses = try parts[2].split(separator: ",").map { item in
-            var address = String(item)
-            if address.hasPrefix("[") && address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
-            guard IPLiteral.isLiteral(address) else {
+            var literal = String(item)
+            if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+            guard let address = IPAddress(literal) else {
                 throw UsageError("--resolve \(text): '\(item)' is not an IP address")
             }
             return address
@@ -121,9 +121,9 @@ struct PinnedAddress: Equatable {
     /// What a lookup of `name` answers when it is pinned to `addresses`, as both columns say it.
     ///
     /// - Parameter by: who chose the addresses, shown as the HTTPDNS provider ("--resolve").
-    static func resolution(of name: String, to addresses: [String], by chooser: String) -> HostResolution {
-        let v4 = addresses.filter(IPLiteral.isIPv4)
-        let v6 = addresses.filter(IPLiteral.isIPv6)
+    static func resolution(of name: String, to addresses: [IPAddress], by chooser: String) -> HostResolution {
+        let v4 = addresses.filter { $0.family == .v4 }
+        let v6 = addresses.filter { $0.family == .v6 }
         return HostResolution(
             host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),
             httpdns: HTTPDNSAnswer(provider: chooser, ipv4: v4, ipv6: v6))
@@ -133,7 +133,7 @@ struct PinnedAddress: Equatable {
 /// `--probe-timeout`, shared by `probe`, `agent` and the console: how long one request may take.
 struct ProbeTimeoutOption: ParsableArguments {
     /// The default, from the probe engine's own options.
-    static let defaultSeconds = ProbeOptions.defaultTimeout
+    static let defaultSeconds = ProbeOptions.defaultTimeout.inSeconds
 
     @Option(
         help: ArgumentHelp(
@@ -146,8 +146,8 @@ struct ProbeTimeoutOption: ParsableArguments {
     /// keeps `--timeout` for name resolution alone.
     ///
     /// - Parameter timeout: the command line's `--timeout`, nil when not given.
-    func seconds(orResolutionTimeout timeout: Double?) -> Double {
-        probeTimeout ?? timeout ?? Self.defaultSeconds
+    func timeout(orResolutionTimeout timeout: Double?) -> Duration {
+        .seconds(probeTimeout ?? timeout ?? Self.defaultSeconds)
     }
 
     func validate() throws {

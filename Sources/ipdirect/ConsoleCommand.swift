@@ -64,7 +64,7 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
         }
         let theme = ConsoleTheme.resolve(
             session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
-        var options = ProbeOptions(timeout: requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds)
+        var options = ProbeOptions(timeout: .seconds(requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds))
         // The lab's CA stands alone (its names are all the console probes then), as in the agent.
         options.caFile = session.lab?.endpoints.ca ?? originCA?.path
         options.caFileAddsToSystem = session.lab == nil && originCA?.addsToSystem == true
@@ -128,7 +128,7 @@ final class LiveConsoleEngine: ConsoleEngine {
         let configuration = cache.configuration
         return await ProviderComparison.run(
             host, providers: compared, system: SystemResolver(dnsServer: configuration.dnsServer),
-            families: configuration.family.concrete(), timeout: configuration.timeout)
+            families: configuration.family.concrete(), timeout: .seconds(configuration.timeout))
     }
     func resolverEvents() -> AsyncStream<ResolverEvent> { cache.events() }
     func flush(_ host: String?) async { cache.flush(host) }
@@ -164,7 +164,7 @@ extension LiveConsoleEngine {
         await IPRanking.rank(resolution, port: port, attempts: attempts)
     }
 
-    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ProbeEvent> {
+    func probe(_ target: String, scenario: Scenario, ip: IPAddress) -> AsyncStream<ProbeEvent> {
         let text = session.labTarget(target)
         let host = (try? ProbeURL.parse(text))?.host
         let cache = self.cache

@@ -289,8 +289,8 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
 
     /// `--resolve`'s addresses by host name; each must name a host and port some URL has, as in
     /// curl, where a pin for another port does nothing (here it is said at once).
-    private func pinnedAddresses(matching urls: [ProbeURL]) throws -> [String: [String]] {
-        var pinned: [String: [String]] = [:]
+    private func pinnedAddresses(matching urls: [ProbeURL]) throws -> [String: [IPAddress]] {
+        var pinned: [String: [IPAddress]] = [:]
         for text in pins {
             let pin = try PinnedAddress(parsing: text)
             let hosts = urls.filter { $0.host.lowercased() == pin.host }
@@ -334,7 +334,7 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
             throw UsageError(error.reason)
         }
         guard concurrency > 0 else { throw UsageError("--concurrency must be at least 1") }
-        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
+        options.timeout = requestTimeout.timeout(orResolutionTimeout: providerOptions.timeout)
         options.concurrency = concurrency
         options.redact = !noRedact
         options.locationTrusted = locationTrusted

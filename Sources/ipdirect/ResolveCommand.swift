@@ -228,7 +228,7 @@ enum ResolutionTable {
                         ? "\(r.httpdns.ttl)s" : "-",
                     milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue, held(r.cached),
                 ].map(TerminalText.escaped))
-            if let error = r.system.error { notes.append("\(r.host): \(error)") }
+            if let error = r.system.error { notes.append("\(r.host): \(error.sentence)") }
             if let chain = r.system.cname {
                 notes.append(
                     "\(r.host): \(r.system.resolver.label): CNAME \(([r.host] + chain).joined(separator: " -> "))")
@@ -242,7 +242,7 @@ enum ResolutionTable {
             }
             if let error = r.httpdns.error {
                 let fallback = r.httpdns.source == .systemFallback ? " (answered by system DNS instead)" : ""
-                notes.append("\(r.host): HTTPDNS: \(error)\(fallback)")
+                notes.append("\(r.host): HTTPDNS: \(error.sentence)\(fallback)")
             }
         }
         // Numbers right-aligned, text left-aligned.
@@ -252,7 +252,7 @@ enum ResolutionTable {
         return out.joined(separator: "\n")
     }
 
-    static func addresses(_ ips: [String]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
+    static func addresses(_ ips: [IPAddress]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
 
     /// What the cache held beside the fresh answer: "(nothing)", "IPs (same)", "IPs (differs)".
     static func held(_ comparison: CacheComparison?) -> String {

@@ -175,7 +175,7 @@ struct AgentLoopTests {
         let jsonl = try RotatingJSONL(path: path, limit: nil, metrics: nil, logger: log.logger)
         var options = ProbeOptions()
         options.headers = [HeaderField(name: "X-Probe", value: "base"), HeaderField(name: "X-Base", value: "1")]
-        options.timeout = 10
+        options.timeout = .seconds(10)
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache(), options: options), source: .file(file),
             schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(exporters: [jsonl]),

@@ -66,7 +66,7 @@ struct DoHWireTests {
                 clock: ManualClock(Date()))
             try await lab.setFault(.malformed)
             let resolution = await cache.resolve("sni-a.lab.test", family: .v4)
-            let error = try #require(resolution.httpdns.error)
+            let error = try #require(resolution.httpdns.error?.sentence)
             #expect(error.contains("malformed HTTPDNS answer"))
             #expect(error.contains(configuration.endpoint!))
             #expect(error.contains("RFC 8484"))

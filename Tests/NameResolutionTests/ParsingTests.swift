@@ -35,7 +35,7 @@ struct ParsingTests {
         let ips = (1...40).map { "\"10.0.0.\($0)\"" }.joined(separator: ",")
         let body = #"{"host":"many.example","ips":[\#(ips)],"ipsv6":["::1"],"ttl":60}"#
         let answer = try AliCloudProvider.parseSingle(bytes(body), host: "many.example", families: [.v4, .v6], ms: 0)
-        #expect(answer.ipv4 == (1...32).map { "10.0.0.\($0)" })
+        #expect(answer.ipv4.map(\.text) == (1...32).map { "10.0.0.\($0)" })
         #expect(answer.ipv6 == ["::1"])
         #expect(
             answer.notes == [
@@ -178,6 +178,15 @@ struct ParsingTests {
         let screened = IPLiteral.screen(["192.0.2.7", "1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"], family: .v4)
         #expect(screened.valid == ["192.0.2.7"])
         #expect(screened.rejected == ["1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"])
+    }
+
+    @Test("an address a service spells twice (2001:DB8::1, 2001:db8::1) is one address, written as dig writes it")
+    func oneAddressOneSpelling() throws {
+        let answer = try ProviderAnswer.screened(
+            host: "a.test", rawV4: ["192.0.2.1", " 192.0.2.1"], rawV6: ["2001:DB8::1", "2001:db8::1"], ttl: 60,
+            answered: [.v4, .v6], ms: 0)
+        #expect(answer.ipv4 == ["192.0.2.1"])
+        #expect(answer.ipv6 == ["2001:db8::1"])
     }
 }
 

@@ -298,18 +298,19 @@ public final class ResolverCache: Sendable {
     ///
     /// - Parameters:
     ///   - family: nil uses the configured family.
-    ///   - timeout: seconds for each side; nil uses the configured timeout.
+    ///   - timeout: for each side; nil uses the configured timeout.
     ///   - afresh: ask the service every time (`ipdirect resolve`) instead of the SDK's cached read.
     public func resolve(
-        _ host: String, family: AddressFamily? = nil, timeout: Double? = nil, afresh: Bool = false
+        _ host: String, family: AddressFamily? = nil, timeout: Duration? = nil, afresh: Bool = false
     ) async -> HostResolution {
         let name = Self.normalized(host)
         let config = configuration
         let families = (family ?? config.family).concrete()
-        let limit = timeout ?? config.timeout
-        if let literal = IPLiteral.family(of: name) {
+        let limit = timeout ?? .seconds(config.timeout)
+        if let literal = IPAddress(name) {
             // An address needs no resolving; both sides "answer" it so a probe can use it.
-            let sys = SystemAnswer(ipv4: literal == .v4 ? [name] : [], ipv6: literal == .v6 ? [name] : [])
+            let sys = SystemAnswer(
+                ipv4: literal.family == .v4 ? [literal] : [], ipv6: literal.family == .v6 ? [literal] : [])
             return HostResolution(
                 host: name, system: sys,
                 httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
@@ -331,13 +332,15 @@ public final class ResolverCache: Sendable {
                 emit([
                     ResolverEvent(
                         time: clock.now(), kind: .fallback, host: name,
-                        detail: "\(name): HTTPDNS failed (\(failure)); using system DNS: \(ips)")
+                        detail: "\(name): HTTPDNS failed (\(failure.sentence)); using system DNS: \(ips)")
                 ])
             } else {
                 emit([
                     ResolverEvent(
                         time: clock.now(), kind: .error, host: name,
-                        detail: "\(name): HTTPDNS failed (\(failure)) and so did system DNS (\(sys.error ?? "?"))")
+                        detail:
+                            "\(name): HTTPDNS failed (\(failure.sentence)) and so did system DNS (\(sys.error?.sentence ?? "?"))"
+                    )
                 ])
             }
         }
@@ -374,7 +377,7 @@ public final class ResolverCache: Sendable {
 
     /// The HTTPDNS side of `resolve`, through the cache (or around it, `afresh`).
     func httpdnsAnswer(
-        _ name: String, families: Set<IPFamily>, limit: Double, afresh: Bool = false
+        _ name: String, families: Set<IPFamily>, limit: Duration, afresh: Bool = false
     ) async -> HTTPDNSAnswer {
         let now = clock.now()
         var cached: [IPFamily: CacheEntrySnapshot] = [:]
@@ -449,9 +452,9 @@ public final class ResolverCache: Sendable {
         answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
-            answer.error = ResolutionError.timeout(seconds: limit).description
+            answer.error = .httpdns(.timeout(seconds: limit.inSeconds))
         case .failure(let error)?:
-            answer.error = error.description
+            answer.error = .httpdns(error)
             if case .notAnIP(let junk) = error { answer.rejected = junk }
         case .success(let fresh)?:
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
@@ -648,13 +651,15 @@ public final class ResolverCache: Sendable {
         }
     }
 
-    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses that are
-    /// not IP literals of the entry's family are dropped, as from any other source.
+    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses of the other
+    /// family are dropped, and repeats, as from any other source.
     public func insert(_ entry: CacheEntrySnapshot) {
         var clean = entry
         let key = CacheKey(host: entry.host, family: entry.family)
         clean.host = key.name
-        clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
+        clean.ips = entry.ips.reduce(into: []) { kept, ip in
+            if ip.family == entry.family, !kept.contains(ip) { kept.append(ip) }
+        }
         clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
         state.withLock { $0.entries[key] = clean }
     }

@@ -55,7 +55,7 @@ public enum Agreement: String, Sendable, Codable {
     case bothFailed = "both-failed"
 
     /// Compares two answers; an empty list with an error counts as failed.
-    public static func between(system: [String]?, httpdns: [String]?) -> Agreement {
+    public static func between(system: [IPAddress]?, httpdns: [IPAddress]?) -> Agreement {
         switch (system, httpdns) {
         case (nil, nil): return .bothFailed
         case (nil, _): return .systemFailed
@@ -71,12 +71,12 @@ public enum Agreement: String, Sendable, Codable {
 
 /// System DNS's answer for one name (the `system` object of `resolve --format json`).
 public struct SystemAnswer: Sendable, Codable, Equatable {
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Wall time of the lookup, milliseconds.
     public var ms: Double
-    /// Why it failed, in words; nil on success.
-    public var error: String?
+    /// Why it failed; nil on success.
+    public var error: ResolutionFailure?
     /// Who answered: getaddrinfo, or the DNS server `--dns-server` names.
     public var resolver: SystemResolverKind
     /// The smallest TTL of the addresses, seconds, from a DNS server; nil from getaddrinfo,
@@ -86,7 +86,7 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
     public var cname: [String]?
 
     public init(
-        ipv4: [String] = [], ipv6: [String] = [], ms: Double = 0, error: String? = nil,
+        ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ms: Double = 0, error: ResolutionFailure? = nil,
         resolver: SystemResolverKind = .getaddrinfo, ttl: Int? = nil, cname: [String]? = nil
     ) {
         self.ipv4 = ipv4
@@ -100,10 +100,10 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        ipv4 = try container.decode([String].self, forKey: .ipv4)
-        ipv6 = try container.decode([String].self, forKey: .ipv6)
+        ipv4 = try container.decode([IPAddress].self, forKey: .ipv4)
+        ipv6 = try container.decode([IPAddress].self, forKey: .ipv6)
         ms = try container.decode(Double.self, forKey: .ms)
-        error = try container.decodeIfPresent(String.self, forKey: .error)
+        error = try container.decodeIfPresent(ResolutionFailure.self, forKey: .error)
         // Files written before `--dns-server` existed were all getaddrinfo.
         resolver = try container.decodeIfPresent(SystemResolverKind.self, forKey: .resolver) ?? .getaddrinfo
         ttl = try container.decodeIfPresent(Int.self, forKey: .ttl)
@@ -114,26 +114,26 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
 /// HTTPDNS's answer for one name (the `httpdns` object of `resolve --format json`).
 public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var provider: String
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Seconds the answer stays fresh.
     public var ttl: Int
     public var ms: Double
     public var source: AnswerSource
-    public var error: String?
+    public var error: ResolutionFailure?
     /// Strings the service sent as addresses that are not IP literals: refused, never
     /// cached, named here. Absent from JSON when there were none.
     public var rejected: [String]?
     /// The client address the service judged the query by (alicloud `cip`), when it said.
-    public var clientIP: String?
+    public var clientIP: IPAddress?
     /// The service address that answered, when the provider knows it.
     public var server: String?
     /// What the service said beside the addresses ("no AAAA record", extra data).
     public var notes: [String]?
 
     public init(
-        provider: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,
-        source: AnswerSource = .httpdns, error: String? = nil, rejected: [String]? = nil
+        provider: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: Int = 0, ms: Double = 0,
+        source: AnswerSource = .httpdns, error: ResolutionFailure? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider
         self.ipv4 = ipv4
@@ -170,8 +170,8 @@ public struct HostResolution: Sendable, Codable, Equatable {
 public struct CacheComparison: Sendable, Codable, Equatable {
     /// The cache held something for the name (in any asked family).
     public var held: Bool
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Seconds of freshness the held answer had left (negative: expired); nil when nothing was held.
     public var secondsLeft: Int?
     /// Where the held answer came from (`httpdns`, `persisted`, `system-fallback`).
@@ -180,7 +180,8 @@ public struct CacheComparison: Sendable, Codable, Equatable {
     public var differs: Bool
 
     public init(
-        held: Bool, ipv4: [String] = [], ipv6: [String] = [], secondsLeft: Int? = nil, source: AnswerSource? = nil,
+        held: Bool, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], secondsLeft: Int? = nil,
+        source: AnswerSource? = nil,
         differs: Bool = false
     ) {
         self.held = held
@@ -196,7 +197,7 @@ public struct CacheComparison: Sendable, Codable, Equatable {
 public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
     public var host: String
     public var family: IPFamily
-    public var ips: [String]
+    public var ips: [IPAddress]
     public var ttl: Int
     /// When the answer was obtained.
     public var resolvedAt: Date
@@ -206,7 +207,7 @@ public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
     public var refreshing: Bool
 
     public init(
-        host: String, family: IPFamily, ips: [String], ttl: Int, resolvedAt: Date, source: AnswerSource,
+        host: String, family: IPFamily, ips: [IPAddress], ttl: Int, resolvedAt: Date, source: AnswerSource,
         hits: Int = 0, refreshing: Bool = false
     ) {
         self.host = host

@@ -7,8 +7,8 @@ import TerminalText
 /// What an HTTPDNS service said about one name, already screened: only IP literals remain.
 public struct ProviderAnswer: Sendable, Equatable {
     public var host: String
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Seconds, clamped to `ResolverConfiguration.ttlBounds`.
     public var ttl: Int
     /// The families the service answered for (an empty list for an answered family means
@@ -17,14 +17,14 @@ public struct ProviderAnswer: Sendable, Equatable {
     /// Wall time of the exchange, milliseconds.
     public var ms: Double
     /// The client address the service judged the query by (alicloud `cip`, tencent `clientip=1`).
-    public var clientIP: String?
+    public var clientIP: IPAddress?
     /// The service address that answered (a service IP under discovery, else the endpoint's host).
     public var server: String?
     /// What the service said beside the addresses: "no AAAA record", `extra` data.
     public var notes: [String] = []
 
     public init(
-        host: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int, answered: Set<IPFamily>,
+        host: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: Int, answered: Set<IPFamily>,
         ms: Double = 0
     ) {
         self.host = host
@@ -36,7 +36,7 @@ public struct ProviderAnswer: Sendable, Equatable {
     }
 
     /// The addresses of one family.
-    public func ips(_ family: IPFamily) -> [String] { family == .v4 ? ipv4 : ipv6 }
+    public func ips(_ family: IPFamily) -> [IPAddress] { family == .v4 ? ipv4 : ipv6 }
 
     /// Builds an answer from unscreened strings, refusing the whole answer when any of them
     /// is not an IP literal: a service that sends junk is broken or tampered with, so its
@@ -55,13 +55,26 @@ public struct ProviderAnswer: Sendable, Equatable {
         let v6 = IPLiteral.screen(rawV6, family: .v6)
         let rejected = v4.rejected + v6.rejected
         if !rejected.isEmpty { throw .notAnIP(cleaning: rejected) }
-        if v4.valid.isEmpty, v6.valid.isEmpty { throw .noSuchName(host: host, families: answered) }
+        var answer = try limited(
+            host: host, v4: v4.valid, v6: v6.valid, ttl: ttl, answered: answered, ms: ms, sent: sent)
+        answer.clientIP = shownClientIP(clientIP)
+        return answer
+    }
+
+    /// Builds an answer from addresses already parsed, keeping at most `maxAddressesPerFamily`
+    /// of each family (a note says when more came).
+    ///
+    /// - Throws: `.noSuchName` when there was nothing.
+    static func limited(
+        host: String, v4: [IPAddress], v6: [IPAddress], ttl: Int, answered: Set<IPFamily>, ms: Double,
+        sent: [IPFamily: Int] = [:]
+    ) throws(ResolutionError) -> ProviderAnswer {
+        if v4.isEmpty, v6.isEmpty { throw .noSuchName(host: host, families: answered) }
         let limit = maxAddressesPerFamily
         var answer = ProviderAnswer(
-            host: host, ipv4: Array(v4.valid.prefix(limit)), ipv6: Array(v6.valid.prefix(limit)), ttl: clampTTL(ttl),
+            host: host, ipv4: Array(v4.prefix(limit)), ipv6: Array(v6.prefix(limit)), ttl: clampTTL(ttl),
             answered: answered, ms: ms)
-        answer.clientIP = shownClientIP(clientIP)
-        for (family, all) in [(IPFamily.v4, v4.valid), (.v6, v6.valid)] {
+        for (family, all) in [(IPFamily.v4, v4), (.v6, v6)] {
             // What the parser counted, when it read more than it kept; else what was screened.
             let came = max(all.count, sent[family] ?? 0)
             guard came > limit || came > all.count else { continue }
@@ -73,8 +86,8 @@ public struct ProviderAnswer: Sendable, Equatable {
     }
 
     /// A client address from the service, when it is an IP literal (else nil: never shown raw).
-    static func shownClientIP(_ value: Any?) -> String? {
-        (value as? String).flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
+    static func shownClientIP(_ value: Any?) -> IPAddress? {
+        (value as? String).flatMap(IPAddress.init)
     }
 
     private static let cutNoteEnd = "are kept (ipdirect's limit per answer)"
@@ -254,10 +267,10 @@ public struct SystemProvider: HTTPDNSProvider {
     public init(timeout: Double = 2) { self.timeout = timeout }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        let answer = await resolver.resolve(host, families: families, timeout: timeout)
-        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error)") }
-        var screened = try ProviderAnswer.screened(
-            host: host, rawV4: answer.ipv4, rawV6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
+        let answer = await resolver.resolve(host, families: families, timeout: .seconds(timeout))
+        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error.sentence)") }
+        var screened = try ProviderAnswer.limited(
+            host: host, v4: answer.ipv4, v6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
         screened.notes.insert(Self.noTTLNote, at: 0)
         return screened
     }
@@ -292,7 +305,7 @@ struct HTTPDNSTransport: Sendable {
         _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil, body: [UInt8]? = nil
     ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
         let spec = TransferSpec(
-            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: timeout,
+            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: .seconds(timeout),
             caFile: caFile, checkName: checkName, verifyHost: checkName == nil,
             bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()

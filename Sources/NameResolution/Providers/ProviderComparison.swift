@@ -42,22 +42,24 @@ public struct ProviderRow: Sendable, Codable, Equatable {
     public var name: String
     public var kind: ProviderKind
     public var endpoint: String
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Seconds; nil when the provider failed.
     public var ttl: Int?
     public var ms: Double
     /// The client address the service judged the query by (`cip`), when it said.
-    public var clientIP: String?
-    public var error: String?
+    public var clientIP: IPAddress?
+    /// Why the provider gave no answer; nil when it answered.
+    public var error: ResolutionFailure?
     /// The answer's letter: rows with the same letter gave the same addresses; nil for a failure.
     public var group: String?
     /// How this answer compares with the system column.
     public var vsSystem: Agreement
 
     public init(
-        name: String, kind: ProviderKind, endpoint: String, ipv4: [String] = [], ipv6: [String] = [],
-        ttl: Int? = nil, ms: Double = 0, clientIP: String? = nil, error: String? = nil, group: String? = nil,
+        name: String, kind: ProviderKind, endpoint: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [],
+        ttl: Int? = nil, ms: Double = 0, clientIP: IPAddress? = nil, error: ResolutionFailure? = nil,
+        group: String? = nil,
         vsSystem: Agreement = .httpdnsFailed
     ) {
         self.name = name
@@ -73,7 +75,7 @@ public struct ProviderRow: Sendable, Codable, Equatable {
         self.vsSystem = vsSystem
     }
 
-    public var addresses: [String] { ipv4 + ipv6 }
+    public var addresses: [IPAddress] { ipv4 + ipv6 }
 }
 
 /// Every provider's answer for one name, the system column, and who agrees with whom.
@@ -95,9 +97,9 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     /// Gives each distinct answer a letter (A for the answer most providers gave, ties in row
     /// order), and compares each row with the system column.
     mutating func markAgreement() {
-        func key(_ ips: [String]) -> [String] { Array(Set(ips)).sorted() }
-        var order: [[String]] = []
-        var counts: [[String]: Int] = [:]
+        func key(_ ips: [IPAddress]) -> [IPAddress] { Array(Set(ips)).sorted() }
+        var order: [[IPAddress]] = []
+        var counts: [[IPAddress]: Int] = [:]
         for row in providers where row.error == nil {
             let k = key(row.addresses)
             if counts[k] == nil { order.append(k) }
@@ -110,7 +112,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             let cb = counts[b.element] ?? 0
             return ca != cb ? ca > cb : a.offset < b.offset
         }.map(\.element)
-        func letter(_ k: [String]) -> String? {
+        func letter(_ k: [IPAddress]) -> String? {
             guard let index = ranked.firstIndex(of: k) else { return nil }
             return ProviderComparison.letter(index)
         }
@@ -164,10 +166,10 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     ///
     /// - Parameters:
     ///   - families: the address families asked for.
-    ///   - timeout: seconds for the system column (each provider has its own configured bound).
+    ///   - timeout: for the system column (each provider has its own configured bound).
     public static func run(
         _ host: String, providers: [ComparedProvider], system: SystemResolver, families: Set<IPFamily>,
-        timeout: Double
+        timeout: Duration
     ) async -> ProviderComparison {
         let name = ResolverCache.normalized(host)
         async let systemSide = system.resolve(name, families: families, timeout: timeout)
@@ -185,7 +187,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     private static func ask(_ compared: ComparedProvider, name: String, families: Set<IPFamily>) async -> ProviderRow {
         var row = ProviderRow(name: compared.setting.name, kind: compared.setting.kind, endpoint: compared.endpoint)
         guard let provider = compared.provider else {
-            row.error = compared.setupError ?? "not configured"
+            row.error = .httpdns(.misconfigured(compared.setupError ?? "not configured"))
             return row
         }
         let started = DispatchTime.now()
@@ -197,7 +199,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             row.ms = answer.ms > 0 ? answer.ms : elapsed(since: started)
             row.clientIP = answer.clientIP
         } catch {
-            row.error = error.description
+            row.error = .httpdns(error)
             row.ms = elapsed(since: started)
         }
         return row

@@ -147,7 +147,7 @@ public enum ProbeExport {
             ("request", .object(request)), ("response", .object(response)), ("cache", .object([])),
             ("timings", .object(timings)),
         ]
-        if let ip = hop.remoteIP, IPLiteral.isLiteral(ip) { entry.append(("serverIPAddress", .string(ip))) }
+        if let ip = hop.remoteIP { entry.append(("serverIPAddress", .string(ip.text))) }
         if let port = hop.remotePort { entry.append(("connection", .string(String(port)))) }
         entry += [
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),

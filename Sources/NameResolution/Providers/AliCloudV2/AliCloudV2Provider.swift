@@ -481,7 +481,7 @@ final class AliCloudServiceIPs: Sendable {
                         "start_ips: \(TerminalText.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
                     )
                 }
-                return Base(url: url, label: host, checkName: IPLiteral.family(of: host) == nil ? nil : serviceName)
+                return Base(url: url, label: host, checkName: IPAddress(host) == nil ? nil : serviceName)
             }
         }
         guard let known = AliCloudRegion.named(region) else {
@@ -615,9 +615,9 @@ final class AliCloudServiceIPs: Sendable {
         if !junk.isEmpty { throw .notAnIP(cleaning: junk) }
         guard let components = URLComponents(string: start.url), let scheme = components.scheme else { return [] }
         let port = integer(object["service_port"]) ?? components.port
-        func base(_ ip: String) -> Base {
+        func base(_ ip: IPAddress) -> Base {
             Base(
-                url: "\(scheme)://\(IPLiteral.authorityForm(ip))" + (port.map { ":\($0)" } ?? ""), label: ip,
+                url: "\(scheme)://\(ip.authorityForm)" + (port.map { ":\($0)" } ?? ""), label: ip.text,
                 checkName: scheme == "https" ? serviceName : nil)
         }
         return (screened4.valid + screened6.valid).map(base)
