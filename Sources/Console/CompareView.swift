@@ -132,7 +132,7 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
             line.append(Span(g.clip(row.addresses.joined(separator: ", "), c.answer).padded(c.answer + 1)))
         }
         line += [
-            Span((row.ttl.map { "\($0)s" } ?? "-").leftPadded(c.ttl) + " ", .dim),
+            Span((row.ttl?.shown ?? "-").leftPadded(c.ttl) + " ", .dim),
             Span(formatMilliseconds(row.ms).leftPadded(c.time) + " ", .dim),
             Span(g.clip(row.clientIP?.text ?? "-", c.cip).padded(c.cip + 1)),
         ]

@@ -95,9 +95,11 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
             httpdnsLine.append(Span("failed: " + error.sentence, .fg(.red)))
         } else {
             httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
-            httpdnsLine.append(Span("  ttl \(httpdns.ttl)s from \(httpdns.source.rawValue)", .dim))
+            httpdnsLine.append(Span("  ttl \(httpdns.ttl.shown) from \(httpdns.source.rawValue)", .dim))
             // The egress the service judged this client by: the usual reason two networks get different answers.
             if let clientIP = httpdns.clientIP { httpdnsLine.append(Span("  saw you as \(clientIP)", .dim)) }
+            if let origin = httpdns.originTTL { httpdnsLine.append(Span("  origin_ttl \(origin.shown)", .dim)) }
+            if let extra = httpdns.extra { httpdnsLine.append(Span("  extra: \(extra)", .dim)) }
         }
         httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
         let agreementStyle: CellStyle =

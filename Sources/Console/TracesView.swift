@@ -95,6 +95,10 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     var head: StyledLine = [Span(" "), Span(attempt.scenario.rawValue, .bold), Span("  " + attempt.url)]
     if let ip = attempt.ip { head.append(Span(g.arrow + ip.text + " (\(attempt.ipSource?.rawValue ?? "?"))", .dim)) }
     lines.append(head)
+    // Which HTTPDNS provider gave the addresses, and the wire profile its requests followed (`--sdk`).
+    if let httpdns = state.runs.first(where: { $0.id == record.runID })?.resolution?.httpdns {
+        lines.append([Span("  addresses from HTTPDNS \(httpdns.provider), ttl \(httpdns.ttl.shown)", .dim)])
+    }
     var outcome: StyledLine = [Span(" "), Span(attempt.outcome.rawValue, outcomeStyle(attempt.outcome))]
     if let status = attempt.status { outcome.append(Span(" \(status)", .bold)) }
     if let version = attempt.httpVersion {

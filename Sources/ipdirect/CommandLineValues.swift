@@ -15,6 +15,7 @@ extension AddressFamily: ExpressibleByArgument {
         }
     }
 }
+extension SDKProfile: ExpressibleByArgument {}
 extension Scenario: ExpressibleByArgument {}
 
 /// `--format` of `resolve` and `cache list`.

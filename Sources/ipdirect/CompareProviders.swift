@@ -59,7 +59,7 @@ enum CompareProviders {
             rows.append(
                 [
                     row.name, row.kind.rawValue, row.error == nil ? ResolutionTable.addresses(row.addresses) : "failed",
-                    row.ttl.map { "\($0)s" } ?? "-", ResolutionTable.milliseconds(row.ms), row.clientIP?.text ?? "-",
+                    row.ttl?.shown ?? "-", ResolutionTable.milliseconds(row.ms), row.clientIP?.text ?? "-",
                     row.group ?? "-", row.vsSystem.rawValue,
                 ].map(TerminalText.escaped))
             if let error = row.error { notes.append("\(row.name) (\(row.endpoint)): \(error.sentence)") }

@@ -40,7 +40,9 @@ struct AgentLoopTests {
         #expect(
             text.contains(
                 "ipdirect_probe_phase_seconds_bucket{target=\"\(sniLabel)\",scenario=\"direct-sni\",phase=\"tls\""))
-        #expect(text.contains("ipdirect_certificate_expiry_days{target=\"\(sniLabel)\",scenario=\"direct-sni\""))
+        #expect(
+            text.contains(
+                "ipdirect_certificate_expiry_timestamp_seconds{target=\"\(sniLabel)\",scenario=\"direct-sni\""))
         #expect(text.contains("ipdirect_dns_agreement{target=\"\(sniLabel)\",agreement="))
         #expect(text.contains("ipdirect_httpdns_answer_seconds_count{provider=\"alicloud\",region=\"lab-east\"}"))
         #expect(text.contains("ipdirect_resolver_cache_events_total{event=\"hit\",region=\"lab-east\"}"))

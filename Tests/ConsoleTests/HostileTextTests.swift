@@ -42,7 +42,8 @@ struct HostileTextTests {
                     return HostResolution(
                         host: host, system: SystemAnswer(error: "no such name"),
                         httpdns: HTTPDNSAnswer(
-                            provider: "lab-zone", ipv4: (record?.ipv4 ?? []).compactMap(IPAddress.init), ttl: 60))
+                            provider: "lab-zone", ipv4: (record?.ipv4 ?? []).compactMap(IPAddress.init),
+                            ttl: FamilyTTL(v4: 60)))
                 }, options: options, environment: [:])
             let url = (lab.endpoints.hosts["hostile.lab.test"] ?? "") + "escapes"
             let report = try #require(await engine.probeAll([url]).first)

@@ -10,7 +10,7 @@ import Testing
 @Suite("Resolver cache")
 struct CacheTests {
     static func answer(_ host: String, _ ips: [IPAddress], ttl: Int = 60) -> Result<ProviderAnswer, ResolutionError> {
-        .success(ProviderAnswer(host: host, ipv4: ips, ttl: ttl, answered: [.v4]))
+        .success(ProviderAnswer(host: host, ipv4: ips, ttl: FamilyTTL(ttl, for: [.v4]), answered: [.v4]))
     }
 
     /// A scripted provider answers at once; the wide timeout only keeps a test thread starved by
@@ -27,7 +27,7 @@ struct CacheTests {
                 configuration: LabFormat.alicloud.configuration(lab), provider: try LabFormat.alicloud.provider(lab),
                 clock: clock)
             let first = await cache.resolve("short-ttl.lab.test", family: .v4)
-            #expect(first.httpdns.ttl == 2)
+            #expect(first.httpdns.ttl == FamilyTTL(v4: 2))
             #expect(first.httpdns.source == .httpdns)
             let again = await cache.resolve("short-ttl.lab.test", family: .v4)
             #expect(again.httpdns.source == .cache)

@@ -114,12 +114,12 @@ struct DNSAnswerTellingTests {
     }
 
     @Test(
-        "a 5 s TTL through DoH GET and POST is 5 s, the lower of A and AAAA",
+        "a 5 s TTL through DoH GET and POST is 5 s, for A and for AAAA",
         arguments: [LabFormat.dohWire, .dohWirePost])
     func fiveSecondTTL(format: LabFormat) async throws {
         try await withLab { lab in
             let answer = try await format.provider(lab).resolve("ttl5.lab.test", families: [.v4, .v6])
-            #expect(answer.ttl == 5)
+            #expect(answer.ttl == FamilyTTL(v4: 5, v6: 5))
             #expect(answer.ipv4 == ["127.0.0.1"])
             #expect(answer.ipv6 == ["::1"])
         }
@@ -134,7 +134,7 @@ struct DNSAnswerTellingTests {
             #expect(resolution.system.ipv4 == ["127.0.0.1"])
             #expect(resolution.httpdns.source == .system)
             #expect(resolution.httpdns.ipv4.isEmpty)
-            #expect(resolution.httpdns.ttl != 30)
+            #expect(resolution.httpdns.ttl.isEmpty)
             let error = try #require(resolution.httpdns.error?.sentence)
             #expect(error.contains("getaddrinfo"), "\(error)")
             #expect(cache.entries().isEmpty)

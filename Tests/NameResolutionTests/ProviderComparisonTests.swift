@@ -119,7 +119,7 @@ import Testing
             for row in result.providers {
                 #expect(row.error == nil, "\(row.name): \(row.error?.sentence ?? "")")
                 #expect(row.ipv4 == ["127.0.0.1"])
-                #expect(row.ttl == 60)
+                #expect(row.ttl == FamilyTTL(v4: 60))
                 #expect(row.group == "A")
                 #expect(row.vsSystem == .same)
             }

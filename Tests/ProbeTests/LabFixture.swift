@@ -27,7 +27,9 @@ func zoneResolver(
             ? HTTPDNSAnswer(provider: "lab-zone", error: "no such name")
             : HTTPDNSAnswer(
                 provider: "lab-zone", ipv4: ips.filter { $0.family == .v4 }, ipv6: ips.filter { $0.family == .v6 },
-                ttl: record?.ttl ?? 60)
+                ttl: FamilyTTL(
+                    v4: ips.contains { $0.family == .v4 } ? record?.ttl ?? 60 : nil,
+                    v6: ips.contains { $0.family == .v6 } ? record?.ttl(true) ?? 60 : nil))
         return HostResolution(host: host, system: systemAnswer, httpdns: httpdns)
     }
 }

@@ -80,7 +80,7 @@ struct RankSilentAddressTests {
         // HTTPDNS lists the silent address first; the SDK's ranking must move it behind.
         let resolution = HostResolution(
             host: "silent.lab.test", system: SystemAnswer(error: "no answer"),
-            httpdns: HTTPDNSAnswer(provider: "test", ipv4: ["127.0.0.3", "127.0.0.1"], ttl: 60))
+            httpdns: HTTPDNSAnswer(provider: "test", ipv4: ["127.0.0.3", "127.0.0.1"], ttl: FamilyTTL(v4: 60)))
         // The test is about the timeout: half a second stands in for the SDK's two.
         let ranking = await IPRanking.rank(resolution, port: live.port, timeout: .milliseconds(500))
         #expect(ranking.ips.map(\.ip) == ["127.0.0.1", "127.0.0.3"])

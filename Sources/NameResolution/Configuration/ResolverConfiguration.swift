@@ -48,11 +48,16 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var dnsServer: DNSServer? = nil
     /// How `doh` (RFC 8484) sends its queries (`--doh-method`).
     public var dohMethod: DoHMethod
+    /// Whose requests the Alibaba providers send (`--sdk`, `sdk`): ipdirect's, or one SDK's exactly.
+    public var sdk: SDKProfile = .ipdirect
+    /// The client address to ask the answer for (`--client-ip`, `client_ip`): legacy `ip=`, v2
+    /// `cip`; nil asks for this machine's. Always an IP literal.
+    public var clientIP: String? = nil
     /// Providers to compare (`[[providers]]`, `resolve --all-providers`, the console's compare view).
     public var providers: [ProviderSetting] = []
     /// The console's theme and keys, carried for the console; the resolver ignores them.
     public var console = ConsoleSettings()
-    /// The agent's `[[agent.targets]]`, carried for the agent; the resolver ignores them.
+    /// The agent's `[[agent.targets]]` and `[modules.NAME]`, carried for the agent; the resolver ignores them.
     public var agent = AgentFileSettings()
     /// Header, query parameter and cookie names hidden in traces and exports besides the built-in
     /// words (`redact`), carried for the probe; matched as parts of names, in any case.
@@ -103,14 +108,9 @@ public struct ResolverConfiguration: Sendable, Equatable {
         if let endpoint, !endpoint.isEmpty {
             return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
         }
-        if provider == .alicloud {
+        if provider == .alicloud || provider == .alicloudLegacy {
             return startIPs.isEmpty
                 ? "service discovery (region \(region))" : "service discovery from \(startIPs.joined(separator: ", "))"
-        }
-        if provider == .alicloudLegacy {
-            // The public service speaks HTTPS too: signed queries go there when a secret is set.
-            return secret == nil
-                ? ProviderFactory.alicloudDefaultEndpoint : ProviderFactory.alicloudDefaultHTTPSEndpoint
         }
         return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
@@ -132,7 +132,7 @@ public struct ResolverConfiguration: Sendable, Equatable {
             credential = "the signing secret"
             exposure =
                 "anyone on the path reads the names and the signed query and can replay it until it expires (the secret itself is never sent)"
-            targets = provider == .alicloud && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
+            targets = (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
         case .tencent where token != nil:
             credential = "the token"
             exposure = "the token travels in the query as it is, for anyone on the path to read and use"
@@ -149,7 +149,10 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// service set discovery starts from), account and cipher. Never a secret, key or token.
     /// A cache only ever serves answers its own identity gave.
     public var cacheIdentity: String {
-        [provider.rawValue, effectiveEndpoint ?? "-", account ?? "-", cipher.rawValue].joined(separator: " | ")
+        // Answers asked for another client address are that address's: filed apart.
+        ([provider.rawValue, effectiveEndpoint ?? "-", account ?? "-", cipher.rawValue]
+            + (clientIP.map { ["cip \($0)"] } ?? []))
+            .joined(separator: " | ")
     }
 
     /// A readable summary with the secret redacted.
@@ -179,6 +182,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("cache_path", cachePath ?? "(not persisted)"),
             ("dns_server", dnsServer.map { "\($0)" } ?? "(none: getaddrinfo)"),
             ("doh_method", dohMethod.rawValue),
+            ("sdk", sdk.rawValue),
+            ("client_ip", clientIP ?? "(this machine's)"),
             ("providers", providers.isEmpty ? "(none)" : providers.map(\.redactedSummary).joined(separator: "; ")),
             ("redact", redact.isEmpty ? "(the built-in words only)" : redact.joined(separator: ", ")),
             ("theme", (console.theme ?? .auto).rawValue),
@@ -273,6 +278,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
     public var serviceName: String?
     public var dnsServer: DNSServer?
     public var dohMethod: DoHMethod?
+    public var sdk: SDKProfile?
+    public var clientIP: String?
     public var providers: [ProviderSetting]?
     public var console = ConsoleSettings()
     /// `[agent]`; nil when this layer does not have it.
@@ -349,7 +356,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         let known: Set<String> = [
             "provider", "endpoint", "account", "secret", "ca_file", "timeout", "family", "fallback_to_system",
             "reuse_expired", "prefetch", "persist_cache", "cache_path", "cipher", "key", "token", "region", "sdns",
-            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent", "redact",
+            "start_ips", "service_name", "dns_server", "doh_method", "providers", "theme", "keys", "agent", "modules",
+            "redact", "sdk", "client_ip",
         ]
         for key in table.keys where !known.contains(key) {
             warnings.append("\(path): unknown setting '\(key)' ignored")
@@ -389,6 +397,18 @@ public struct ConfigurationLayer: Sendable, Equatable {
                 throw .invalid("\(path): doh_method", name, expected: DoHMethod.allCases.map(\.rawValue))
             }
             layer.dohMethod = method
+        }
+        if let name = try string("sdk") {
+            guard let profile = SDKProfile(rawValue: name) else {
+                throw .invalid("\(path): sdk", name, expected: SDKProfile.allCases.map(\.rawValue))
+            }
+            layer.sdk = profile
+        }
+        if let text = try string("client_ip") {
+            guard IPLiteral.family(of: text) != nil else {
+                throw .invalid("\(path): client_ip", text, expected: ["an IPv4 or IPv6 address"])
+            }
+            layer.clientIP = text
         }
         layer.key = try string("key")
         layer.token = try string("token")
@@ -485,6 +505,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         merged.serviceName = serviceName ?? base.serviceName
         merged.dnsServer = dnsServer ?? base.dnsServer
         merged.dohMethod = dohMethod ?? base.dohMethod
+        merged.sdk = sdk ?? base.sdk
+        merged.clientIP = clientIP ?? base.clientIP
         merged.providers = providers ?? base.providers
         merged.console = console.over(base.console)
         merged.agent = agent ?? base.agent
@@ -516,6 +538,8 @@ public struct ConfigurationLayer: Sendable, Equatable {
         configuration.startIPs = merged.startIPs ?? []
         configuration.serviceName = merged.serviceName ?? AliCloudRegion.certificateName
         configuration.dnsServer = merged.dnsServer
+        configuration.sdk = merged.sdk ?? .ipdirect
+        configuration.clientIP = merged.clientIP
         configuration.providers = merged.providers ?? []
         configuration.console = merged.console
         configuration.agent = merged.agent ?? AgentFileSettings()

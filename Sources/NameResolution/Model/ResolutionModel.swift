@@ -17,6 +17,60 @@ public enum IPFamily: String, Sendable, Codable, Hashable, CaseIterable {
     case v4, v6
 }
 
+/// Seconds each family's answer stays fresh, kept apart as every Alibaba SDK keeps them (iOS
+/// `HttpdnsHostObject` `v4ttl`/`v6ttl`, Node.js `ipv4Ttl`/`ipv6Ttl`, the C SDK one result per
+/// type): an A that lives 120 s is not cut to the 60 s of its AAAA. A family without a TTL is absent.
+public struct FamilyTTL: Sendable, Codable, Equatable, Hashable {
+    public var v4: Int?
+    public var v6: Int?
+
+    public init(v4: Int? = nil, v6: Int? = nil) {
+        self.v4 = v4
+        self.v6 = v6
+    }
+
+    /// The same TTL for each of `families` (a service that gives one TTL for the whole answer).
+    public init(_ seconds: Int, for families: Set<IPFamily>) {
+        v4 = families.contains(.v4) ? seconds : nil
+        v6 = families.contains(.v6) ? seconds : nil
+    }
+
+    public subscript(family: IPFamily) -> Int? {
+        get { family == .v4 ? v4 : v6 }
+        set {
+            switch family {
+            case .v4: v4 = newValue
+            case .v6: v6 = newValue
+            }
+        }
+    }
+
+    /// A copy with `family`'s TTL set.
+    public func setting(_ family: IPFamily, _ seconds: Int) -> FamilyTTL {
+        var copy = self
+        copy[family] = seconds
+        return copy
+    }
+
+    /// No family has a TTL.
+    public var isEmpty: Bool { v4 == nil && v6 == nil }
+
+    /// Only the families in `families` keep theirs.
+    public func only(_ families: Set<IPFamily>) -> FamilyTTL {
+        FamilyTTL(v4: families.contains(.v4) ? v4 : nil, v6: families.contains(.v6) ? v6 : nil)
+    }
+
+    /// How a person reads it: `60s` for one family (or two that agree), `v4 120s, v6 60s`
+    /// when they differ, `-` when there is none.
+    public var shown: String {
+        switch (v4, v6) {
+        case (nil, nil): "-"
+        case (let one?, nil), (nil, let one?): "\(one)s"
+        case (let a?, let b?): a == b ? "\(a)s" : "v4 \(a)s, v6 \(b)s"
+        }
+    }
+}
+
 /// The HTTPDNS service flavours ipdirect speaks.
 public enum ProviderKind: String, Sendable, Codable, CaseIterable {
     /// Alibaba Cloud HTTPDNS v2 (`/v2/d`), what current SDKs speak.
@@ -116,8 +170,9 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var provider: String
     public var ipv4: [IPAddress]
     public var ipv6: [IPAddress]
-    /// Seconds the answer stays fresh.
-    public var ttl: Int
+    /// Seconds each family's addresses stay fresh (JSON `"ttl": {"v4": 120, "v6": 60}`); a
+    /// family with no address has none.
+    public var ttl: FamilyTTL
     public var ms: Double
     public var source: AnswerSource
     public var error: ResolutionFailure?
@@ -130,10 +185,16 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var server: String?
     /// What the service said beside the addresses ("no AAAA record", extra data).
     public var notes: [String]?
+    /// The legacy API's `origin_ttl` per family with addresses (the TTL before the service's
+    /// own), when it said; absent from JSON otherwise.
+    public var originTTL: FamilyTTL?
+    /// The legacy API's `extra` (data the account attached to the name), decoded as the C SDK
+    /// decodes it, escaped for terminals; absent from JSON when there was none.
+    public var extra: String?
 
     public init(
-        provider: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: Int = 0, ms: Double = 0,
-        source: AnswerSource = .httpdns, error: ResolutionFailure? = nil, rejected: [String]? = nil
+        provider: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: FamilyTTL = FamilyTTL(),
+        ms: Double = 0, source: AnswerSource = .httpdns, error: ResolutionFailure? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider
         self.ipv4 = ipv4
@@ -205,11 +266,17 @@ public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
     public var hits: Int
     /// A background refresh is under way.
     public var refreshing: Bool
+    /// The legacy API's `origin_ttl` for this family, kept as the C SDK keeps it.
+    public var originTTL: Int?
+    /// The legacy API's `extra`, decoded and escaped (see `HTTPDNSAnswer.extra`).
+    public var extra: String?
 
     public init(
         host: String, family: IPFamily, ips: [IPAddress], ttl: Int, resolvedAt: Date, source: AnswerSource,
-        hits: Int = 0, refreshing: Bool = false
+        hits: Int = 0, refreshing: Bool = false, originTTL: Int? = nil, extra: String? = nil
     ) {
+        self.originTTL = originTTL
+        self.extra = extra
         self.host = host
         self.family = family
         self.ips = ips

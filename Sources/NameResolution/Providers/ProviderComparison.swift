@@ -10,29 +10,49 @@ public struct ComparedProvider: Sendable {
     public let provider: (any HTTPDNSProvider)?
     /// Why the provider could not be built (a variable not set, an account missing), in words.
     public let setupError: String?
+    /// The client address this row asks the answer for (`--client-ip`); nil for this machine's.
+    public var clientIP: String? = nil
+
+    /// The row's name: the setting's, and the client address it asks for.
+    public var name: String { setting.name + (clientIP.map { " for \($0)" } ?? "") }
 
     /// Builds each setting's provider over `base`; a setting that cannot be built keeps its
-    /// reason, so its row says why instead of the whole comparison failing.
+    /// reason, so its row says why instead of the whole comparison failing. With a client
+    /// address in `base` (`--client-ip`), each Alibaba provider gets two rows: the answer for
+    /// this machine (the client address the service reports) beside the one for that address.
     public static func build(
         _ settings: [ProviderSetting], base: ResolverConfiguration,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> [ComparedProvider] {
-        settings.map { setting in
-            do {
-                let configuration = try setting.configuration(over: base, environment: environment)
-                let endpoint = configuration.effectiveEndpoint ?? "-"
-                do {
-                    return ComparedProvider(
-                        setting: setting, endpoint: endpoint, provider: try ProviderFactory.make(configuration),
-                        setupError: nil)
-                } catch {
-                    return ComparedProvider(
-                        setting: setting, endpoint: endpoint, provider: nil, setupError: "\(error)")
-                }
-            } catch {
-                return ComparedProvider(
-                    setting: setting, endpoint: setting.endpoint ?? "-", provider: nil, setupError: "\(error)")
+        var own = base
+        own.clientIP = nil
+        return settings.flatMap { setting -> [ComparedProvider] in
+            let first = build(setting, base: own, environment: environment)
+            guard let clientIP = base.clientIP, [.alicloud, .alicloudLegacy].contains(setting.kind) else {
+                return [first]
             }
+            var asked = build(setting, base: base, environment: environment)
+            asked.clientIP = clientIP
+            return [first, asked]
+        }
+    }
+
+    private static func build(
+        _ setting: ProviderSetting, base: ResolverConfiguration, environment: [String: String]
+    ) -> ComparedProvider {
+        do {
+            let configuration = try setting.configuration(over: base, environment: environment)
+            let endpoint = configuration.effectiveEndpoint ?? "-"
+            do {
+                return ComparedProvider(
+                    setting: setting, endpoint: endpoint, provider: try ProviderFactory.make(configuration),
+                    setupError: nil)
+            } catch {
+                return ComparedProvider(setting: setting, endpoint: endpoint, provider: nil, setupError: "\(error)")
+            }
+        } catch {
+            return ComparedProvider(
+                setting: setting, endpoint: setting.endpoint ?? "-", provider: nil, setupError: "\(error)")
         }
     }
 }
@@ -44,8 +64,8 @@ public struct ProviderRow: Sendable, Codable, Equatable {
     public var endpoint: String
     public var ipv4: [IPAddress]
     public var ipv6: [IPAddress]
-    /// Seconds; nil when the provider failed.
-    public var ttl: Int?
+    /// Seconds, per family with addresses; nil when the provider failed.
+    public var ttl: FamilyTTL?
     public var ms: Double
     /// The client address the service judged the query by (`cip`), when it said.
     public var clientIP: IPAddress?
@@ -58,7 +78,7 @@ public struct ProviderRow: Sendable, Codable, Equatable {
 
     public init(
         name: String, kind: ProviderKind, endpoint: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [],
-        ttl: Int? = nil, ms: Double = 0, clientIP: IPAddress? = nil, error: ResolutionFailure? = nil,
+        ttl: FamilyTTL? = nil, ms: Double = 0, clientIP: IPAddress? = nil, error: ResolutionFailure? = nil,
         group: String? = nil,
         vsSystem: Agreement = .httpdnsFailed
     ) {
@@ -185,7 +205,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     }
 
     private static func ask(_ compared: ComparedProvider, name: String, families: Set<IPFamily>) async -> ProviderRow {
-        var row = ProviderRow(name: compared.setting.name, kind: compared.setting.kind, endpoint: compared.endpoint)
+        var row = ProviderRow(name: compared.name, kind: compared.setting.kind, endpoint: compared.endpoint)
         guard let provider = compared.provider else {
             row.error = .httpdns(.misconfigured(compared.setupError ?? "not configured"))
             return row
@@ -195,7 +215,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             let answer = try await provider.resolve(name, families: families)
             row.ipv4 = answer.ipv4
             row.ipv6 = answer.ipv6
-            row.ttl = answer.ttl
+            row.ttl = answer.shownTTL
             row.ms = answer.ms > 0 ? answer.ms : elapsed(since: started)
             row.clientIP = answer.clientIP
         } catch {

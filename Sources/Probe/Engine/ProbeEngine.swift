@@ -36,8 +36,8 @@ public final class ProbeEngine: Sendable {
         parent = nil
     }
 
-    private init(sharing parent: ProbeEngine, options: ProbeOptions) {
-        resolve = parent.resolve
+    private init(sharing parent: ProbeEngine, resolve: HostResolver? = nil, options: ProbeOptions) {
+        self.resolve = resolve ?? parent.resolve
         self.options = options
         proxyVariables = parent.proxyVariables
         loop = parent.loop
@@ -50,6 +50,12 @@ public final class ProbeEngine: Sendable {
     /// requests under way) but other options: a target's own scenarios, method or headers.
     public func with(options: ProbeOptions) -> ProbeEngine {
         ProbeEngine(sharing: self, options: options)
+    }
+
+    /// An engine sharing this one's multi loop that resolves names another way (`/probe`'s
+    /// `provider=` and `dns_server=`).
+    public func with(resolve: @escaping HostResolver, options: ProbeOptions) -> ProbeEngine {
+        ProbeEngine(sharing: self, resolve: resolve, options: options)
     }
 
     /// Probes one URL, reporting as it goes.
