@@ -94,8 +94,10 @@ public final class MetricsServer: Sendable {
             channel = try await bootstrap.bind(host: host, port: port).get()
         } catch {
             try? await group.shutdownGracefully()
-            throw AgentSettingError(
-                "cannot listen on \(host):\(port) for --metrics-listen: \(error); choose a free port or address")
+            // NIO's words are its call and errno ("bind(descriptor:ptr:bytes:): Address already in use");
+            // a person wants what it means and what to do.
+            let reason = (error as? IOError).map { SystemReason.words($0.errnoCode) } ?? "\(error)"
+            throw AgentSettingError("cannot listen on \(host):\(port) for --metrics-listen: \(reason)")
         }
         self.group = group
         self.host = host

@@ -111,7 +111,7 @@ public final class RotatingJSONL: ReportExporter {
                 }
                 return nil
             }
-            if let written { return String(cString: strerror(written)) }
+            if let written { return SystemReason.words(written) }
             state.size += Int64(line.count)
             return nil
         }

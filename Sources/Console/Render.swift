@@ -368,32 +368,7 @@ func outcomeStyle(_ outcome: Outcome) -> CellStyle {
 }
 
 /// Breaks `text` into lines of at most `width` columns at spaces.
-func wrap(_ text: String, width: Int) -> [String] {
-    guard width > 4 else { return [text] }
-    var lines: [String] = []
-    var current = ""
-    for word in text.split(separator: " ", omittingEmptySubsequences: true) {
-        var word = String(word)
-        while word.count > width {
-            if !current.isEmpty {
-                lines.append(current)
-                current = ""
-            }
-            lines.append(String(word.prefix(width)))
-            word = String(word.dropFirst(width))
-        }
-        if current.isEmpty {
-            current = word
-        } else if current.count + 1 + word.count <= width {
-            current += " " + word
-        } else {
-            lines.append(current)
-            current = word
-        }
-    }
-    if !current.isEmpty { lines.append(current) }
-    return lines.isEmpty ? [""] : lines
-}
+func wrap(_ text: String, width: Int) -> [String] { TerminalText.wrapped(text, width: width) }
 
 /// Draws a list's column header row.
 func drawHeader(_ columns: [(String, Int)], y: Int, into buffer: inout CellBuffer, x: Int = 1) {

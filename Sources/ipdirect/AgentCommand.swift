@@ -10,7 +10,7 @@ import Signals
 
 extension AgentLogFormat: ExpressibleByArgument {}
 
-struct AgentCommand: AsyncParsableCommand {
+struct AgentCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "agent", abstract: "Probe a target list on an interval; serve metrics, export traces.",
         discussion: """
@@ -29,23 +29,41 @@ struct AgentCommand: AsyncParsableCommand {
             The log (standard error) has one line per event; --log-format json for a log shipper.
             """)
 
+    static let examples: [(command: String, shows: String)] = [
+        (
+            "ipdirect agent --lab --interval 5 --metrics-listen 127.0.0.1:9464",
+            "Every lab name every 5 s; curl 127.0.0.1:9464/metrics shows the results."
+        ),
+        (
+            "ipdirect agent --lab --interval 5 --jsonl probes.jsonl https://sni-a.lab.test/",
+            "One lab name, each round a JSON line in probes.jsonl."
+        ),
+        (
+            "ipdirect agent --input targets.txt --otlp-endpoint http://127.0.0.1:4318",
+            "Your targets, each probe a trace for an OpenTelemetry collector."
+        ),
+    ]
+
     @Argument(help: RequestOptionHelp.urls)
     var urls: [String] = []
 
     @Option(
         name: .long,
-        help:
-            "Read targets from FILE, one URL a line (with its own scenario=, method=, header=); re-read on change and on SIGHUP."
-    )
+        help: ArgumentHelp(
+            "Read targets from FILE, one URL a line (with its own scenario=, method=, header=); re-read on change and on SIGHUP.",
+            valueName: "FILE"))
     var input: String?
 
-    @Option(name: .long, help: "Seconds from the start of one round to the next.")
+    @Option(name: .long, help: ArgumentHelp("Seconds from the start of one round to the next.", valueName: "SECONDS"))
     var interval: Double = AgentSchedule.standard.interval
 
-    @Option(name: .long, help: "Each wait is longer or shorter by up to this fraction of the interval.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Each wait is longer or shorter by up to this fraction of the interval.", valueName: "FRACTION"))
     var jitter: Double = AgentSchedule.standard.jitter
 
-    @Option(name: .long, help: "URLs probed at once.")
+    @Option(name: .long, help: ArgumentHelp("URLs probed at once.", valueName: "N"))
     var concurrency: Int = AgentSchedule.standard.concurrency
 
     @Option(name: .long, help: ArgumentHelp("A label for every metric and span (repeatable).", valueName: "NAME=VALUE"))
@@ -54,7 +72,10 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus /metrics here.", valueName: "HOST:PORT"))
     var metricsListen: String?
 
-    @Option(name: .long, help: "With --metrics-listen: /probe requests probed at once; the next is answered 503.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --metrics-listen: /probe requests probed at once; the next is answered 503.", valueName: "N"))
     var probeConcurrency: Int = ProbeEndpointSettings.standard.concurrency
 
     @Option(
@@ -74,7 +95,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Send traces to this OTLP/HTTP collector.", valueName: "URL"))
     var otlpEndpoint: String?
 
-    @Option(name: .long, help: "Write JSON Lines records to FILE.")
+    @Option(name: .long, help: ArgumentHelp("Write JSON Lines records to FILE.", valueName: "FILE"))
     var jsonl: String?
 
     @Option(
@@ -82,16 +103,19 @@ struct AgentCommand: AsyncParsableCommand {
         help: ArgumentHelp("With --jsonl: rotate the file past this size.", valueName: "SIZE"))
     var rotate: String = "100MB"
 
-    @Option(name: .long, help: "Log lines as text or json.")
+    @Option(name: .long, help: ArgumentHelp("Log lines as text or json.", valueName: "FORMAT"))
     var logFormat: AgentLogFormat = .text
 
     @Option(name: .long, help: RequestOptionHelp.scenario)
     var scenario: [Scenario] = []
 
-    @Option(name: .long, help: "GET or HEAD (the agent never sends POST: it would repeat a change every round).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "GET or HEAD (the agent never sends POST: it would repeat a change every round).", valueName: "METHOD"))
     var method: RequestMethod = .get
 
-    @Option(name: .long, help: RequestOptionHelp.header)
+    @Option(name: [.customShort("H"), .long], help: RequestOptionHelp.header)
     var header: [String] = []
 
     @Option(name: .long, help: RequestOptionHelp.cacert)
@@ -134,6 +158,7 @@ struct AgentCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (labels, rotateBytes) = try checkedSettings()
+        let originCA = try CAFileOption.origin(cacert: cacert)
         LoggingSystem.bootstrap { _ in AgentLogHandler(format: logFormat) }
         let logger = Logger(label: "ipdirect.agent")
         var options = try probeOptions()
@@ -144,7 +169,9 @@ struct AgentCommand: AsyncParsableCommand {
         } catch let error as ValidationError {
             throw UsageError(error.message)
         }
-        options.caFile = session.lab?.endpoints.ca ?? cacert
+        options.caFile = session.lab?.endpoints.ca ?? originCA?.path
+        // --cacert adds to the system's CAs, as in probe; CURL_CA_BUNDLE and SSL_CERT_FILE replace them, as in curl.
+        options.caFileAddsToSystem = session.lab == nil && originCA?.addsToSystem == true
         options.secretNames = RedactionNames(adding: session.configuration.redact)
         if session.lab != nil, cacert != nil {
             logger.warning("--cacert is not used with --lab: the lab's CA is trusted instead")
@@ -203,7 +230,6 @@ struct AgentCommand: AsyncParsableCommand {
             throw UsageError(
                 "--input - cannot be reloaded on change or SIGHUP: give the agent a file (probe reads standard input)")
         }
-        if let cacert, let problem = CAFileOption.problem(cacert, named: "--cacert") { throw UsageError(problem) }
         return (labels, rotateBytes)
     }
 

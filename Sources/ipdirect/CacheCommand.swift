@@ -52,10 +52,15 @@ struct CacheCommand: AsyncParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: ParsableCommand, CommandExamples {
         static let configuration = CommandConfiguration(abstract: "List the cached answers with their TTLs.")
 
-        @Option(help: "Output: table or json.")
+        static let examples: [(command: String, shows: String)] = [
+            ("ipdirect cache list", "Every cached answer, its TTL left and the provider that gave it."),
+            ("ipdirect cache list --format json | jq length", "How many answers are cached, for a script."),
+        ]
+
+        @Option(help: ArgumentHelp("Output: table or json.", valueName: "FORMAT"))
         var format: TableOrJSON = .table
 
         @OptionGroup var location: Location
@@ -67,8 +72,7 @@ struct CacheCommand: AsyncParsableCommand {
             }
             let entries = location.stored(path)
             if format == .json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                let encoder = JSONOutput.encoder(pretty: nil)
                 encoder.dateEncodingStrategy = .iso8601
                 print(String(decoding: try encoder.encode(entries), as: UTF8.self))
                 return
@@ -92,10 +96,15 @@ struct CacheCommand: AsyncParsableCommand {
         }
     }
 
-    struct Clear: ParsableCommand {
+    struct Clear: ParsableCommand, CommandExamples {
         static let configuration = CommandConfiguration(abstract: "Empty the cache (one name, or all of it).")
 
-        @Argument(help: "Only this name (both families).")
+        static let examples: [(command: String, shows: String)] = [
+            ("ipdirect cache clear api.example.com", "Forget one name (both families); the next lookup asks afresh."),
+            ("ipdirect cache clear", "Empty the whole cache."),
+        ]
+
+        @Argument(help: ArgumentHelp("Only this name (both families).", valueName: "NAME"))
         var host: String?
 
         @OptionGroup var location: Location
@@ -109,15 +118,19 @@ struct CacheCommand: AsyncParsableCommand {
             do {
                 removed = try PersistentCache.remove(host: host, at: path)
             } catch {
-                ResolutionOutput.warn("error: \(error)")
-                throw ExitCode(ExitStatus.failed)
+                throw CommandFailure("\(error)")
             }
             print("removed \(removed) entries from \(path)")
         }
     }
 
-    struct Path: ParsableCommand {
+    struct Path: ParsableCommand, CommandExamples {
         static let configuration = CommandConfiguration(abstract: "Print where the cache file lives.")
+
+        static let examples: [(command: String, shows: String)] = [
+            ("ipdirect cache path", "Where the cache file is."),
+            ("ipdirect cache path --config ./config.toml", "Where that configuration file keeps it."),
+        ]
 
         @OptionGroup var location: Location
 

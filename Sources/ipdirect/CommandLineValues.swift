@@ -5,7 +5,16 @@ import Foundation
 import NameResolution
 import Probe
 
-extension AddressFamily: ExpressibleByArgument {}
+/// `--type`: the four families, and dig's record types (`A` is v4, `AAAA` is v6) in any case.
+extension AddressFamily: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument.uppercased() {
+        case "A": self = .v4
+        case "AAAA": self = .v6
+        default: self.init(rawValue: argument)
+        }
+    }
+}
 extension SDKProfile: ExpressibleByArgument {}
 extension Scenario: ExpressibleByArgument {}
 
@@ -33,12 +42,93 @@ extension RequestMethod: ExpressibleByArgument {
 
 /// The help of the arguments and options `probe` and `agent` both take, written once.
 enum RequestOptionHelp {
-    static let urls: ArgumentHelp =
-        "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name."
+    static let urls = ArgumentHelp(
+        "URLs to probe; without a scheme, https is meant. With --lab and none given: every lab name.",
+        valueName: "URL")
     static let scenario = ArgumentHelp(
-        "Only this scenario (repeatable): \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
-    static let header: ArgumentHelp = "Extra request header 'Name: value' (repeatable)."
-    static let cacert: ArgumentHelp = "Trust the CAs in this PEM file too, for every request."
+        "Only this scenario (repeatable): \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).",
+        valueName: "SCENARIO")
+    static let header = ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER")
+    static let cacert = ArgumentHelp(
+        "Trust the CAs in this PEM file too, for every request to the origin (default: $CURL_CA_BUNDLE or "
+            + "$SSL_CERT_FILE, as curl; those replace the system's CAs). The HTTPDNS service's: --httpdns-ca.",
+        valueName: "FILE")
+}
+
+/// `--type`, `-4` and `-6`, shared by `resolve` and `probe`: which address families to ask for.
+struct FamilyOption: ParsableArguments {
+    @Option(
+        name: .customLong("type"),
+        help: ArgumentHelp(
+            "Address families: auto, v4, v6 or both; A and AAAA as dig (default "
+                + "\(ResolverConfiguration.defaults.family.rawValue), the configuration's family).",
+            valueName: "FAMILY"))
+    var family: AddressFamily?
+
+    @Flag(name: .customShort("4"), help: "IPv4 only, as curl -4 and dig -4 (--type v4).")
+    var ipv4Only = false
+
+    @Flag(name: .customShort("6"), help: "IPv6 only, as curl -6 and dig -6 (--type v6).")
+    var ipv6Only = false
+
+    /// The family asked for; nil to keep the configuration's.
+    var chosen: AddressFamily? {
+        if ipv4Only { return .v4 }
+        if ipv6Only { return .v6 }
+        return family
+    }
+
+    func validate() throws {
+        if ipv4Only && ipv6Only { throw ValidationError("give -4 or -6, not both (--type both asks for both)") }
+        if (ipv4Only || ipv6Only) && family != nil { throw ValidationError("give -4, -6 or --type, one of them") }
+    }
+}
+
+/// `probe --resolve HOST:PORT:ADDR[,ADDR]`: curl's way of probing through a given address; the
+/// host answers with these addresses, from both system DNS and HTTPDNS, and is never looked up.
+struct PinnedAddress: Equatable {
+    var host: String
+    /// The port it applies to; nil for `*` (every port).
+    var port: Int?
+    var addresses: [IPAddress]
+
+    /// Parses curl's `HOST:PORT:ADDR[,ADDR]...`; an IPv6 address may be bracketed.
+    ///
+    /// - Throws: `UsageError` naming what is wrong.
+    init(parsing text: String) throws {
+        let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, !parts[0].isEmpty else {
+            throw UsageError("--resolve takes HOST:PORT:ADDRESS as curl does (a.example:443:192.0.2.1), not '\(text)'")
+        }
+        host = parts[0].lowercased()
+        if parts[1] == "*" {
+            port = nil
+        } else if let port = Int(parts[1]), (1...65_535).contains(port) {
+            self.port = port
+        } else {
+            throw UsageError("--resolve \(text): '\(parts[1])' is not a port (1 to 65535, or *)")
+        }
+        addresses = try parts[2].split(separator: ",").map { item in
+            var literal = String(item)
+            if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+            guard let address = IPAddress(literal) else {
+                throw UsageError("--resolve \(text): '\(item)' is not an IP address")
+            }
+            return address
+        }
+        guard !addresses.isEmpty else { throw UsageError("--resolve \(text): no address after the port") }
+    }
+
+    /// What a lookup of `name` answers when it is pinned to `addresses`, as both columns say it.
+    ///
+    /// - Parameter by: who chose the addresses, shown as the HTTPDNS provider ("--resolve").
+    static func resolution(of name: String, to addresses: [IPAddress], by chooser: String) -> HostResolution {
+        let v4 = addresses.filter { $0.family == .v4 }
+        let v6 = addresses.filter { $0.family == .v6 }
+        return HostResolution(
+            host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),
+            httpdns: HTTPDNSAnswer(provider: chooser, ipv4: v4, ipv6: v6))
+    }
 }
 
 /// `--probe-timeout`, shared by `probe`, `agent` and the console: how long one request may take.
@@ -66,4 +156,22 @@ struct ProbeTimeoutOption: ParsableArguments {
             throw ValidationError("--probe-timeout must be a number of seconds between 0 and 3600")
         }
     }
+}
+
+/// How the commands write `--format json`: compact (one document a line, for scripts) unless
+/// asked with `--pretty`, or printed to a terminal, as jq does.
+enum JSONOutput {
+    /// An encoder with sorted keys and plain slashes, indented when `pretty` says so.
+    ///
+    /// - Parameter pretty: `--pretty` or `--no-pretty`; nil: indented when standard output is a terminal.
+    static func encoder(pretty: Bool?) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty ?? (isatty(STDOUT_FILENO) == 1) { encoder.outputFormatting.insert(.prettyPrinted) }
+        return encoder
+    }
+
+    /// `--pretty` and `--no-pretty`'s help.
+    static let help: ArgumentHelp =
+        "Indent --format json for reading (default: on a terminal; else compact, one document a line)."
 }

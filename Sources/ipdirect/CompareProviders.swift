@@ -28,7 +28,7 @@ enum CompareProviders {
     ///
     /// - Returns: whether every host got an answer from at least one provider.
     static func run(
-        hosts: [String], family: AddressFamily?, format: TableOrJSON, session: ResolverSession
+        hosts: [String], family: AddressFamily?, format: TableOrJSON, pretty: Bool?, session: ResolverSession
     ) async throws -> Bool {
         let configuration = session.configuration
         let providers = ComparedProvider.build(configuration.providers, base: configuration)
@@ -42,9 +42,7 @@ enum CompareProviders {
                     timeout: .seconds(configuration.timeout)))
         }
         if format == .json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+            print(String(decoding: try JSONOutput.encoder(pretty: pretty).encode(results), as: UTF8.self))
         } else {
             print(results.map { tableLines($0).joined(separator: "\n") }.joined(separator: "\n\n"))
         }

@@ -9,9 +9,14 @@ struct ConfigCommand: AsyncParsableCommand {
         commandName: "config", abstract: "Write, locate or show the configuration file.",
         subcommands: [Init.self, Path.self, Show.self])
 
-    struct Init: ParsableCommand {
+    struct Init: ParsableCommand, CommandExamples {
         static let configuration = CommandConfiguration(
             abstract: "Write the configuration file with every setting and a comment for each.")
+
+        static let examples: [(command: String, shows: String)] = [
+            ("ipdirect config init", "Write the commented file where ipdirect reads it."),
+            ("ipdirect config init --config ./ipdirect.toml --force", "Write it here, over an existing one."),
+        ]
 
         @Flag(help: "Overwrite an existing file.")
         var force = false
@@ -23,16 +28,24 @@ struct ConfigCommand: AsyncParsableCommand {
             let path = config ?? ConfigurationPaths.configFile()
             do {
                 try ConfigurationLoader.writeDefault(to: path, force: force)
+            } catch .exists {
+                // Asking to overwrite without --force is a usage problem, as in every command.
+                throw UsageError(
+                    "\(path) already exists: add --force to overwrite it, or --config FILE to write elsewhere")
             } catch {
-                ResolutionOutput.warn("error: \(error)")
-                throw ExitCode(ExitStatus.failed)
+                throw CommandFailure(error.description)
             }
             print("wrote \(path)")
         }
     }
 
-    struct Path: ParsableCommand {
+    struct Path: ParsableCommand, CommandExamples {
         static let configuration = CommandConfiguration(abstract: "Print where the configuration file is read from.")
+
+        static let examples: [(command: String, shows: String)] = [
+            ("ipdirect config path", "Where the file is, and whether it exists."),
+            ("XDG_CONFIG_HOME=/tmp/x ipdirect config path", "Where it would be for another XDG_CONFIG_HOME."),
+        ]
 
         func run() {
             let path = ConfigurationPaths.configFile()
@@ -43,10 +56,15 @@ struct ConfigCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: ParsableCommand, CommandExamples {
         static let configuration = CommandConfiguration(
             abstract: "Show the configuration in force (command line > environment > file > defaults), secret redacted."
         )
+
+        static let examples: [(command: String, shows: String)] = [
+            ("ipdirect config show", "The settings in force, every source merged, the secret redacted."),
+            ("ipdirect config show --preset alidns", "What the settings would be with that public service."),
+        ]
 
         @OptionGroup(title: "Provider options")
         var providerOptions: ProviderOptions

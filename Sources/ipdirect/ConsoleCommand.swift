@@ -7,7 +7,7 @@ import Lab
 import NameResolution
 import Probe
 
-struct ConsoleCommand: AsyncParsableCommand {
+struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "console", abstract: "The interactive console (the default).",
         discussion: """
@@ -16,6 +16,15 @@ struct ConsoleCommand: AsyncParsableCommand {
             export_dir (the configuration; the working directory by default). Needs a terminal; for \
             scripts use 'ipdirect probe URL...'.
             """)
+
+    static let examples: [(command: String, shows: String)] = [
+        ("ipdirect --lab", "The console against the lab: type hijacked.lab.test and press Enter."),
+        (
+            "ipdirect console --provider alicloud --account 100000",
+            "Against Alibaba Cloud HTTPDNS (the secret from IPDIRECT_HTTPDNS_SECRET)."
+        ),
+        ("NO_COLOR=1 ipdirect --lab", "The same without colours."),
+    ]
 
     @OptionGroup var provider: ProviderOptions
 
@@ -31,6 +40,9 @@ struct ConsoleCommand: AsyncParsableCommand {
             valueName: "N"))
     var maxTraceDetails = ConsoleOptions.defaultMaxTraceDetails
 
+    @Option(help: RequestOptionHelp.cacert)
+    var cacert: String?
+
     @OptionGroup var requestTimeout: ProbeTimeoutOption
 
     func validate() throws {
@@ -42,6 +54,7 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard ConsoleSession.hasTerminal else { throw UsageError("\(ConsoleStartError.notATerminal)") }
+        let originCA = try CAFileOption.origin(cacert: cacert)
         let session = try await provider.start()
         let keyMap: KeyMap
         do {
@@ -53,7 +66,9 @@ struct ConsoleCommand: AsyncParsableCommand {
         let theme = ConsoleTheme.resolve(
             session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
         var options = ProbeOptions(timeout: .seconds(requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds))
-        options.caFile = session.lab?.endpoints.ca
+        // The lab's CA stands alone (its names are all the console probes then), as in the agent.
+        options.caFile = session.lab?.endpoints.ca ?? originCA?.path
+        options.caFileAddsToSystem = session.lab == nil && originCA?.addsToSystem == true
         options.secretNames = RedactionNames(adding: session.configuration.redact)
         let cache = session.cache
         let engine = LiveConsoleEngine(
@@ -159,11 +174,7 @@ extension LiveConsoleEngine {
         // resolve as usual.
         let pinned: HostResolver = { name in
             guard name == host else { return await cache.resolve(name) }
-            let v4 = ip.family == .v4 ? [ip] : []
-            let v6 = v4.isEmpty ? [ip] : []
-            return HostResolution(
-                host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),
-                httpdns: HTTPDNSAnswer(provider: "chosen in the IP view", ipv4: v4, ipv6: v6))
+            return PinnedAddress.resolution(of: name, to: [ip], by: "chosen in the IP view")
         }
         var options = prober.options
         options.scenarios = [scenario]

@@ -10,6 +10,12 @@ struct IPDirect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ipdirect",
         abstract: "Troubleshoot HTTPDNS and IP-direct connections.",
+        discussion: """
+            Every command says what went wrong in one sentence on standard error, after 'ipdirect:'.
+
+            EXIT STATUS (the same in every command):
+            \(ExitStatus.table.map { "  \($0.status)  \($0.meaning)" }.joined(separator: "\n"))
+            """,
         version: IPDirectVersion.string,
         subcommands: [
             ConsoleCommand.self, ProbeCommand.self, ResolveCommand.self, LabCommand.self, CacheCommand.self,
@@ -17,51 +23,55 @@ struct IPDirect: AsyncParsableCommand {
         ],
         defaultSubcommand: ConsoleCommand.self)
 
-    /// Runs the command. The one place bad usage becomes exit status 2 (README, "Command
-    /// line"): ArgumentParser's own usage failures (its exit 64) and every `UsageError`.
+    /// Runs the command. The one place an error becomes a sentence on stderr and an exit status
+    /// (`ExitStatus.table`): ArgumentParser's usage failures, `UsageError`, `CommandFailure`, and
+    /// whatever else a command throws.
     static func main() async {
-        var commandName = "ipdirect"
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let typed = CommandPath.walk(arguments)
+        if let unknown = typed.unknownSubcommand {
+            ErrorVoice.say(unknown)
+            ErrorVoice.say("see '\(typed.names.joined(separator: " ")) --help' for the commands")
+            Foundation.exit(ExitStatus.usage)
+        }
         do {
-            var command = try parseAsRoot()
-            let names = path(to: type(of: command))
-            if !names.isEmpty { commandName = names.joined(separator: " ") }
+            var command = try parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
         } catch let error as UsageError {
-            if let message = error.message {
-                FileHandle.standardError.write(Data("\(commandName): \(TerminalText.escapedLines(message))\n".utf8))
-            }
+            if let message = error.message { ErrorVoice.say(message) }
             Foundation.exit(ExitStatus.usage)
+        } catch let error as CommandFailure {
+            ErrorVoice.say(error.sentence)
+            Foundation.exit(ExitStatus.failed)
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((TerminalText.escapedLines(fullMessage(for: error)) + "\n").utf8))
+            switch exitCode(for: error) {
+            case .success:
+                // --help and --version: ArgumentParser's text, and a command's examples after its help.
+                print(fullMessage(for: error))
+                if typed.asksForHelp, let examples = typed.command.examplesBlock { print(examples) }
+                Foundation.exit(0)
+            case .validationFailure:
+                ErrorVoice.say(message(for: error))
+                ErrorVoice.say("see '\(typed.names.joined(separator: " ")) --help'")
                 Foundation.exit(ExitStatus.usage)
+            default:
+                ErrorVoice.say(SystemFailure.sentence(for: error))
+                Foundation.exit(ExitStatus.failed)
             }
-            exit(withError: error)
         }
-    }
-
-    /// The names from the root to `command`: ["ipdirect", "cache", "list"].
-    private static func path(
-        to command: any ParsableCommand.Type, from root: any ParsableCommand.Type = IPDirect.self
-    ) -> [String] {
-        if ObjectIdentifier(command) == ObjectIdentifier(root) { return [root._commandName] }
-        for sub in root.configuration.subcommands {
-            let rest = path(to: command, from: sub)
-            if !rest.isEmpty { return [root._commandName] + rest }
-        }
-        return []
     }
 }
 
-/// Bad usage or bad input found while a command runs: `ExitStatus.usage`, the message on stderr
-/// after the command's name (`ipdirect probe: cannot read --input urls.txt`).
+/// Bad usage or bad input found while a command runs: `ExitStatus.usage`, the sentence on stderr
+/// (`ipdirect: cannot read --input urls.txt: it does not exist`).
 ///
-/// Problems found while parsing (`validate()`) are `ValidationError`s instead, which
-/// ArgumentParser prints with the command's usage; both end with the same status.
+/// Problems found while parsing (`validate()`) are `ValidationError`s instead, which end the same way.
 struct UsageError: Error {
     /// The sentence to print; nil when the problems were already reported one by one.
     var message: String?
@@ -74,15 +84,63 @@ struct UsageError: Error {
     private init(_ message: String?) { self.message = message }
 }
 
-/// The exit statuses scripts rely on (README, "Command line"), for every command.
+/// What was asked for could not be done (a file not written, a port in use):
+/// `ExitStatus.failed`, the sentence on stderr.
+struct CommandFailure: Error {
+    /// What happened and what to do, as one sentence.
+    var sentence: String
+
+    init(_ sentence: String) { self.sentence = sentence }
+}
+
+/// The exit statuses scripts rely on, for every command: written down once, in `table`, which
+/// `ipdirect --help`, the man page and the README's "Exit codes" show.
 enum ExitStatus {
     /// What was asked for did not work: a URL with no working direct scenario, a name with no
-    /// address, a cache miss, a file that could not be written or changed.
+    /// address, a cache miss, a file that could not be written.
     static let failed: Int32 = 1
-    /// Bad usage or bad input.
+    /// Bad usage or bad input: an unknown option or command, an unparsable URL, an unreadable
+    /// input file, a file that exists where `--force` was not given, an address to listen on
+    /// that is taken.
     static let usage: Int32 = 2
 
     /// Stopped by `signal`: what a shell reports for it, 128 + its number (130 for SIGINT,
     /// 143 for SIGTERM).
     static func stopped(by signal: Int32) -> Int32 { 128 + signal }
+
+    /// Every status with what it means, in the order the help shows them.
+    static let table: [(status: String, meaning: String)] = [
+        ("0", "done: every URL has a working direct technique, every name got addresses"),
+        (
+            "\(failed)",
+            "it did not work: a URL with no working direct technique, a name with no address, a cache miss, "
+                + "a file that cannot be written (a full disk)"
+        ),
+        (
+            "\(usage)",
+            "bad usage or input: an unknown command or option, an unparsable URL, an unreadable input file, "
+                + "an existing file without --force, a port to listen on that is taken"
+        ),
+        (
+            "\(stopped(by: SIGINT))",
+            "interrupted (Ctrl-C); \(stopped(by: SIGTERM)) for SIGTERM: 128 + the signal's number"
+        ),
+    ]
+}
+
+/// The one voice every error speaks in: `ipdirect: <sentence>` on standard error.
+enum ErrorVoice {
+    /// Writes `sentence` to stderr after `ipdirect: `, escaped: it may quote a server or a file.
+    static func say(_ sentence: String) {
+        FileHandle.standardError.write(Data("ipdirect: \(TerminalText.escapedLines(sentence))\n".utf8))
+    }
+}
+
+/// What an error no command put into words says: an errno in words (`SystemReason`), else the
+/// error's own description (a lab that could not start names its port and why).
+enum SystemFailure {
+    static func sentence(for error: any Error) -> String {
+        if let posix = error as? POSIXError { return SystemReason.words(posix.code.rawValue) }
+        return String(describing: error)
+    }
 }

@@ -8,21 +8,38 @@ import Signals
 
 extension HTTPDNSFault: ExpressibleByArgument {}
 
-struct LabCommand: AsyncParsableCommand {
+struct LabCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "lab", abstract: "Run the embedded lab alone; prints its endpoints.",
         discussion: """
             Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone) and serves \
-            until interrupted. Switch the HTTPDNS fault later with: curl -X POST '<control>/fault?mode=slow'
+            until interrupted. Switch the HTTPDNS fault later with: curl -X POST 'CONTROL/fault?mode=slow'
             """)
 
-    @Option(help: "Listen on fixed ports N, N+1, ... instead of free ones.")
+    static let examples: [(command: String, shows: String)] = [
+        ("ipdirect lab", "Start the lab; its first line is JSON with every endpoint, key and the CA file."),
+        (
+            "ipdirect lab --port-base 40000 --fault slow",
+            "Fixed ports from 40000, the HTTPDNS service slow from the start."
+        ),
+        (
+            "ipdirect lab --state-directory /tmp/ipdirect-lab",
+            "Keep the lab's CA in /tmp/ipdirect-lab/ca.pem, for curl --cacert while it runs."
+        ),
+    ]
+
+    @Option(help: ArgumentHelp("Listen on fixed ports N, N+1, ... instead of free ones.", valueName: "N"))
     var portBase: Int?
 
-    @Option(help: "HTTPDNS fault at start: \(HTTPDNSFault.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(
+        help: ArgumentHelp(
+            "HTTPDNS fault at start: \(HTTPDNSFault.allCases.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "FAULT"))
     var fault: HTTPDNSFault = .none
 
-    @Option(help: "Directory for ca.pem (default: a fresh temporary directory, removed on exit).")
+    @Option(
+        help: ArgumentHelp(
+            "Directory for ca.pem (default: a fresh temporary directory, removed on exit).", valueName: "DIRECTORY"))
     var stateDirectory: String?
 
     func validate() throws {

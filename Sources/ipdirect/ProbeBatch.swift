@@ -12,12 +12,20 @@ enum ProbeBatch {
     /// Where results go.
     struct Outputs {
         var format: ProbeFormat
+        /// `-o FILE`: the output goes there instead of standard output.
+        var file: String?
         var har: String?
         var jsonl: String?
         /// Add to `--jsonl` rather than start it afresh (it is the `--resume` file).
         var appendJSONL: Bool
         /// Rank each host's addresses (`--rank`) before the report is written.
         var rank = false
+        /// `-v`: every request's curl log on stderr as its URL finishes.
+        var verbose = false
+        /// `--format json` indented; otherwise one compact report a line.
+        var pretty = false
+        /// The table's width and colour.
+        var tableStyle = TableStyle.plain
     }
 
     /// How a batch ended.
@@ -34,10 +42,9 @@ enum ProbeBatch {
 
     /// Probes `urls`, writing each result as soon as it is known.
     ///
-    /// - Throws: `UsageError` when an output file cannot be created.
+    /// - Throws: `CommandFailure` when an output file cannot be created.
     static func run(
-        _ urls: [String], engine: ProbeEngine, outputs: Outputs, order: ProbeOrder, progress showProgress: Bool,
-        complain: (String) -> Void
+        _ urls: [String], engine: ProbeEngine, outputs: Outputs, order: ProbeOrder, progress showProgress: Bool
     ) async throws -> Outcome {
         let stdoutFormat: ReportWriter.Format =
             switch outputs.format {
@@ -47,17 +54,22 @@ enum ProbeBatch {
             }
         // The engine's reports are redacted already (unless --no-redact): a writer's own pass over
         // every header and log line again was a second full copy of each report, for nothing.
-        var writers = [ReportWriter(stdoutFormat, descriptor: STDOUT_FILENO, redact: false)]
+        var writers: [ReportWriter] = []
         do {
+            writers.append(
+                try outputs.file.map { try ReportWriter(stdoutFormat, path: $0, redact: false, pretty: outputs.pretty) }
+                    ?? ReportWriter(
+                        stdoutFormat, descriptor: STDOUT_FILENO, redact: false, pretty: outputs.pretty,
+                        tableStyle: outputs.tableStyle))
             if let jsonl = outputs.jsonl {
                 writers.append(
                     try ReportWriter(.jsonLines, path: jsonl, redact: false, appending: outputs.appendJSONL))
             }
             if let har = outputs.har { writers.append(try ReportWriter(.har, path: har, redact: false)) }
         } catch {
-            throw UsageError("\(error)")
+            throw CommandFailure("\(error)")
         }
-        let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+        let stdoutIsTerminal = outputs.file == nil && isatty(STDOUT_FILENO) == 1
         let progress = ProgressLine(total: urls.count, enabled: showProgress)
         let outcome = Locked(Outcome())
         let stop = BatchStop()
@@ -71,7 +83,7 @@ enum ProbeBatch {
             guard !outcome.withLock({ $0.complete }) else { return }
             progress.stop()
             for writer in finishedWriters { writer.finish() }
-            say(summary(outcome.withLock { $0 }, total: urls.count, jsonl: outputs.jsonl, now: true))
+            ErrorVoice.say(summary(outcome.withLock { $0 }, total: urls.count, jsonl: outputs.jsonl, now: true))
             exit(ExitStatus.stopped(by: number))
         }
         let signals = try? SignalPipe(watching: [SIGINT, SIGTERM])
@@ -83,7 +95,7 @@ enum ProbeBatch {
             guard first else { return stopNow(outcome.withLock { $0.interruptedBy ?? number }) }
             stop.pull()
             progress.clearedWhile {
-                say(
+                ErrorVoice.say(
                     "stopping: no more URLs start; those under way get \(Int(grace.inSeconds.rounded(.up))) s to finish. "
                         + "Interrupt again to stop now.")
             }
@@ -105,16 +117,18 @@ enum ProbeBatch {
             urls, order: order == .input ? .input(window: inFlight * 4) : .completion, inFlight: inFlight, stop: stop,
             onWait: { index, url in
                 progress.clearedWhile {
-                    say("--order input: waiting for URL \(index + 1) (\(url)) before starting more")
+                    ErrorVoice.say("--order input: waiting for URL \(index + 1) (\(url)) before starting more")
                 }
             },
             onReport: { item in
                 guard var report = item.report else { return }
+                report.index = item.index
                 if outputs.rank, let port = (try? ProbeURL.parse(report.url))?.port {
                     // The same ranking as `resolve --rank`, with which scenario used which address.
                     report.ranking = await IPRanking.rank(report.resolution, port: port, attempts: report.attempts)
                 }
                 let works = !report.verdict.works.isEmpty
+                if outputs.verbose { progress.clearedWhile { trace(report) } }
                 if stdoutIsTerminal {
                     progress.clearedWhile { stdoutWriter.record(report) }
                 } else {
@@ -132,13 +146,17 @@ enum ProbeBatch {
         progress.stop()
         for writer in writers { writer.finish() }
         var result = outcome.withLock { $0 }
-        for (writer, path) in zip(writers.dropFirst(), [outputs.jsonl, outputs.har].compactMap { $0 }) {
-            if let failure = writer.failure {
-                complain("cannot write \(path): \(failure)")
+        // Standard output's failures (a closed pipe, as with head) are not worth a sentence.
+        let paths = [outputs.file] + [outputs.jsonl, outputs.har].filter { $0 != nil }
+        for (writer, path) in zip(writers, paths) {
+            if let path, let failure = writer.failure {
+                ErrorVoice.say("cannot write \(path): \(failure)")
                 result.writeFailed = true
             }
         }
-        if result.interruptedBy != nil { say(summary(result, total: urls.count, jsonl: outputs.jsonl, now: false)) }
+        if result.interruptedBy != nil {
+            ErrorVoice.say(summary(result, total: urls.count, jsonl: outputs.jsonl, now: false))
+        }
         return result
     }
 
@@ -152,7 +170,24 @@ enum ProbeBatch {
         return line
     }
 
-    private static func say(_ line: String) {
-        FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(line))\n".utf8))
+    /// `-v`: curl's log of every request the report made, on stderr, as curl -v prints it
+    /// (`*` for its notes, `>` sent, `<` received), each line after the scenario and address.
+    private static func trace(_ report: URLReport) {
+        var text = ""
+        for attempt in report.attempts {
+            for hop in attempt.hops {
+                let label = "[\(attempt.scenario.rawValue) \(hop.remoteIP ?? attempt.ip ?? "-")]"
+                for line in hop.log {
+                    let mark =
+                        switch line.kind {
+                        case .headerOut: ">"
+                        case .headerIn: "<"
+                        case .info, .ssl: "*"
+                        }
+                    text += "\(label) \(mark) \(TerminalText.escaped(line.text))\n"
+                }
+            }
+        }
+        FileHandle.standardError.write(Data(text.utf8))
     }
 }

@@ -1,6 +1,6 @@
 // `ipdirect probe`: requests URLs each IP-direct way and says which works; batch input and
 // exports (table, JSON, JSON Lines, HAR) written as each URL finishes. Exit 0 all work, 1 one has
-// no direct way, 2 bad input, 130 interrupted.
+// no direct way, 2 bad input, 130 interrupted (the table: ExitStatus).
 import ArgumentParser
 import Foundation
 import Lab
@@ -8,7 +8,7 @@ import NameResolution
 import Probe
 import TerminalText
 
-struct ProbeCommand: AsyncParsableCommand {
+struct ProbeCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "probe", abstract: "Request URLs each IP-direct way and say which works.",
         discussion: """
@@ -23,15 +23,34 @@ struct ProbeCommand: AsyncParsableCommand {
             terminal, stderr shows a progress line. Ctrl-C stops starting URLs, gives those under way \
             the request timeout to finish, and leaves complete files; a second Ctrl-C stops at once. \
             --resume FILE skips the URLs an earlier run's JSON Lines already has.
+            As curl: --resolve HOST:PORT:ADDRESS probes through that address, -H adds a header, -o FILE \
+            writes the output there, -v traces every request on stderr, -4 and -6 choose the family. \
+            -k is refused: whether the certificate checks out against the name is what probe finds out.
             Exit status: 0 when every URL has a working direct scenario, 1 when one has none, 2 for bad \
             usage or input (an unparsable URL is named and the rest still run), \
-            \(ExitStatus.stopped(by: SIGINT)) when interrupted.
+            \(ExitStatus.stopped(by: SIGINT)) when interrupted (the table: ipdirect --help).
             """)
+
+    static let examples: [(command: String, shows: String)] = [
+        (
+            "ipdirect probe --lab https://hijacked.lab.test/",
+            "The lab's hijacked name: system DNS is lied to, the direct techniques still work."
+        ),
+        ("ipdirect probe --lab --format json https://sni-a.lab.test/ | jq .", "The whole trace as JSON."),
+        (
+            "ipdirect probe --lab --resolve sni-a.lab.test:443:127.0.0.1 -v https://sni-a.lab.test/",
+            "Probe through an address you choose, with curl's trace on stderr."
+        ),
+        ("ipdirect probe --input urls.txt --jsonl out.jsonl --har out.har", "A batch, written as each URL finishes."),
+    ]
 
     @Argument(help: RequestOptionHelp.urls)
     var urls: [String] = []
 
-    @Option(name: .long, help: "Read URLs from FILE, one a line ('#' starts a comment); - reads standard input.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Read URLs from FILE, one a line ('#' starts a comment); - reads standard input.", valueName: "FILE"))
     var input: String?
 
     @Option(name: .long, help: RequestOptionHelp.scenario)
@@ -40,34 +59,71 @@ struct ProbeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("all-ips"), help: "Direct attempts to every HTTPDNS IP, not only the first.")
     var allIPs = false
 
-    @Option(name: .long, help: "GET, HEAD or POST (POST when --data is given).")
+    @Option(
+        name: .customLong("resolve"),
+        help: ArgumentHelp(
+            "Probe HOST through ADDRESS (comma-separated for several), as curl --resolve: neither system DNS "
+                + "nor HTTPDNS is asked for it (repeatable; PORT * for any).",
+            valueName: "HOST:PORT:ADDRESS"))
+    var pins: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("GET, HEAD or POST (POST when --data is given).", valueName: "METHOD"))
     var method: RequestMethod?
 
-    @Option(name: .long, help: "Request body: TEXT, or @FILE to read it from a file.")
+    @Option(name: .long, help: ArgumentHelp("Request body: TEXT, or @FILE to read it from a file.", valueName: "DATA"))
     var data: String?
 
-    @Option(name: .long, help: RequestOptionHelp.header)
+    @Option(name: [.customShort("H"), .long], help: RequestOptionHelp.header)
     var header: [String] = []
 
-    @Option(name: .long, help: "Output: table, json or jsonl.")
-    var format: ProbeFormat = .table
+    @OptionGroup var family: FamilyOption
 
-    @Option(name: .long, help: "Also write a HAR 1.2 file.")
+    @Option(name: .long, help: ArgumentHelp("Output: table, json or jsonl (default table).", valueName: "FORMAT"))
+    var format: ProbeFormat?
+
+    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
+    var pretty: Bool?
+
+    @Option(
+        help: ArgumentHelp(
+            "Colour the table: never, auto (on a terminal, unless NO_COLOR is set) or always.", valueName: "WHEN"))
+    var color: ColorChoice = .auto
+
+    @Option(
+        name: [.customShort("o"), .long],
+        help: ArgumentHelp("Write the output to FILE instead of standard output.", valueName: "FILE"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write a HAR 1.2 file.", valueName: "FILE"))
     var har: String?
 
-    @Option(name: .long, help: "Also write JSON Lines to FILE.")
+    @Option(name: .long, help: ArgumentHelp("Also write JSON Lines to FILE.", valueName: "FILE"))
     var jsonl: String?
 
     @Option(name: .long, help: RequestOptionHelp.cacert)
     var cacert: String?
 
-    @Option(name: .long, help: "How many requests may run at once.")
+    @Flag(
+        name: [.customShort("k"), .customLong("insecure")],
+        help: "Refused, with the reason: the certificate check is what probe looks at.")
+    var insecure = false
+
+    @Flag(name: [.customShort("v"), .long], help: "Trace every request on stderr, as curl -v does.")
+    var verbose = false
+
+    @Option(name: .long, help: ArgumentHelp("How many requests may run at once.", valueName: "N"))
     var concurrency: Int = ProbeOptions().concurrency
 
-    @Option(name: .long, help: "Re-probe the URL every N seconds, one JSON line per round (what changed included).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Re-probe the URL every N seconds, one JSON line per round (what changed included).",
+            valueName: "SECONDS"))
     var watch: Double?
 
-    @Option(name: .long, help: "With --watch: stop after M rounds (default: run until interrupted).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp("With --watch: stop after N rounds (default: run until interrupted).", valueName: "N"))
     var count: Int?
 
     @Flag(
@@ -78,10 +134,16 @@ struct ProbeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep Authorization, Cookie, Set-Cookie and other secrets in the output.")
     var noRedact = false
 
-    @Option(name: .long, help: "Write results as each URL finishes (completion) or in input order (input).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write results as each URL finishes (completion) or in input order (input).", valueName: "ORDER"))
     var order: ProbeOrder = .completion
 
-    @Option(name: .long, help: "Skip the URLs already in FILE, the JSON Lines output of an earlier run.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Skip the URLs already in FILE, the JSON Lines output of an earlier run.", valueName: "FILE"))
     var resume: String?
 
     @Flag(name: .long, help: "No progress line on stderr.")
@@ -100,50 +162,151 @@ struct ProbeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
 
+    func validate() throws {
+        if insecure {
+            throw ValidationError(
+                "-k (--insecure) is refused: probe's answer is whether each technique passes the certificate check "
+                    + "against the name (direct-https fails it where SNI is needed); without the check every technique "
+                    + "would look as if it worked. To trust a private CA, give --cacert FILE")
+        }
+        if watch != nil && format == .table {
+            throw ValidationError(
+                "--watch prints one JSON line per round, not a table; leave out --format table (the console's "
+                    + "w key draws the rounds live)")
+        }
+    }
+
+    /// A URL to probe as the user gave it, with the --input line it came from.
+    private typealias Wanted = (text: String, line: Int?)
+
     func run() async throws {
         var badInput = false
-        func complain(_ message: String) {
-            FileHandle.standardError.write(Data("ipdirect probe: \(TerminalText.escapedLines(message))\n".utf8))
+        var wanted: [Wanted] = urls.map { ($0, nil) }
+        if let input { wanted += try readInput(input, badInput: &badInput) }
+        guard !wanted.isEmpty || providerOptions.lab else {
+            throw UsageError("no URL given (arguments or --input FILE)")
         }
-        func usage(_ message: String) -> UsageError { UsageError(message) }
-
-        // What to probe, each URL from --input with its line, which an error about it names.
-        var wanted: [(text: String, line: Int?)] = urls.map { ($0, nil) }
-        if let input {
-            let text: String
-            do {
-                text = try TextFile.contents(of: input)
-            } catch {
-                throw usage("cannot read --input \(input): \(error.reason)")
-            }
-            for (line, trimmed) in TargetLine.entries(text) {
-                // The agent's list format: a URL may carry its own settings, which probe does not apply.
-                switch Result(catching: { () throws(TargetSettingError) in try TargetLine.parse(trimmed) }) {
-                case .success(let parsed) where parsed.settings.isEmpty:
-                    wanted.append((parsed.url, line))
-                case .success(let parsed):
-                    complain(
-                        "line \(line): cannot probe \(InputQuote.quoted(parsed.url)) as written: its own settings "
-                            + "(scenario=, method=, header=) are read by ipdirect agent; give probe --scenario, "
-                            + "--method and --header instead")
-                    badInput = true
-                case .failure:
-                    wanted.append((trimmed, line))
-                }
-            }
-        }
-        guard !wanted.isEmpty || providerOptions.lab else { throw usage("no URL given (arguments or --input FILE)") }
         var parsed: [(text: String, url: ProbeURL)] = []
         for (url, line) in wanted {
             do {
                 parsed.append((url, try ProbeURL.parse(url)))
             } catch {
-                complain("\(line.map { "line \($0): " } ?? "")cannot probe \(error.quotedURL): \(error.reason)")
+                ErrorVoice.say("\(line.map { "line \($0): " } ?? "")cannot probe \(error.quotedURL): \(error.reason)")
                 badInput = true
             }
         }
+        let pinned = try pinnedAddresses(matching: parsed.map(\.url))
+        var options = try requestOptions()
+        try checkCombinations(urlCount: parsed.count)
+        let originCA = try CAFileOption.origin(cacert: cacert)
 
-        // How to probe.
+        // Where names come from: the configured provider, or the lab's HTTPDNS service.
+        let session: ResolverSession
+        do {
+            session = try await providerOptions.start()
+        } catch let error as ValidationError {
+            throw UsageError(error.message)
+        }
+        if let chosen = family.chosen { session.cache.setFamily(chosen) }
+        options.secretNames = RedactionNames(adding: session.configuration.redact)
+        let temporaryCA = trust(originCA, lab: session.lab?.endpoints.ca, in: &options)
+        defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
+
+        var targets = parsed.map { session.labTarget($0.text) }
+        if wanted.isEmpty, let hosts = session.lab?.endpoints.hosts {
+            targets = hosts.keys.sorted().compactMap { hosts[$0] }
+        }
+        if let resume {
+            do {
+                targets = try skipDone(targets, resume: resume, options: options)
+            } catch {
+                await session.close()
+                throw error
+            }
+        }
+
+        let cache = session.cache
+        let engine = ProbeEngine(
+            resolve: { name in
+                if let addresses = pinned[name] {
+                    return PinnedAddress.resolution(of: name, to: addresses, by: "--resolve")
+                }
+                return await cache.resolve(name)
+            }, options: options)
+        if let watch, let url = targets.first {
+            let works = await watchRounds(url, every: watch, engine: engine)
+            await session.close()
+            if !works { throw ExitCode(ExitStatus.failed) }
+            return
+        }
+        let outcome: ProbeBatch.Outcome
+        do {
+            outcome = try await ProbeBatch.run(
+                targets, engine: engine,
+                outputs: ProbeBatch.Outputs(
+                    format: format ?? .table, file: output, har: har, jsonl: jsonl,
+                    appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!), rank: rank,
+                    verbose: verbose, pretty: pretty ?? (output == nil && isatty(STDOUT_FILENO) == 1),
+                    tableStyle: TerminalSize.tableStyle(color: color, toFile: output != nil)),
+                order: order, progress: ProgressLine.stderrIsTerminal && !quiet)
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+        if let signal = outcome.interruptedBy { throw ExitCode(ExitStatus.stopped(by: signal)) }
+        if badInput { throw UsageError.alreadyReported }
+        if outcome.writeFailed || outcome.failed > 0 { throw ExitCode(ExitStatus.failed) }
+    }
+
+    /// The URLs of `--input FILE`, each with its line; a line with the agent's own settings is
+    /// named on stderr and `badInput` set.
+    private func readInput(_ input: String, badInput: inout Bool) throws -> [Wanted] {
+        let text: String
+        do {
+            text = try TextFile.contents(of: input)
+        } catch {
+            throw UsageError("cannot read --input \(input): \(error.reason)")
+        }
+        var wanted: [Wanted] = []
+        for (line, trimmed) in TargetLine.entries(text) {
+            // The agent's list format: a URL may carry its own settings, which probe does not apply.
+            switch Result(catching: { () throws(TargetSettingError) in try TargetLine.parse(trimmed) }) {
+            case .success(let parsed) where parsed.settings.isEmpty:
+                wanted.append((parsed.url, line))
+            case .success(let parsed):
+                ErrorVoice.say(
+                    "line \(line): cannot probe \(InputQuote.quoted(parsed.url)) as written: its own settings "
+                        + "(scenario=, method=, header=) are read by ipdirect agent; give probe --scenario, "
+                        + "--method and --header instead")
+                badInput = true
+            case .failure:
+                wanted.append((trimmed, line))
+            }
+        }
+        return wanted
+    }
+
+    /// `--resolve`'s addresses by host name; each must name a host and port some URL has, as in
+    /// curl, where a pin for another port does nothing (here it is said at once).
+    private func pinnedAddresses(matching urls: [ProbeURL]) throws -> [String: [IPAddress]] {
+        var pinned: [String: [IPAddress]] = [:]
+        for text in pins {
+            let pin = try PinnedAddress(parsing: text)
+            let hosts = urls.filter { $0.host.lowercased() == pin.host }
+            if !urls.isEmpty && !hosts.contains(where: { pin.port == nil || $0.port == pin.port }) {
+                let ports = hosts.map { "\($0.host):\($0.port)" }
+                throw UsageError(
+                    "--resolve \(text) matches no URL given"
+                        + (ports.isEmpty ? "" : " (they have \(ports.joined(separator: ", ")))"))
+            }
+            pinned[pin.host, default: []] += pin.addresses
+        }
+        return pinned
+    }
+
+    /// How to make each request: scenarios, method, body, headers, limits.
+    private func requestOptions() throws -> ProbeOptions {
         var options = ProbeOptions()
         if !scenario.isEmpty { options.scenarios = scenario }
         options.allIPs = allIPs
@@ -155,7 +318,7 @@ struct ProbeCommand: AsyncParsableCommand {
                 do {
                     options.body = try TextFile.bytes(of: path)
                 } catch {
-                    throw usage("cannot read --data file \(path): \(error.reason)")
+                    throw UsageError("cannot read --data file \(path): \(error.reason)")
                 }
                 options.bodyFile = path
             } else {
@@ -164,105 +327,86 @@ struct ProbeCommand: AsyncParsableCommand {
         }
         let chosen = method ?? (options.body == nil ? .get : .post)
         options.method = chosen
-        if chosen == .head && options.body != nil { throw usage("--data goes with POST") }
+        if chosen == .head && options.body != nil { throw UsageError("--data goes with POST") }
         do {
             options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }
         } catch {
-            throw usage(error.reason)
+            throw UsageError(error.reason)
         }
-        if let watch, !(watch > 0) { throw usage("--watch takes the seconds between rounds, more than 0") }
-        if let count, count < 1 { throw usage("--count must be at least 1") }
-        if count != nil && watch == nil { throw usage("--count goes with --watch N") }
-        if watch != nil && parsed.count != 1 { throw usage("--watch watches one URL; give exactly one") }
-        if rank && watch != nil {
-            throw usage("--rank goes with a probe, not --watch; rank once with probe --rank URL")
-        }
-        guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
+        guard concurrency > 0 else { throw UsageError("--concurrency must be at least 1") }
         options.timeout = requestTimeout.timeout(orResolutionTimeout: providerOptions.timeout)
         options.concurrency = concurrency
         options.redact = !noRedact
         options.locationTrusted = locationTrusted
         options.allowDowngrade = allowDowngrade
-        if let cacert, let problem = CAFileOption.problem(cacert, named: "--cacert") { throw usage(problem) }
+        return options
+    }
 
-        // Where names come from: the configured provider, or the lab's HTTPDNS service.
-        let session: ResolverSession
-        do {
-            session = try await providerOptions.start()
-        } catch let error as ValidationError {
-            throw usage(error.message)
+    /// The options that go together only in some ways (--watch with one URL, --count with --watch).
+    private func checkCombinations(urlCount: Int) throws {
+        if let watch, !(watch > 0) { throw UsageError("--watch takes the seconds between rounds, more than 0") }
+        if let count, count < 1 { throw UsageError("--count must be at least 1") }
+        if count != nil && watch == nil { throw UsageError("--count goes with --watch N") }
+        if watch != nil && urlCount != 1 { throw UsageError("--watch watches one URL; give exactly one") }
+        if rank && watch != nil {
+            throw UsageError("--rank goes with a probe, not --watch; rank once with probe --rank URL")
         }
-        var temporaryCA: String?
-        defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
-        options.secretNames = RedactionNames(adding: session.configuration.redact)
-        options.caFile = cacert
+        if output != nil && watch != nil {
+            throw UsageError("--watch writes its rounds to standard output; leave out -o")
+        }
+    }
+
+    /// Sets the CA file the requests trust: the origin CA chosen (`--cacert` or the environment's),
+    /// the lab's, or both joined in a temporary file, whose path is returned for removal.
+    private func trust(
+        _ originCA: (path: String, addsToSystem: Bool)?, lab labCA: String?, in options: inout ProbeOptions
+    ) -> String? {
+        options.caFile = originCA?.path
         // --cacert adds to the system's CAs, so public names in the same batch still verify.
-        options.caFileAddsToSystem = cacert != nil
-        if let labCA = session.lab?.endpoints.ca {
-            if let cacert {
-                // libcurl takes one CA file: the user's and the lab's together.
-                let path = NSTemporaryDirectory() + "ipdirect-ca-\(UUID().uuidString).pem"
-                let joined =
-                    (FileManager.default.contents(atPath: cacert) ?? Data()) + Data("\n".utf8)
-                    + (FileManager.default.contents(atPath: labCA) ?? Data())
-                try? PrivateFile.write(joined, to: path)
-                temporaryCA = path
-                options.caFile = path
-            } else {
-                options.caFile = labCA
-            }
+        options.caFileAddsToSystem = originCA?.addsToSystem ?? false
+        guard let labCA else { return nil }
+        // With the lab, a bundle from the environment (often the system's own, set for every tool) is
+        // not joined in: only a --cacert the user gave for this run is.
+        guard let originCA, originCA.addsToSystem else {
+            options.caFile = labCA
+            return nil
         }
+        // libcurl takes one CA file: the user's and the lab's together.
+        let path = NSTemporaryDirectory() + "ipdirect-ca-\(UUID().uuidString).pem"
+        let joined =
+            (FileManager.default.contents(atPath: originCA.path) ?? Data()) + Data("\n".utf8)
+            + (FileManager.default.contents(atPath: labCA) ?? Data())
+        try? PrivateFile.write(joined, to: path)
+        options.caFile = path
+        return path
+    }
 
-        var usable = parsed.map { session.labTarget($0.text) }
-        if wanted.isEmpty, let hosts = session.lab?.endpoints.hosts {
-            usable = hosts.keys.sorted().compactMap { hosts[$0] }
-        }
-        if let resume {
-            let done: Set<String>
-            do {
-                done = try ProbeExport.urlsDone(inJSONLines: resume)
-            } catch {
-                await session.close()
-                throw usage("cannot read --resume \(resume): \(error.localizedDescription)")
-            }
-            // Reports carry the URL as parsed (and redacted): compare like with like.
-            let before = usable.count
-            usable.removeAll { text in
-                guard let url = try? ProbeURL.parse(text) else { return false }
-                return done.contains(options.redact ? Redaction.url(url.text, options.secretNames) : url.text)
-            }
-            complain("--resume: \(before - usable.count) URLs already in \(resume), \(usable.count) to go")
-        }
-
-        let cache = session.cache
-        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
-        if let watch, let url = usable.first {
-            // Headless watch: one JSON line per round as it happens.
-            var last: URLReport?
-            for await (round, report) in Watch(engine: engine, url: url).rounds(every: { watch }, count: count) {
-                FileHandle.standardOutput.write(round.jsonLine())
-                last = report
-            }
-            await session.close()
-            if last?.verdict.works.isEmpty ?? true { throw ExitCode(ExitStatus.failed) }
-            return
-        }
-        let outcome: ProbeBatch.Outcome
+    /// `targets` without those an earlier run's JSON Lines (`--resume FILE`) already has.
+    private func skipDone(_ targets: [String], resume: String, options: ProbeOptions) throws -> [String] {
+        let done: Set<String>
         do {
-            outcome = try await ProbeBatch.run(
-                usable, engine: engine,
-                outputs: ProbeBatch.Outputs(
-                    format: format, har: har, jsonl: jsonl,
-                    appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!), rank: rank),
-                order: order, progress: ProgressLine.stderrIsTerminal && !quiet, complain: complain)
+            done = try ProbeExport.urlsDone(inJSONLines: resume)
         } catch {
-            await session.close()
-            throw error
+            throw UsageError("cannot read --resume \(resume): \(error.localizedDescription)")
         }
-        await session.close()
-        if let signal = outcome.interruptedBy { throw ExitCode(ExitStatus.stopped(by: signal)) }
-        if badInput || outcome.writeFailed { throw UsageError.alreadyReported }
-        if outcome.failed > 0 { throw ExitCode(ExitStatus.failed) }
+        // Reports carry the URL as parsed (and redacted): compare like with like.
+        let left = targets.filter { text in
+            guard let url = try? ProbeURL.parse(text) else { return true }
+            return !done.contains(options.redact ? Redaction.url(url.text, options.secretNames) : url.text)
+        }
+        ErrorVoice.say("--resume: \(targets.count - left.count) URLs already in \(resume), \(left.count) to go")
+        return left
+    }
+
+    /// Headless watch: one JSON line per round as it happens. Returns whether the last round
+    /// found a working direct technique.
+    private func watchRounds(_ url: String, every seconds: Double, engine: ProbeEngine) async -> Bool {
+        var last: URLReport?
+        for await (round, report) in Watch(engine: engine, url: url).rounds(every: { seconds }, count: count) {
+            FileHandle.standardOutput.write(round.jsonLine())
+            last = report
+        }
+        return !(last?.verdict.works.isEmpty ?? true)
     }
 
     /// Whether two paths name the same file (so --resume and --jsonl can share one).

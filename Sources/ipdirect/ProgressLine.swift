@@ -98,11 +98,7 @@ final class ProgressLine: Sendable {
         return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
     }
 
-    private static var terminalWidth: Int {
-        var size = winsize()
-        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
-        return Int(size.ws_col)
-    }
+    private static var terminalWidth: Int { TerminalSize.columns(of: STDERR_FILENO) ?? 80 }
 
     private static func put(_ text: String) {
         var bytes = Array(text.utf8)

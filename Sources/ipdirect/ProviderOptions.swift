@@ -16,9 +16,9 @@ extension DoHMethod: ExpressibleByArgument {}
 /// and the configuration file into a ready resolver by `start()`.
 struct ProviderOptions: ParsableArguments {
     @Option(
-        help:
-            "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS)."
-    )
+        help: ArgumentHelp(
+            "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS).",
+            valueName: "PROVIDER"))
     var provider: ProviderKind?
 
     @Option(
@@ -37,11 +37,15 @@ struct ProviderOptions: ParsableArguments {
             valueName: "URL"))
     var endpoint: String?
 
-    @Option(help: "Account ID (alicloud). The signing secret comes only from IPDIRECT_HTTPDNS_SECRET or the file.")
+    @Option(
+        help: ArgumentHelp(
+            "Account ID (alicloud). The signing secret comes only from IPDIRECT_HTTPDNS_SECRET or the file.",
+            valueName: "ID"))
     var account: String?
 
     @Option(
-        help: "A public service by name: \(ProviderPreset.all.map(\.name).joined(separator: ", ")).")
+        help: ArgumentHelp(
+            "A public service by name: \(ProviderPreset.all.map(\.name).joined(separator: ", ")).", valueName: "NAME"))
     var preset: String?
 
     @Option(
@@ -61,8 +65,8 @@ struct ProviderOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "How --provider doh sends queries: get (?dns=) or post (default \(ResolverConfiguration.defaults.dohMethod.rawValue), the configuration's doh_method)."
-        ))
+            "How --provider doh sends queries: get (?dns=) or post (default \(ResolverConfiguration.defaults.dohMethod.rawValue), the configuration's doh_method).",
+            valueName: "METHOD"))
     var dohMethod: DoHMethod?
 
     @Option(
@@ -167,6 +171,9 @@ struct ProviderOptions: ParsableArguments {
                 throw ValidationError(problem)
             }
             configuration.caFile = CABundle.path(adding: caFile)
+        } else if let bundle = try CAFileOption.environmentBundle() {
+            // curl's CURL_CA_BUNDLE and SSL_CERT_FILE, instead of the system's CAs, as in curl.
+            configuration.caFile = bundle
         }
         var startedLab: Lab?
         var temporary: String?

@@ -6,7 +6,7 @@ import NameResolution
 import Probe
 import TerminalText
 
-struct ResolveCommand: AsyncParsableCommand {
+struct ResolveCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "resolve", abstract: "Resolve names through system DNS and HTTPDNS, side by side.",
         discussion: """
@@ -15,27 +15,44 @@ struct ResolveCommand: AsyncParsableCommand {
             non-blocking read does: the cached answer, or a miss (which starts a background resolve, \
             finished and cached before the command ends, so the next read finds it).
 
+            As dig: @SERVER asks that DNS server for the system column (HOST[:PORT]), or, given a URL or \
+            a preset name, that HTTPDNS service; +short (or --short) prints only the addresses, one a \
+            line (the server's with @SERVER, else HTTPDNS's); -4, -6 and --type A|AAAA choose the family.
+
             Exit status: 0 when every name got addresses from at least one side (with --cached: from the \
-            cache), 1 when some got none, 2 for bad usage.
+            cache), 1 when some got none, 2 for bad usage (the table: ipdirect --help).
             """)
 
-    @Argument(help: "Host names to resolve.")
-    var hosts: [String] = []
+    static let examples: [(command: String, shows: String)] = [
+        ("ipdirect resolve --lab hijacked.lab.test", "The lab's LocalDNS lies about this name; HTTPDNS does not."),
+        ("ipdirect resolve --lab --all-providers dual.lab.test", "Every provider the lab serves, compared."),
+        ("ipdirect resolve --lab -6 +short dual.lab.test", "Only the IPv6 addresses HTTPDNS gives, as dig +short."),
+        ("ipdirect resolve @1.1.1.1 example.com", "Ask that DNS server for the system column, as dig @1.1.1.1."),
+    ]
 
-    @Option(
-        name: .customLong("type"),
+    @Argument(
         help: ArgumentHelp(
-            "Address families (default \(ResolverConfiguration.defaults.family.rawValue), the configuration's family)."
-        ))
-    var family: AddressFamily?
+            "Host names to resolve; @SERVER (a DNS server, an HTTPDNS URL or preset) and +short as dig.",
+            valueName: "NAME"))
+    var words: [String] = []
 
-    @Option(help: "Output: table or json.")
+    @OptionGroup var family: FamilyOption
+
+    @Option(help: ArgumentHelp("Output: table or json.", valueName: "FORMAT"))
     var format: TableOrJSON = .table
+
+    @Flag(help: "Only the addresses, one a line, as dig +short.")
+    var short = false
+
+    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
+    var pretty: Bool?
 
     @Flag(help: "Read the cache as the SDKs do (cached answer or miss) instead of asking the service.")
     var cached = false
 
-    @Option(name: .long, help: "Also rank every address by TCP connect time to PORT, as the SDKs do.")
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also rank every address by TCP connect time to PORT, as the SDKs do.", valueName: "PORT"))
     var rank: Int?
 
     @Flag(
@@ -47,8 +64,45 @@ struct ResolveCommand: AsyncParsableCommand {
     @OptionGroup(title: "Provider options")
     var providerOptions: ProviderOptions
 
+    /// The names among the words (dig's `@SERVER` and `+short` taken out).
+    var hosts: [String] { words.filter { !$0.hasPrefix("@") && $0 != "+short" } }
+
+    /// `@SERVER` as dig: nil when none is given.
+    var server: String? { words.last { $0.hasPrefix("@") }.map { String($0.dropFirst()) } }
+
+    /// `@SERVER` names an HTTPDNS service (a URL or a preset), not a DNS server.
+    var serverIsHTTPDNS: Bool { server.map { $0.contains("://") || ProviderPreset.named($0) != nil } ?? false }
+
+    /// Whether only the addresses are printed (`+short` or `--short`).
+    var onlyAddresses: Bool { short || words.contains("+short") }
+
+    /// The provider options with `@SERVER` applied: a URL or a preset names the HTTPDNS service,
+    /// anything else the DNS server the system column asks.
+    var providerOptionsWithServer: ProviderOptions {
+        var options = providerOptions
+        guard let server else { return options }
+        if !serverIsHTTPDNS {
+            options.dnsServer = server
+        } else if ProviderPreset.named(server) != nil {
+            options.preset = server
+        } else {
+            options.endpoint = server
+        }
+        return options
+    }
+
     func validate() throws {
         if hosts.isEmpty { throw ValidationError("give at least one host name") }
+        if words.filter({ $0.hasPrefix("@") }).count > 1 { throw ValidationError("give one @SERVER") }
+        if let server, server.isEmpty { throw ValidationError("@ needs a server after it: @127.0.0.1, @https://…") }
+        if onlyAddresses && (format == .json || cached || rank != nil || allProviders) {
+            throw ValidationError(
+                "+short prints addresses alone; leave out --format json, --cached, --rank and --all-providers")
+        }
+        if let server, providerOptions.lab, serverIsHTTPDNS {
+            throw ValidationError("@\(server) names an HTTPDNS service, and --lab is one: give one of them")
+        }
+        try providerOptionsWithServer.validate()
         if let rank, !(1...65_535).contains(rank) { throw ValidationError("--rank takes a port, 1 to 65535") }
         if rank != nil && cached { throw ValidationError("--rank measures a fresh answer; leave out --cached") }
         if allProviders && (cached || rank != nil) {
@@ -62,11 +116,11 @@ struct ResolveCommand: AsyncParsableCommand {
     func run() async throws {
         let session: ResolverSession
         do {
-            session = try await providerOptions.start()
+            session = try await providerOptionsWithServer.start()
         } catch let error as ValidationError {
             throw UsageError(error.message)
         }
-        let wanted = family
+        let wanted = family.chosen
         if allProviders {
             guard !session.configuration.providers.isEmpty else {
                 await session.close()
@@ -77,7 +131,7 @@ struct ResolveCommand: AsyncParsableCommand {
             let answered: Bool
             do {
                 answered = try await CompareProviders.run(
-                    hosts: hosts, family: wanted, format: format, session: session)
+                    hosts: hosts, family: wanted, format: format, pretty: pretty, session: session)
             } catch {
                 await session.close()
                 throw error
@@ -93,7 +147,8 @@ struct ResolveCommand: AsyncParsableCommand {
             let misses = reads.filter { $0.entry == nil }.count
             if misses > 0 { await session.cache.backgroundRequestsFinished() }
             await session.close()
-            try CachedRead.print(reads, format: format, provider: session.providerDescription, misses: misses)
+            try CachedRead.print(
+                reads, format: format, pretty: pretty, provider: session.providerDescription, misses: misses)
             if reads.contains(where: { $0.entry == nil }) { throw ExitCode(ExitStatus.failed) }
             return
         }
@@ -104,9 +159,16 @@ struct ResolveCommand: AsyncParsableCommand {
         if let rank {
             for result in results { rankings.append(await IPRanking.rank(result, port: rank)) }
         }
-        if format == .json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        if onlyAddresses {
+            // dig +short: the server's answer when one was named, else what HTTPDNS gave.
+            let asked = server != nil && !serverIsHTTPDNS
+            for result in results {
+                let addresses =
+                    asked ? result.system.ipv4 + result.system.ipv6 : result.httpdns.ipv4 + result.httpdns.ipv6
+                for address in addresses { print(address) }
+            }
+        } else if format == .json {
+            let encoder = JSONOutput.encoder(pretty: pretty)
             let data =
                 rank == nil
                 ? try encoder.encode(results)
@@ -225,10 +287,9 @@ enum CachedRead {
         }
     }
 
-    static func print(_ reads: [Read], format: TableOrJSON, provider: String, misses: Int) throws {
+    static func print(_ reads: [Read], format: TableOrJSON, pretty: Bool?, provider: String, misses: Int) throws {
         if format == .json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let encoder = JSONOutput.encoder(pretty: pretty)
             encoder.dateEncodingStrategy = .iso8601
             Swift.print(String(decoding: try encoder.encode(reads), as: UTF8.self))
             return

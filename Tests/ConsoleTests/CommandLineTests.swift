@@ -27,7 +27,7 @@ import Testing
             ),
             (["probe", "--input", "/"], "cannot read --input /: it is a directory"),
             (["agent", "--input", "-"], "--input - cannot be reloaded"),
-            (["probe", "--method", "head", "--data", "x", "a.test"], "ipdirect probe: --data goes with POST"),
+            (["probe", "--method", "head", "--data", "x", "a.test"], "ipdirect: --data goes with POST"),
             (["probe", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             // README's spelling parses: the complaint is the next problem, not an unknown option.
             (["probe", "--all-ips", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),

@@ -29,6 +29,7 @@ struct HostileOriginLimitsTests {
             let error = attempt.error ?? ""
             #expect(error.contains("response header larger than libcurl accepts"), "\(attempt.outcome): \(error)")
             #expect(!error.contains("Out of memory"), "\(error)")
+            #expect(attempt.outcome == .responseTooLarge, "\(attempt.outcome)")
         }
     }
 

@@ -147,10 +147,12 @@ struct OutputIdentityTests {
     func probeOutputs() async throws {
         let scratch = try ScratchDirectory("identity")
         defer { scratch.remove() }
+        // --pretty (off a terminal JSON is compact): one field a line, so a re-recording's diff
+        // names the fields a change touched.
         let json = try await runBinary(
             [
                 "probe", "--lab", "--order", "input", "--concurrency", "1", "--all-ips", "--format", "json",
-                "--jsonl", "out.jsonl", "--har", "out.har",
+                "--pretty", "--jsonl", "out.jsonl", "--har", "out.har",
             ] + probedURLs, in: scratch)
         try expectRecorded(maskedOutput(json), "probe.json")
         let jsonLines = try #require(FileManager.default.contents(atPath: scratch.file("out.jsonl")))
@@ -173,7 +175,8 @@ struct OutputIdentityTests {
     func resolveOutput() async throws {
         let scratch = try ScratchDirectory("identity")
         defer { scratch.remove() }
-        let json = try await runBinary(["resolve", "--lab", "--format", "json"] + resolvedNames, in: scratch)
+        let json = try await runBinary(
+            ["resolve", "--lab", "--format", "json", "--pretty"] + resolvedNames, in: scratch)
         try expectRecorded(maskedOutput(json), "resolve.json")
     }
 }

@@ -212,7 +212,7 @@ enum CacheFile {
     /// Renames a file that is not a cache file to `path.bad` (replacing an older one).
     static func setAside(_ path: String) throws(ConfigurationError) {
         guard rename(path, path + ".bad") == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemReason.words(errno)
             throw .io("cannot set the unreadable cache file \(path) aside as \(path).bad: \(reason)")
         }
     }

@@ -35,8 +35,7 @@ public enum PrivateFile {
         let temporary =
             (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         func failure(_ what: String) -> ConfigurationError {
-            let reason = strerror(errno).flatMap { String(validatingCString: $0) } ?? "errno \(errno)"
-            return .io("cannot \(what) \(path): \(reason)")
+            return .io("cannot \(what) \(path): \(SystemReason.words(errno))")
         }
         let descriptor = open(temporary, flags: O_WRONLY | O_EXCL)
         guard descriptor >= 0 else { throw failure("write") }

@@ -111,12 +111,5 @@ public enum TextFile {
     }
 
     /// An errno from open or read, in words.
-    static func reason(_ code: Int32) -> String {
-        switch code {
-        case ENOENT: "it does not exist"
-        case EACCES, EPERM: "permission denied"
-        case EISDIR: "it is a directory"
-        default: String(cString: strerror(code))
-        }
-    }
+    static func reason(_ code: Int32) -> String { SystemReason.words(code) }
 }

@@ -121,7 +121,7 @@ enum OutcomeReading {
             // libcurl's buffer for one header line stops at 100 KB (CURL_MAX_HTTP_HEADER) and says
             // "Out of memory" when a server sends more.
             return (
-                .connectFailed,
+                .responseTooLarge,
                 "the server at \(target) sent a response header larger than libcurl accepts (100 KB a line): "
                     + "the answer was not read"
             )

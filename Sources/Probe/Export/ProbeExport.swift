@@ -237,43 +237,13 @@ public enum ProbeExport {
 
     // MARK: Table
 
-    /// The human summary `ipdirect probe` prints: per URL, the resolution, one row per
-    /// attempt with its sentence when it failed, the verdict and the notes. Everything a
+    /// The human summary `ipdirect probe` prints (`ProbeTable`): per URL, the resolution, one row
+    /// per attempt made with its phases and its sentence when it failed, the skipped scenarios on
+    /// one line, the verdict and the notes. Everything a
     /// server or provider wrote goes through `TerminalText`, so the table shows escapes, never
     /// acts on them, and its columns line up by display width.
-    public static func table(_ reports: [URLReport]) -> String {
-        var out = ""
-        for report in reports {
-            out += "\(TerminalText.escaped(report.url))\n"
-            out += "  resolution: \(TerminalText.escaped(VerdictWriting.agreementNote(report.resolution)))\n"
-            let rows = report.attempts.map { attempt -> [String] in
-                let ip = attempt.ip.map { "\($0) (\(attempt.ipSource?.rawValue ?? "?"))" } ?? "-"
-                let sni =
-                    attempt.hops.isEmpty || !attempt.url.lowercased().hasPrefix("https:")
-                    ? "-" : (attempt.sni ?? "none")
-                let status = attempt.status.map(String.init) ?? "-"
-                let time =
-                    attempt.hops.isEmpty
-                    ? "-" : String(format: "%.1f ms", attempt.hops.map(\.timings.total).reduce(0, +))
-                let hops = attempt.hops.count > 1 ? "\(attempt.hops.count) hops" : ""
-                return [attempt.scenario.rawValue, ip, sni, attempt.outcome.rawValue, status, time, hops]
-                    .map(TerminalText.escaped)
-            }
-            let header = ["scenario", "ip", "sni", "outcome", "status", "time", ""]
-            let lines = TextTable.lines(header: header, rows: rows, indent: "  ")
-            out += lines[0] + "\n"
-            for (attempt, line) in zip(report.attempts, lines.dropFirst()) {
-                out += line + "\n"
-                if let error = attempt.error { out += "      \(TerminalText.escaped(error))\n" }
-            }
-            out += "  verdict: \(TerminalText.escaped(report.verdict.summary))\n"
-            for note in report.verdict.notes.dropFirst() { out += "  note: \(TerminalText.escaped(note))\n" }
-            if let ranking = report.ranking {
-                out += ranking.tableLines().map { "  " + $0 + "\n" }.joined()
-            }
-            out += "\n"
-        }
-        return out
+    public static func table(_ reports: [URLReport], style: TableStyle = .plain) -> String {
+        reports.map { ProbeTable.render($0, style: style) }.joined()
     }
 }
 

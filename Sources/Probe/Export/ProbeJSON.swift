@@ -13,6 +13,42 @@ extension Hop: AbsentAsNull {}
 extension PhaseTimings: AbsentAsNull {}
 extension Verdict: AbsentAsNull {}
 
+/// Every timing is milliseconds from the start of the exchange (schema/probe.schema.json says so
+/// once); a phase that did not happen is null, and so is the total when nothing happened (a
+/// skipped attempt), rather than a 0 a script would average in. The fields are the synthesised
+/// ones, in their order; only `total` is decided here.
+extension PhaseTimings {
+    private enum Field: String, CodingKey {
+        case nameLookup, connect, tlsDone, preTransfer, firstByte, total
+    }
+
+    /// Nothing was timed: the attempt was not made.
+    var isEmpty: Bool {
+        total == 0 && nameLookup == nil && connect == nil && tlsDone == nil && preTransfer == nil && firstByte == nil
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Field.self)
+        try c.encodeIfPresent(nameLookup, forKey: .nameLookup)
+        try c.encodeIfPresent(connect, forKey: .connect)
+        try c.encodeIfPresent(tlsDone, forKey: .tlsDone)
+        try c.encodeIfPresent(preTransfer, forKey: .preTransfer)
+        try c.encodeIfPresent(firstByte, forKey: .firstByte)
+        try c.encodeIfPresent(isEmpty ? nil : total, forKey: .total)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Field.self)
+        self.init(
+            nameLookup: try c.decodeIfPresent(Double.self, forKey: .nameLookup),
+            connect: try c.decodeIfPresent(Double.self, forKey: .connect),
+            tlsDone: try c.decodeIfPresent(Double.self, forKey: .tlsDone),
+            preTransfer: try c.decodeIfPresent(Double.self, forKey: .preTransfer),
+            firstByte: try c.decodeIfPresent(Double.self, forKey: .firstByte),
+            total: try c.decodeIfPresent(Double.self, forKey: .total) ?? 0)
+    }
+}
+
 enum ProbeJSON {
     /// One JSON Lines record (compact JSON and its newline); nil when the value cannot be encoded.
     static func line<T: Encodable>(_ value: T) -> Data? {

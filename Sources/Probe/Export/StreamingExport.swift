@@ -23,7 +23,7 @@ public final class ReportWriter: ReportExporter {
     public enum Format: Sendable {
         /// The human table, one block per URL.
         case table
-        /// One pretty-printed JSON array of reports.
+        /// One JSON array of reports: pretty-printed, or compact with one report a line (`pretty`).
         case jsonArray
         /// One JSON object per line.
         case jsonLines
@@ -43,6 +43,10 @@ public final class ReportWriter: ReportExporter {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let redact: Bool
+    /// A JSON array is indented (as jq prints on a terminal) rather than one report a line.
+    private let pretty: Bool
+    /// The table's width and colour.
+    private let tableStyle: TableStyle
     private let state = Locked(State())
     /// JSON Lines: one buffer for every record, used under `state`'s lock.
     private let lines = CompactJSONEncoder.LineWriter()
@@ -66,11 +70,18 @@ public final class ReportWriter: ReportExporter {
     ///   - format: what to write.
     ///   - descriptor: where.
     ///   - redact: hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets.
-    public init(_ format: Format, descriptor: Int32, redact: Bool = true) {
+    ///   - pretty: indent a JSON array (for a person); otherwise one compact report a line.
+    ///   - tableStyle: the table's width and colour (a terminal's).
+    public init(
+        _ format: Format, descriptor: Int32, redact: Bool = true, pretty: Bool = true,
+        tableStyle: TableStyle = .plain
+    ) {
         self.format = format
         self.descriptor = descriptor
         ownsDescriptor = false
         self.redact = redact
+        self.pretty = pretty
+        self.tableStyle = tableStyle
         begin()
     }
 
@@ -79,19 +90,21 @@ public final class ReportWriter: ReportExporter {
     ///
     /// - Throws: `ReportWriterError` when the file cannot be opened.
     public init(
-        _ format: Format, path: String, redact: Bool = true, appending: Bool = false
+        _ format: Format, path: String, redact: Bool = true, appending: Bool = false, pretty: Bool = true
     ) throws(ReportWriterError) {
         let appendLines = appending && format == .jsonLines
         // 0600: an export holds what servers answered and, with redaction off, credentials.
         let descriptor = PrivateFile.open(path, flags: O_RDWR | (appendLines ? 0 : O_TRUNC))
         guard descriptor >= 0 else {
-            throw ReportWriterError(path: path, reason: String(cString: strerror(errno)))
+            throw ReportWriterError(path: path, reason: SystemReason.words(errno))
         }
         fchmod(descriptor, 0o600)
         self.format = format
         self.descriptor = descriptor
         ownsDescriptor = true
         self.redact = redact
+        self.pretty = pretty
+        tableStyle = .plain
         if appendLines { Self.dropCutOffLine(descriptor) }
         begin()
     }
@@ -114,9 +127,12 @@ public final class ReportWriter: ReportExporter {
             guard !state.finished else { return }
             switch format {
             case .table:
-                put(Data(ProbeExport.table([report]).utf8), &state)
+                put(Data(ProbeTable.render(report, style: tableStyle).utf8), &state)
             case .jsonLines:
                 _ = lines.withLine(shown) { put($0, &state) }
+            case .jsonArray where !pretty:
+                let element = (try? CompactJSONEncoder.encode(shown)) ?? Array("null".utf8)
+                put(Data((state.written == 0 ? "[" : ",\n").utf8) + element, &state)
             case .jsonArray:
                 let element = (try? ProbeJSON.foundation(shown, pretty: true)) ?? Data("null".utf8)
                 // Indented as an element of the array, as one pretty-printed array would be.
@@ -154,7 +170,9 @@ public final class ReportWriter: ReportExporter {
         state.withLock { state in
             guard !state.finished else { return }
             state.finished = true
-            if format == .jsonArray { put(Data((state.written == 0 ? "[]\n" : "\n]\n").utf8), &state) }
+            if format == .jsonArray {
+                put(Data((state.written == 0 ? "[]\n" : pretty ? "\n]\n" : "]\n").utf8), &state)
+            }
             // A file streamed over a long batch cannot be renamed into place; it is flushed to disk instead.
             if ownsDescriptor { fsync(descriptor) }
         }
@@ -191,7 +209,7 @@ public final class ReportWriter: ReportExporter {
             let count = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             if count < 0 {
                 if errno == EINTR { continue }
-                if state.failure == nil { state.failure = String(cString: strerror(errno)) }
+                if state.failure == nil { state.failure = SystemReason.words(errno) }
                 return
             }
             offset += count

@@ -32,6 +32,9 @@ public enum Outcome: String, Sendable, Codable, Hashable {
     case certExpired = "cert-expired"
     case certUntrusted = "cert-untrusted"
     case certSelfSigned = "cert-self-signed"
+    /// The server answered with more than libcurl reads (a header line past 100 KB): connected,
+    /// but the answer was not read.
+    case responseTooLarge = "response-too-large"
     /// Redirects went on past the limit, or came back to a request already made.
     case tooManyRedirects = "too-many-redirects"
     /// A redirect ipdirect would not follow: https to plain http, unless asked.
@@ -278,6 +281,9 @@ public struct URLReport: Sendable, Codable, Equatable {
     public var verdict: Verdict
     /// The host's addresses ranked by TCP connect time (`probe --rank`); nil when not asked.
     public var ranking: IPRanking?
+    /// Where the URL stood in the batch's input, from 0 (results come as they finish); nil
+    /// outside a batch.
+    public var index: Int?
 
     public init(
         url: String, host: String, resolution: HostResolution, attempts: [Attempt], verdict: Verdict,

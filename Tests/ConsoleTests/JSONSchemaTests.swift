@@ -1,0 +1,57 @@
+// The JSON `probe` and `resolve` write, checked against the schemas users read (schema/*.json)
+// with a JSON Schema validator, on real output from the lab: the schema is the contract.
+import Foundation
+import TestSupport
+import Testing
+
+@Suite struct JSONSchemaTests {
+    /// The repository's schema folder and its checker (python3 with jsonschema, as for the HAR).
+    static let schemaFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("schema")
+
+    /// Lab names with every shape of result: hijacked DNS, SNI, plain http, a redirect, IPv6, junk
+    /// from HTTPDNS, a wrong certificate, hostile text, a CNAME, a name that does not exist.
+    static let names = [
+        "hijacked", "sni-a", "plain", "redirect", "dual", "poisoned", "wrong-name", "hostile", "alias", "nxdomain",
+    ].map { $0 + ".lab.test" }
+
+    /// Runs `validate.py` on `file`; a missing python3 or jsonschema is a failure, never a pass.
+    private func check(_ schema: String, _ file: String) async throws {
+        let result = try await ChildProcess.run(
+            "/usr/bin/env", ["python3", Self.schemaFolder.appendingPathComponent("validate.py").path, schema, file])
+        #expect(result.status == 0, "\(schema): \(result.output)\(result.errors)")
+    }
+
+    @Test("probe --format json of lab names, ranked, passes schema/probe.schema.json")
+    func probeOutput() async throws {
+        let scratch = try ScratchDirectory("schema")
+        defer { scratch.remove() }
+        let file = scratch.file("probe.json")
+        let run = try await ChildProcess.run(
+            Tmux.binary,
+            [
+                "probe", "--lab", "--quiet", "--all-ips", "--rank", "--probe-timeout", "3", "--format", "json", "-o",
+                file,
+            ]
+                + Self.names.map { "https://\($0)/" }, seconds: 120)
+        #expect(run.status == 0 || run.status == 1, "\(run.errors)")
+        let reports = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [[String: Any]])
+        #expect(Set(reports.compactMap { $0["index"] as? Int }) == Set(0..<Self.names.count))
+        try await check("probe", file)
+    }
+
+    @Test("resolve --format json of lab names, ranked and plain, passes schema/resolve.schema.json")
+    func resolveOutput() async throws {
+        let scratch = try ScratchDirectory("schema")
+        defer { scratch.remove() }
+        for (name, extra) in [("plain.json", [String]()), ("ranked.json", ["--rank", "443"])] {
+            let run = try await ChildProcess.run(
+                Tmux.binary, ["resolve", "--lab", "--format", "json"] + extra + Self.names, seconds: 120)
+            #expect(run.status == 0 || run.status == 1, "\(run.errors)")
+            let file = scratch.file(name)
+            try Data(run.output.utf8).write(to: URL(fileURLWithPath: file))
+            try await check("resolve", file)
+        }
+    }
+}
