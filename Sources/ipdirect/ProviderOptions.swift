@@ -15,10 +15,7 @@ extension DoHMethod: ExpressibleByArgument {}
 /// `--provider --endpoint --account --preset --timeout --lab ...`, merged with the environment
 /// and the configuration file into a ready resolver by `start()`.
 struct ProviderOptions: ParsableArguments {
-    @Option(
-        help:
-            "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS)."
-    )
+    @Option(help: ArgumentHelp(ProviderRegistry.helpSentence))
     var provider: ProviderKind?
 
     @Option(
@@ -158,26 +155,15 @@ struct ProviderOptions: ParsableArguments {
             startedLab = running
             let e = running.endpoints
             let kind = provider ?? .alicloud
+            let route = ProviderRegistry.entry(kind).lab
             configuration.provider = kind
-            configuration.account = e.account
+            configuration.account = route.map(e.account) ?? e.account
             configuration.secret = e.secret
             configuration.caFile = e.ca
             configuration.cipher = cipher ?? .none
-            switch (kind, configuration.cipher) {
-            case (.alicloud, .aesCBC), (.alicloud, .aesGCM): configuration.key = e.keys.aesKey
-            case (.tencent, .des): configuration.key = e.keys.tencentDESKey
-            case (.tencent, .aesCBC): configuration.key = e.keys.tencentAESKey
-            default: configuration.key = nil
-            }
-            if kind == .tencent { configuration.account = e.keys.tencentID }
+            configuration.key = route?.keys[configuration.cipher].map(e.key)
             configuration.token = nil
-            switch kind {
-            case .alicloud, .alicloudLegacy: configuration.endpoint = e.httpdnsTLS
-            case .tencent: configuration.endpoint = e.httpdns
-            case .dohJSON: configuration.endpoint = e.httpdnsTLS + "/resolve"
-            case .doh: configuration.endpoint = e.httpdnsTLS + "/dns-query"
-            case .system: configuration.endpoint = nil
-            }
+            configuration.endpoint = route.map(e.endpoint)
             // The lab's DNS server stands in for the carrier's LocalDNS, so the system column
             // compares with HTTPDNS at once; --dns-server on the command line still wins.
             if dnsServer == nil { configuration.dnsServer = try? DNSServer.parse(e.dns) }

@@ -80,7 +80,8 @@ struct JSONLinesBytesTests {
         return URLReport(
             url: "https://a.test/\(hostile)", host: "a.test",
             resolution: HostResolution(
-                host: "a.test", system: SystemAnswer(error: hostile), httpdns: HTTPDNSAnswer(provider: hostile)),
+                host: "a.test", system: SystemAnswer(error: hostile),
+                httpdns: HTTPDNSAnswer(provider: ProviderID(hostile))),
             attempts: attempts,
             verdict: Verdict(
                 works: [.directSNI, .directHTTPS], recommended: nil, summary: hostile, notes: [hostile, ""]))

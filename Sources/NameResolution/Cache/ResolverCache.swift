@@ -312,7 +312,8 @@ public final class ResolverCache: Sendable {
             let sys = SystemAnswer(ipv4: literal == .v4 ? [name] : [], ipv6: literal == .v6 ? [name] : [])
             return HostResolution(
                 host: name, system: sys,
-                httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
+                httpdns: HTTPDNSAnswer(
+                    provider: ProviderID(provider.name), ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
         }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
         let held = afresh ? heldEntries(name, families: families) : [:]
@@ -431,7 +432,7 @@ public final class ResolverCache: Sendable {
         emit(events)
         if !staleRefresh.isEmpty { startFetch(name, families: staleRefresh) }
 
-        var answer = HTTPDNSAnswer(provider: provider.name)
+        var answer = HTTPDNSAnswer(provider: ProviderID(provider.name))
         answer.ipv4 = cached[.v4]?.ips ?? []
         answer.ipv6 = cached[.v6]?.ips ?? []
         let cachedTTL = cached.values.map(\.ttl).min() ?? 0

@@ -99,20 +99,22 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// The endpoint with a preset name replaced by the preset's URL, or the provider's
     /// default preset when none is set.
     public var effectiveEndpoint: String? {
-        if provider == .system { return nil }
+        let service = ProviderRegistry.entry(provider).defaultService
+        if service == .none { return nil }
         if let endpoint, !endpoint.isEmpty {
             return ProviderPreset.named(endpoint)?.endpoint ?? endpoint
         }
-        if provider == .alicloud {
+        switch service {
+        case .none: return nil
+        case .discovery:
             return startIPs.isEmpty
                 ? "service discovery (region \(region))" : "service discovery from \(startIPs.joined(separator: ", "))"
-        }
-        if provider == .alicloudLegacy {
+        case .fixed(let plain, let signed):
             // The public service speaks HTTPS too: signed queries go there when a secret is set.
-            return secret == nil
-                ? ProviderFactory.alicloudDefaultEndpoint : ProviderFactory.alicloudDefaultHTTPSEndpoint
+            return secret == nil ? plain : signed
+        case .preset:
+            return ProviderPreset.defaultPreset(for: provider)?.endpoint
         }
-        return ProviderPreset.defaultPreset(for: provider)?.endpoint
     }
 
     /// A warning when a credential would cross plain HTTP, nil otherwise: the one rule for every
@@ -127,13 +129,15 @@ public struct ResolverConfiguration: Sendable, Equatable {
         let credential: String
         let exposure: String
         let targets: [String]
-        switch provider {
-        case .alicloud where secret != nil, .alicloudLegacy where secret != nil:
+        let entry = ProviderRegistry.entry(provider)
+        switch entry.wireCredential {
+        case .signedQuery where secret != nil:
             credential = "the signing secret"
             exposure =
                 "anyone on the path reads the names and the signed query and can replay it until it expires (the secret itself is never sent)"
-            targets = provider == .alicloud && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
-        case .tencent where token != nil:
+            targets =
+                entry.defaultService == .discovery && (endpoint ?? "").isEmpty ? startIPs : [effectiveEndpoint ?? ""]
+        case .token where token != nil:
             credential = "the token"
             exposure = "the token travels in the query as it is, for anyone on the path to read and use"
             targets = [effectiveEndpoint ?? ""]
@@ -236,15 +240,10 @@ public struct ProviderPreset: Sendable, Codable, Equatable {
     /// The preset used when nothing is configured.
     public static var fallback: ProviderPreset { named(file.default) ?? all[0] }
 
-    /// The preset a provider kind uses when no endpoint is given: the default preset for
-    /// doh-json, DNSPod's public service for tencent; alicloud needs an account, so none.
+    /// The preset a provider kind uses when no endpoint is given (its registry row says whether
+    /// it takes one): the default preset when it is of that kind, else the kind's first.
     public static func defaultPreset(for kind: ProviderKind) -> ProviderPreset? {
-        switch kind {
-        case .dohJSON: return fallback.kind == .dohJSON ? fallback : all.first { $0.kind == .dohJSON }
-        case .doh: return all.first { $0.kind == .doh }
-        case .tencent: return all.first { $0.kind == .tencent }
-        case .alicloud, .alicloudLegacy, .system: return nil
-        }
+        fallback.kind == kind ? fallback : all.first { $0.kind == kind }
     }
 }
 

@@ -113,7 +113,7 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
 
 /// HTTPDNS's answer for one name (the `httpdns` object of `resolve --format json`).
 public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
-    public var provider: String
+    public var provider: ProviderID
     public var ipv4: [String]
     public var ipv6: [String]
     /// Seconds the answer stays fresh.
@@ -132,7 +132,7 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var notes: [String]?
 
     public init(
-        provider: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,
+        provider: ProviderID, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,
         source: AnswerSource = .httpdns, error: String? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider

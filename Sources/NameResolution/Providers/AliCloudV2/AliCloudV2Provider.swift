@@ -9,7 +9,7 @@ import WireCiphers
 ///
 /// Requests follow iOS SDK 3.4.2 (`HttpdnsRemoteResolver.m`) where the SDKs differ; each
 /// difference is named where it matters.
-public struct AliCloudV2Provider: HTTPDNSProvider {
+public struct AliCloudV2Provider: BatchResolving {
     public let account: String
     /// Hex secret for the signature; nil sends unsigned requests.
     let secret: String?
@@ -140,21 +140,9 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         return "/v2/d?" + query
     }
 
-    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        try single(host, from: try await request([host], families: families))
-    }
-
-    public func resolveBatch(
-        _ hosts: [String], families: Set<IPFamily>
-    ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
-        await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
-            try await request(chunk, families: families)
-        }
-    }
-
     /// One request for up to 5 names, tried on each service IP in turn while the failure is
     /// the service IP's (connection, timeout, HTTP 5xx, `ServiceLevelDeny`), as the SDKs rotate.
-    func request(
+    public func request(
         _ hosts: [String], families: Set<IPFamily>
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let target = try target(for: hosts, families: families)

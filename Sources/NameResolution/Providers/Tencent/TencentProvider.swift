@@ -7,7 +7,7 @@ import WireCiphers
 /// Tencent's DNSPod D+ service: the plain debug form, the encrypted production form (DES or
 /// AES, by account), or the HTTPS form with a token. Requests follow the DNSPod Android SDK
 /// (`RequestBuilder`, `DesHttpDnsConfig`, `AesHttpDnsConfig`, `HttpsDnsConfig`).
-public struct TencentProvider: HTTPDNSProvider {
+public struct TencentProvider: BatchResolving {
     /// How queries travel.
     enum Form: Sendable, Equatable {
         /// `/d?dn=H`: the public debug service (119.29.29.29).
@@ -24,7 +24,7 @@ public struct TencentProvider: HTTPDNSProvider {
     let transport: HTTPDNSTransport
     /// At most this many names a request (the SDK's batch lines have no documented limit;
     /// five keeps the URL short and matches alicloud).
-    static let batchLimit = 5
+    public static let batchLimit = 5
 
     public var name: String {
         switch form {
@@ -111,19 +111,7 @@ public struct TencentProvider: HTTPDNSProvider {
         }
     }
 
-    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        try single(host, from: try await request([host], families: families))
-    }
-
-    public func resolveBatch(
-        _ hosts: [String], families: Set<IPFamily>
-    ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
-        await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
-            try await request(chunk, families: families)
-        }
-    }
-
-    func request(
+    public func request(
         _ hosts: [String], families: Set<IPFamily>
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         // The display form never carries the query: it holds the token or the sealed name.
