@@ -76,13 +76,22 @@ let package = Package(
         // handle per loop, driven by its owner thread), URLs, and failures classified once.
         .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
 
-        // System DNS, a chosen DNS server (c-ares), HTTPDNS providers, the resolver cache, configuration.
+        // System DNS, a chosen DNS server (c-ares), HTTPDNS providers and their registry, the resolver
+        // cache, and the resolver's settings as one merged value.
         .target(
             name: "NameResolution",
             dependencies: [
                 "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText",
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+
+        // Where settings come from: one field list, read from the bundled defaults, the TOML file, the
+        // environment and the command line, layered and resolved; the console's and agent's sections.
+        .target(
+            name: "ConfigurationSources",
+            dependencies: [
+                "NameResolution", "BundledResources", .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict),
 
@@ -110,7 +119,9 @@ let package = Package(
         .target(
             name: "Console",
             dependencies: [
-                "Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText", "Signals", "LabFaults",
+                "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "BundledResources", "TerminalText",
+                "Signals",
+                "LabFaults",
             ],
             swiftSettings: strict),
 
@@ -136,7 +147,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Probe", "NameResolution", "Signals", "TerminalText",
+                "Probe", "NameResolution", "ConfigurationSources", "Signals", "TerminalText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -152,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console", "TerminalText", "Signals", "Agent",
+                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console", "TerminalText", "Signals", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -162,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect-bench",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console",
+                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console",
             ],
             swiftSettings: strict),
 
@@ -170,7 +181,9 @@ let package = Package(
         // the libFuzzer executable `make fuzz` builds with -sanitize=fuzzer,address.
         .target(
             name: "FuzzTargets",
-            dependencies: ["Probe", "NameResolution", "CurlTransport", "TerminalText", "Console"],
+            dependencies: [
+                "Probe", "NameResolution", "ConfigurationSources", "CurlTransport", "TerminalText", "Console",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "ipdirect-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
 
@@ -183,24 +196,29 @@ let package = Package(
         .testTarget(
             name: "NameResolutionTests",
             dependencies: [
-                "NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport", "TestSupport",
+                "NameResolution", "ConfigurationSources", "NameResolutionTesting", "Lab", "WireCiphers",
+                "CurlTransport",
+                "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "AgentTests",
             dependencies: [
-                "Agent", "Probe", "Lab", "NameResolution", "TestSupport",
+                "Agent", "Probe", "Lab", "NameResolution", "ConfigurationSources", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
-        .testTarget(name: "ProbeTests", dependencies: ["Probe", "Lab", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ProbeTests", dependencies: ["Probe", "ConfigurationSources", "Lab", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
         .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "ConsoleTests", dependencies: ["Console", "Lab", "TestSupport"], exclude: ["__Snapshots__"],
+            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Lab", "TestSupport"],
+            exclude: ["__Snapshots__"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

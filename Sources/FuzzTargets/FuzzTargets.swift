@@ -1,5 +1,6 @@
 // The fuzz targets: every parser that takes bytes from outside, one entry point each, shared by
 // the libFuzzer executable (`make fuzz`) and the corpus replay test in `make test`.
+import ConfigurationSources
 import Console
 import CurlTransport
 import Foundation

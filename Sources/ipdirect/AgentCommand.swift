@@ -2,6 +2,7 @@
 // Prometheus /metrics, exporting OTLP traces and JSON Lines; SIGHUP re-reads the targets file.
 import Agent
 import ArgumentParser
+import ConfigurationSources
 import Foundation
 import Logging
 import NameResolution

@@ -25,7 +25,7 @@ enum CompareProviders {
     static func run(
         hosts: [String], family: AddressFamily?, format: TableOrJSON, session: ResolverSession
     ) async throws -> Bool {
-        let configuration = session.configuration
+        let configuration = session.configuration.resolver
         let providers = ComparedProvider.build(configuration.providers, base: configuration)
         let families = (family ?? configuration.family).concrete()
         let system = SystemResolver(dnsServer: configuration.dnsServer)

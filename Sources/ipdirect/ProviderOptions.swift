@@ -1,6 +1,7 @@
 // The provider options every front end shares (`resolve`, `probe`, `agent`, `config show`, the
 // console): which HTTPDNS service, how long to wait, or `--lab` to use the lab's. Never a secret on argv.
 import ArgumentParser
+import ConfigurationSources
 import CurlTransport
 import Foundation
 import Lab
@@ -108,9 +109,14 @@ struct ProviderOptions: ParsableArguments {
 
     /// What the command line says, as a configuration layer (no secret: argv has none).
     var commandLineLayer: ConfigurationLayer {
-        var layer = ConfigurationLayer(
-            provider: provider, endpoint: endpoint, account: account, caFile: httpdnsCA, timeout: timeout,
-            fallbackToSystem: noFallback ? false : nil, reuseExpired: reuseExpired ? true : nil)
+        var layer = ConfigurationLayer()
+        layer.provider = provider
+        layer.endpoint = endpoint
+        layer.account = account
+        layer.caFile = httpdnsCA
+        layer.timeout = timeout
+        layer.fallbackToSystem = noFallback ? false : nil
+        layer.reuseExpired = reuseExpired ? true : nil
         layer.cipher = cipher
         if !sdns.isEmpty {
             var values: [String: String] = [:]
@@ -134,7 +140,7 @@ struct ProviderOptions: ParsableArguments {
     /// Warnings (unknown settings, a readable secret file, a corrupt cache file) go to stderr.
     /// - Throws: `ValidationError` for an unusable configuration, or the lab's start-up error.
     func start() async throws -> ResolverSession {
-        var configuration: ResolverConfiguration
+        var configuration: IPDirectConfiguration
         var warnings: [String]
         do {
             (configuration, warnings) = try ConfigurationLoader.load(commandLine: commandLineLayer, file: config)
@@ -176,12 +182,12 @@ struct ProviderOptions: ParsableArguments {
         }
         let httpdns: any HTTPDNSProvider
         do {
-            httpdns = try ProviderFactory.make(configuration)
+            httpdns = try ProviderFactory.make(configuration.resolver)
         } catch {
             try? await startedLab?.shutdown()
             throw ValidationError(error.description)
         }
-        let cache = ResolverCache(configuration: configuration, provider: httpdns)
+        let cache = ResolverCache(configuration: configuration.resolver, provider: httpdns)
         warnings += cache.loadWarnings
         for warning in warnings { ResolutionOutput.warn("warning: \(warning)") }
         return ResolverSession(
@@ -193,7 +199,7 @@ struct ProviderOptions: ParsableArguments {
 /// A resolver ready to use: the merged configuration, the cache, and the lab when `--lab`
 /// started one. Call `close()` when done: it saves the cache and stops the lab.
 struct ResolverSession: Sendable {
-    let configuration: ResolverConfiguration
+    let configuration: IPDirectConfiguration
     let cache: ResolverCache
     let lab: Lab?
     let temporaryDirectory: String?

@@ -1,5 +1,6 @@
 // The provider registry: one row per kind that the factory, `--provider`'s help, the endpoint
 // defaults and the fuzz corpora read, and the provider's name on answers encoded as before.
+import ConfigurationSources
 import Foundation
 import NameResolution
 import Testing

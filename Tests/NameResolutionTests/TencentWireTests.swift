@@ -1,5 +1,6 @@
 // Tencent DNSPod D+ against the lab in every form (plain, DES, AES, HTTPS token), and its
 // ciphers against vectors computed with openssl on the command line.
+import ConfigurationSources
 import Foundation
 import Lab
 import Testing
