@@ -26,20 +26,20 @@ public struct ConfigurationField: @unchecked Sendable {
         _ key: String, _ path: WritableKeyPath<ResolverConfiguration, T>, variable: String? = nil, flag: String? = nil,
         _ type: SettingType<T>
     ) {
-        self.key = key
-        self.variable = variable
-        self.flag = flag
-        self.path = path
-        read = { value, file throws(ConfigurationError) in try type.read(value, key, file) }
-        readVariable = { text throws(ConfigurationError) in try type.readVariable(text, variable ?? key) }
-        write = { value, configuration in
-            if let value = value as? T { configuration[keyPath: path] = value }
-        }
+        self.init(key, path, variable, flag, type) { value, configuration in configuration[keyPath: path] = value }
     }
 
+    /// A setting that may be unset in the resolved configuration (`endpoint`, `dns_server`).
     init<T: Sendable>(
         _ key: String, _ path: WritableKeyPath<ResolverConfiguration, T?>, variable: String? = nil,
         flag: String? = nil, _ type: SettingType<T>
+    ) {
+        self.init(key, path, variable, flag, type) { value, configuration in configuration[keyPath: path] = value }
+    }
+
+    private init<T: Sendable>(
+        _ key: String, _ path: AnyKeyPath, _ variable: String?, _ flag: String?, _ type: SettingType<T>,
+        assign: @escaping (T, inout ResolverConfiguration) -> Void
     ) {
         self.key = key
         self.variable = variable
@@ -48,7 +48,7 @@ public struct ConfigurationField: @unchecked Sendable {
         read = { value, file throws(ConfigurationError) in try type.read(value, key, file) }
         readVariable = { text throws(ConfigurationError) in try type.readVariable(text, variable ?? key) }
         write = { value, configuration in
-            if let value = value as? T { configuration[keyPath: path] = value }
+            if let value = value as? T { assign(value, &configuration) }
         }
     }
 }
@@ -193,4 +193,27 @@ extension ConfigurationField {
 
     /// The field of a key path, if it is one of the list's.
     static func field(_ path: AnyKeyPath) -> ConfigurationField? { all.first { $0.path == path } }
+}
+
+extension ConfigurationField {
+    /// How a setting is given, as the command line tells its user: its flag, its variable and
+    /// its key in the file (`--account, IPDIRECT_ACCOUNT or 'account' in the configuration file`);
+    /// with a value, the flag that gives it (`--cipher des`).
+    public static func waysToGive(_ setting: ProviderSettingName, value: String?) -> String {
+        let field = all.first { $0.key == setting.rawValue }
+        if let value {
+            return field?.flag.map { "\($0) \(value)" }
+                ?? "\(setting.rawValue) = \"\(value)\" in the configuration file"
+        }
+        let file = "'\(setting.rawValue)' in the configuration file"
+        let ways = [field?.flag, field?.variable].compactMap { $0 } + [file]
+        return ways.count == 1 ? file : ways.dropLast().joined(separator: ", ") + " or " + file
+    }
+
+    /// A resolution failure in the command line's words: a provider that cannot be built names
+    /// the flags, variables and keys that give what it lacks; any other failure reads as it is.
+    public static func phrased(_ error: ResolutionError) -> String {
+        guard case .setup(let problem) = error else { return error.description }
+        return problem.phrased(naming: waysToGive)
+    }
 }

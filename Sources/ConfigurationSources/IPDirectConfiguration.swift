@@ -63,15 +63,7 @@ public struct IPDirectConfiguration: Sendable, Equatable {
     }
 }
 
-extension IPDirectConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
-        "ResolverConfiguration(" + redactedLines.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
-    }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror {
-        Mirror(self, children: redactedLines.map { (label: Optional($0.key), value: $0.value as Any) })
-    }
-}
+extension IPDirectConfiguration: RedactedSettings {}
 
 extension ResolverConfiguration {
     /// The built-in defaults (Resources/default-config.toml), with no cache file.

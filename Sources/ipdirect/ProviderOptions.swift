@@ -185,7 +185,7 @@ struct ProviderOptions: ParsableArguments {
             httpdns = try ProviderFactory.make(configuration.resolver)
         } catch {
             try? await startedLab?.shutdown()
-            throw ValidationError(error.description)
+            throw ValidationError(ConfigurationField.phrased(error))
         }
         let cache = ResolverCache(configuration: configuration.resolver, provider: httpdns)
         warnings += cache.loadWarnings

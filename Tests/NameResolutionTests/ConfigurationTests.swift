@@ -287,7 +287,7 @@ struct ProviderFactoryTests {
         do {
             _ = try ProviderFactory.make(config)
         } catch {
-            #expect(error.description.contains("use --provider doh-json"))
+            #expect(ConfigurationField.phrased(error).contains("use --provider doh-json"))
         }
     }
 
@@ -297,7 +297,7 @@ struct ProviderFactoryTests {
             _ = try ProviderFactory.make(ResolverConfiguration(provider: .alicloud))
             Issue.record("alicloud without an account was accepted")
         } catch {
-            #expect(error.description.contains("IPDIRECT_ACCOUNT"))
+            #expect(ConfigurationField.phrased(error).contains("IPDIRECT_ACCOUNT"))
         }
     }
 

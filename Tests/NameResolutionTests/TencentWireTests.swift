@@ -94,11 +94,13 @@ struct TencentWireTests {
         config.cipher = .des
         #expect(throws: ResolutionError.self) { try ProviderFactory.make(config) }
         do { _ = try ProviderFactory.make(config) } catch {
-            #expect(error.description.contains("IPDIRECT_HTTPDNS_KEY"))
+            #expect(ConfigurationField.phrased(error).contains("IPDIRECT_HTTPDNS_KEY"))
         }
         config.key = "k3yDES42"
         config.account = nil
-        do { _ = try ProviderFactory.make(config) } catch { #expect(error.description.contains("--account")) }
+        do { _ = try ProviderFactory.make(config) } catch {
+            #expect(ConfigurationField.phrased(error).contains("--account"))
+        }
         config.cipher = .aesGCM
         config.account = "1"
         do { _ = try ProviderFactory.make(config) } catch { #expect(error.description.contains("no AES-GCM")) }

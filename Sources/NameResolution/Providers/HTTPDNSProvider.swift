@@ -187,15 +187,13 @@ public enum ProviderFactory {
     /// The same service over HTTPS, used when a signing secret is set (signed queries stay off the wire).
     public static let alicloudDefaultHTTPSEndpoint = "https://203.107.1.1"
 
-    /// - Throws: `ResolutionError.misconfigured` when a required setting is missing.
+    /// - Throws: `ResolutionError.setup` when a required setting is missing or unusable.
     public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {
         let endpoint = configuration.effectiveEndpoint
         if let named = configuration.endpoint, let preset = ProviderPreset.named(named),
             preset.kind != configuration.provider, configuration.provider != .system
         {
-            throw .misconfigured(
-                "preset '\(preset.name)' is a \(preset.kind.rawValue) service, not \(configuration.provider.rawValue): "
-                    + "use --provider \(preset.kind.rawValue) or another endpoint")
+            throw .setup(.presetOfAnotherKind(preset: preset.name, kind: preset.kind, provider: configuration.provider))
         }
         return try ProviderRegistry.entry(configuration.provider).make(configuration, endpoint)
     }

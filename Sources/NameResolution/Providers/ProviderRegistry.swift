@@ -1,9 +1,13 @@
 // The provider registry: one row per HTTPDNS wire format, read by the factory, `--provider`'s help,
 // `--lab`, the fuzz targets and the endpoint defaults. A new provider is a folder and a row.
 
-/// A setting of the resolver's configuration that a provider reads.
+/// A setting of the resolver's configuration that a provider reads, by the name the
+/// configuration file gives it.
 public enum ProviderSettingName: String, Sendable, CaseIterable {
-    case endpoint, account, secret, key, token, cipher, sdns, region, startIPs, serviceName, dohMethod
+    case provider, endpoint, account, secret, key, token, cipher, sdns, region
+    case startIPs = "start_ips"
+    case serviceName = "service_name"
+    case dohMethod = "doh_method"
 }
 
 /// Where a provider asks when no endpoint is configured.

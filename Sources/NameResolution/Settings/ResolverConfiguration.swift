@@ -168,9 +168,18 @@ public struct ResolverConfiguration: Sendable, Equatable {
     }
 }
 
-extension ResolverConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+extension ResolverConfiguration: RedactedSettings {}
+
+/// Settings that hold secrets: `description`, `debugDescription` and reflection show only
+/// `redactedLines`, so printing or dumping them never shows a secret, key or token.
+public protocol RedactedSettings: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Every setting as `config show` prints it, secrets redacted.
+    var redactedLines: [(key: String, value: String)] { get }
+}
+
+extension RedactedSettings {
     public var description: String {
-        "ResolverConfiguration(" + redactedLines.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
+        "\(Self.self)(" + redactedLines.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {

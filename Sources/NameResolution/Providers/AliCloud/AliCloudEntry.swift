@@ -10,9 +10,7 @@ extension ProviderEntry {
         wireCredential: .signedQuery,
         make: { configuration, endpoint throws(ResolutionError) in
             guard let account = configuration.account, !account.isEmpty else {
-                throw .misconfigured(
-                    "alicloud-legacy needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
-                )
+                throw .setup(.missing(.account, provider: configuration.provider))
             }
             return AliCloudProvider(
                 endpoint: endpoint ?? ProviderFactory.alicloudDefaultEndpoint, account: account,

@@ -9,9 +9,7 @@ extension ProviderEntry {
         defaultService: .discovery, wireCredential: .signedQuery,
         make: { configuration, _ throws(ResolutionError) in
             guard let account = configuration.account, !account.isEmpty else {
-                throw .misconfigured(
-                    "alicloud needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
-                )
+                throw .setup(.missing(.account, provider: configuration.provider))
             }
             // No endpoint means service discovery, as the SDKs do.
             let given = configuration.endpoint.flatMap { $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }

@@ -61,13 +61,11 @@ public struct AliCloudV2Provider: BatchResolving {
         case .aesCBC: mode = .aesCBC
         case .aesGCM: mode = .aesGCM
         case .des:
-            throw .misconfigured("alicloud has no DES: use --cipher aes-cbc or aes-gcm (or none)")
+            throw .setup(.cipherNotSpoken(.des, provider: .alicloud, instead: [.aesCBC, .aesGCM, .none]))
         }
         if mode != .plain {
             guard let key, !key.isEmpty else {
-                throw .misconfigured(
-                    "--cipher \(cipher.rawValue) needs the AES key: set IPDIRECT_HTTPDNS_KEY or 'key' in the configuration file"
-                )
+                throw .setup(.missing(.key, provider: .alicloud, form: "\(cipher.rawValue) form"))
             }
             guard let bytes = Hex.decode(key), [16, 24, 32].contains(bytes.count) else {
                 throw .misconfigured(

@@ -7,7 +7,8 @@ extension ProviderEntry {
         kind: .dohJSON, helpName: "doh-json", settings: [.endpoint], defaultService: .preset,
         make: { configuration, endpoint throws(ResolutionError) in
             guard let endpoint else {
-                throw .misconfigured("doh-json needs --endpoint (for example https://dns.google/resolve)")
+                throw .setup(
+                    .missing(.endpoint, provider: configuration.provider, example: "https://dns.google/resolve"))
             }
             return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
         },

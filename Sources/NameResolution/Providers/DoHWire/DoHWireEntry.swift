@@ -7,7 +7,8 @@ extension ProviderEntry {
         kind: .doh, helpName: "doh (RFC 8484)", settings: [.endpoint, .dohMethod], defaultService: .preset,
         make: { configuration, endpoint throws(ResolutionError) in
             guard let endpoint else {
-                throw .misconfigured("doh needs --endpoint (for example https://dns.alidns.com/dns-query)")
+                throw .setup(
+                    .missing(.endpoint, provider: configuration.provider, example: "https://dns.alidns.com/dns-query"))
             }
             return DoHWireProvider(
                 endpoint: endpoint, method: configuration.dohMethod, transport: HTTPDNSTransport(configuration))

@@ -8,7 +8,7 @@ extension ProviderEntry {
         defaultService: .preset, wireCredential: .token,
         make: { configuration, endpoint throws(ResolutionError) in
             guard let endpoint else {
-                throw .misconfigured("tencent needs --endpoint (for example http://119.29.29.29)")
+                throw .setup(.missing(.endpoint, provider: configuration.provider, example: "http://119.29.29.29"))
             }
             return try TencentProvider.make(
                 configuration, endpoint: endpoint, transport: HTTPDNSTransport(configuration))
