@@ -25,15 +25,30 @@ public struct EngineDescription: Sendable, Equatable {
     /// The resolver's settings at start, which the cache view then toggles.
     public var family: AddressFamily
     public var reuseExpired: Bool
+    /// The names the lab suggests trying first (its zone's), shown before the first probe.
+    public var labExamples: [LabNameExample]
 
     public init(
-        provider: String, endpoint: String, lab: Bool, family: AddressFamily = .auto, reuseExpired: Bool = false
+        provider: String, endpoint: String, lab: Bool, family: AddressFamily = .auto, reuseExpired: Bool = false,
+        labExamples: [LabNameExample] = []
     ) {
         self.provider = provider
         self.endpoint = endpoint
         self.lab = lab
         self.family = family
         self.reuseExpired = reuseExpired
+        self.labExamples = labExamples
+    }
+}
+
+/// A lab name to try, as a person types it, and what probing it shows.
+public struct LabNameExample: Sendable, Equatable {
+    public var typed: String
+    public var shows: String
+
+    public init(typed: String, shows: String) {
+        self.typed = typed
+        self.shows = shows
     }
 }
 

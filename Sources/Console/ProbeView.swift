@@ -22,19 +22,14 @@ func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
 
     let runs = state.listedRuns
     if runs.isEmpty {
+        let suggested = state.engine.labExamples
+        let width = suggested.map(\.typed.count).max() ?? 0
         let examples =
             state.engine.lab
-            ? [
-                "Try the lab's names:", "  sni-a.lab.test          several certificates, chosen by SNI",
-                "  single.lab.test         one certificate for every client",
-                "  wrong-name.lab.test     a certificate for another name",
-                "  expired.lab.test        an expired certificate",
-                "  redirect.lab.test       a redirect to another host",
-                "  dual.lab.test           IPv4 and IPv6 (::1)",
-                "  http://plain.lab.test/  plain HTTP, routed by the Host header",
-                "  hijacked.lab.test       the lab's LocalDNS hijacks it (another site)",
-                "  unreachable.lab.test    the lab's LocalDNS sends it where nothing listens",
-            ]
+            ? ["Try the lab's names:"]
+                + suggested.map {
+                    "  " + $0.typed.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.shows
+                }
             : [
                 "Type a host (example.com) or a URL (https://example.com/path) and press Enter.",
                 "Each IP-direct way is tried with system DNS's and HTTPDNS's addresses.",

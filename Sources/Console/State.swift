@@ -297,7 +297,8 @@ public struct ConsoleState: Sendable {
         reuseExpired = engine.reuseExpired
         message =
             engine.lab
-            ? "Lab running. Type a lab name, e.g. sni-a.lab.test, then Enter." : "Type a host or URL, then Enter."
+            ? "Lab running. Type a lab name\(engine.labExamples.first.map { ", e.g. \($0.typed)," } ?? ""), then Enter."
+            : "Type a host or URL, then Enter."
     }
 
     /// The probes not finished yet.

@@ -43,17 +43,7 @@ public final class Lab: Sendable {
     public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
         let zone = try LabZone.bundled()
         let (directory, owned) = try stateDirectory(options.stateDirectory)
-        let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        let ca = try LabCertificateAuthority.make(commonName: "ipdirect lab CA \(tag)", constrainedToLab: true)
-        let untrustedCA = try LabCertificateAuthority.make(
-            commonName: "ipdirect untrusted CA \(tag)", constrainedToLab: false)
-        let caPath = (directory as NSString).appendingPathComponent("ca.pem")
-        do {
-            try ca.pem().write(toFile: caPath, atomically: true, encoding: .utf8)
-        } catch {
-            throw LabError("cannot write the lab CA to \(caPath): \(error.localizedDescription)")
-        }
-
+        let authorities = try LabAuthorities.make(writingTo: directory)
         let account = options.account ?? "139450"
         let secret =
             options.secret ?? (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
@@ -61,38 +51,102 @@ public final class Lab: Sendable {
         let keys = LabKeys.generate()
         var service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
         if let clock = options.clock { service.now = clock }
-        let logger = options.logger
         let httpdns = httpdnsResponder(
-            service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: logger)
+            service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: options.logger)
 
+        let httpdnsServers = try httpdnsServers(ca: authorities.ca, respond: httpdns)
+        let origins = try originServers(authorities, zone: zone, ledger: ledger, options: options)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let httpdnsListeners = HTTPDNSListeners(
+            servers: httpdnsServers, group: group, connections: LabConnections(), ledger: ledger)
+        let control = LabServer(
+            role: .control, addresses: ["127.0.0.1"], tls: nil,
+            respond: controlResponder(ledger: ledger, listeners: httpdnsListeners))
+        let servers = [control] + origins
+        let bound: BoundServers
+        do {
+            bound = try await bind(
+                httpdns: httpdnsServers, httpdnsListeners: httpdnsListeners, servers: servers, zone: zone,
+                ca: authorities.ca, ledger: ledger, group: group, options: options)
+        } catch {
+            await httpdnsListeners.close()
+            try? await group.shutdownGracefully()
+            if owned { try? FileManager.default.removeItem(atPath: directory) }
+            throw error
+        }
+
+        let endpoints = endpoints(
+            ports: bound.ports, zone: zone, ledger: ledger, account: account, secret: secret, ca: authorities.caPath,
+            keys: keys)
+        options.logger.info(
+            "lab started",
+            metadata: [
+                "httpdns": "\(endpoints.httpdns)", "ca": "\(authorities.caPath)", "fault": "\(options.fault.rawValue)",
+            ])
+        return Lab(
+            endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners,
+            listeners: bound.listeners, dnsChannels: bound.dnsChannels, ownedDirectory: owned ? directory : nil)
+    }
+
+    /// The lab's certificate authorities, made afresh at each start under a random tag.
+    private struct LabAuthorities {
+        /// Trusted for lab names (its certificate is `ca.pem`).
+        var ca: LabCertificateAuthority
+        /// Trusted by nobody: it issues `untrusted.lab.test`'s certificate.
+        var untrustedCA: LabCertificateAuthority
+        var caPath: String
+
+        /// Makes both authorities and writes the trusted one's certificate to `directory/ca.pem`.
+        static func make(writingTo directory: String) throws -> LabAuthorities {
+            let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            let ca = try LabCertificateAuthority.make(commonName: "ipdirect lab CA \(tag)", constrainedToLab: true)
+            let untrustedCA = try LabCertificateAuthority.make(
+                commonName: "ipdirect untrusted CA \(tag)", constrainedToLab: false)
+            let caPath = (directory as NSString).appendingPathComponent("ca.pem")
+            do {
+                try ca.pem().write(toFile: caPath, atomically: true, encoding: .utf8)
+            } catch {
+                throw LabError("cannot write the lab CA to \(caPath): \(error.localizedDescription)")
+            }
+            return LabAuthorities(ca: ca, untrustedCA: untrustedCA, caPath: caPath)
+        }
+    }
+
+    /// The HTTPDNS service over plain HTTP and over TLS (a certificate for its name and the loopback IPs).
+    private static func httpdnsServers(
+        ca: LabCertificateAuthority, respond: @escaping LabResponder
+    ) throws
+        -> [LabServer]
+    {
+        let loopback4: [UInt8] = [127, 0, 0, 1]
+        return [
+            LabServer(role: .httpdns, addresses: ["127.0.0.1"], tls: nil, respond: respond),
+            LabServer(
+                role: .httpdnsTLS, addresses: ["127.0.0.1"],
+                tls: LabTLS(
+                    byName: [:],
+                    fallback: try ca.issue(
+                        dnsNames: ["httpdns.lab.test"], addresses: [loopback4, LabCertificateAuthority.ipv6Loopback]
+                    ).serverContext()),
+                respond: respond),
+        ]
+    }
+
+    /// One origin per situation the zone's names lead to, each with the certificate its situation needs.
+    private static func originServers(
+        _ authorities: LabAuthorities, zone: LabZone, ledger: LabLedger, options: LabOptions
+    ) throws -> [LabServer] {
+        let ca = authorities.ca
         func single(_ identity: LabIdentity) throws -> LabTLS {
             LabTLS(byName: [:], fallback: try identity.serverContext())
         }
         func issued(_ name: String) throws -> LabTLS { try single(ca.issue(dnsNames: [name])) }
-        let now = Date()
-        let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
-        let loopback4: [UInt8] = [127, 0, 0, 1]
-
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        let connections = LabConnections()
-        let httpdnsConnections = LabConnections()
-        let httpdnsServers = [
-            LabServer(role: .httpdns, addresses: ["127.0.0.1"], tls: nil, respond: httpdns),
-            LabServer(
-                role: .httpdnsTLS, addresses: ["127.0.0.1"],
-                tls: try single(
-                    ca.issue(
-                        dnsNames: ["httpdns.lab.test"], addresses: [loopback4, LabCertificateAuthority.ipv6Loopback])),
-                respond: httpdns),
-        ]
-        let httpdnsListeners = HTTPDNSListeners(
-            servers: httpdnsServers, group: group, connections: httpdnsConnections, ledger: ledger)
-        let control = controlResponder(ledger: ledger, listeners: httpdnsListeners)
         func origin(_ role: LabRole, _ behaviour: LabOriginBehaviour = .answer) -> LabResponder {
             originResponder(name: role.rawValue, behaviour: behaviour, ledger: ledger)
         }
-        let servers: [LabServer] = [
-            LabServer(role: .control, addresses: ["127.0.0.1"], tls: nil, respond: control),
+        let now = Date()
+        let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
+        return [
             LabServer(
                 role: .plain, addresses: ["127.0.0.1"], tls: nil, respond: origin(.plain, .routeByHost(plainNames))),
             LabServer(
@@ -120,7 +174,8 @@ public final class Lab: Sendable {
                 respond: origin(.selfSigned)),
             LabServer(
                 role: .untrusted, addresses: ["127.0.0.1"],
-                tls: try single(untrustedCA.issue(dnsNames: ["untrusted.lab.test"])), respond: origin(.untrusted)),
+                tls: try single(authorities.untrustedCA.issue(dnsNames: ["untrusted.lab.test"])),
+                respond: origin(.untrusted)),
             LabServer(
                 role: .slow, addresses: ["127.0.0.1"], tls: try issued("slow.lab.test"),
                 respond: origin(.slow, .slow(options.slowOriginDelay))),
@@ -140,20 +195,34 @@ public final class Lab: Sendable {
                 role: .hostile, addresses: ["127.0.0.1"], tls: try issued("hostile.lab.test"),
                 respond: hostileOriginResponder(name: LabRole.hostile.rawValue, ledger: ledger)),
         ]
+    }
 
-        // Each server's port is bound once here and held until shutdown.
+    /// What `bind` holds until shutdown.
+    private struct BoundServers {
+        var listeners: [LabListener]
+        var dnsChannels: [any Channel]
+        var ports: [LabRole: Int]
+    }
+
+    /// Binds every server's port once (held until shutdown): the HTTPDNS service, its second
+    /// service IP, the origins, and the LocalDNS stand-ins. On failure, what was bound is released.
+    private static func bind(
+        httpdns httpdnsServers: [LabServer], httpdnsListeners: HTTPDNSListeners, servers: [LabServer], zone: LabZone,
+        ca: LabCertificateAuthority, ledger: LabLedger, group: MultiThreadedEventLoopGroup, options: LabOptions
+    ) async throws -> BoundServers {
+        let connections = LabConnections()
         var listeners: [LabListener] = []
         var dnsChannels: [any Channel] = []
-        var ports: [LabRole: Int] = [:]
         do {
-            ports = try await httpdnsListeners.start(portBase: options.portBase, down: options.fault == .down)
+            var ports = try await httpdnsListeners.start(portBase: options.portBase, down: options.fault == .down)
             // The second alicloud service IP: the same service on 127.0.0.2, same ports, same certificate.
             for server in httpdnsServers {
                 let second = try LabListener(
                     server: LabServer(
                         role: server.role == .httpdns ? .httpdnsServiceIP : .httpdnsTLSServiceIP,
                         addresses: [HTTPDNSService.labServiceIPs[0]], tls: server.tls,
-                        respond: serviceIPResponder(HTTPDNSService.labServiceIPs[0], ledger: ledger, next: httpdns)),
+                        respond: serviceIPResponder(
+                            HTTPDNSService.labServiceIPs[0], ledger: ledger, next: server.respond)),
                     port: ports[server.role, default: 0], group: group, connections: connections)
                 listeners.append(second)
                 try await second.open()
@@ -174,34 +243,32 @@ public final class Lab: Sendable {
             dnsChannels = localDNS.channels
             ports[.hijacked] = localDNS.hijackedPort
             ports[.dns] = localDNS.dnsPort
+            return BoundServers(listeners: listeners, dnsChannels: dnsChannels, ports: ports)
         } catch {
             for listener in listeners { await listener.release() }
             for channel in dnsChannels { try? await channel.close() }
-            await httpdnsListeners.close()
-            try? await group.shutdownGracefully()
-            if owned { try? FileManager.default.removeItem(atPath: directory) }
             throw error
         }
+    }
 
+    /// Where everything is reached, from the bound ports; the ledger learns each name's URL too.
+    private static func endpoints(
+        ports: [LabRole: Int], zone: LabZone, ledger: LabLedger, account: String, secret: String, ca: String,
+        keys: LabKeys
+    ) -> LabEndpoints {
         var hosts: [String: String] = [:]
         for record in zone.records {
             guard let role = record.origin.flatMap(LabRole.init(rawValue:)), let port = ports[role] else { continue }
             hosts[record.name] = "\(role == .plain ? "http" : "https")://\(record.name):\(port)/"
         }
         ledger.hosts = hosts
-        let endpoints = LabEndpoints(
+        return LabEndpoints(
             httpdns: "http://127.0.0.1:\(ports[.httpdns, default: 0])",
             httpdnsTLS: "https://127.0.0.1:\(ports[.httpdnsTLS, default: 0])", account: account, secret: secret,
-            ca: caPath, control: "http://127.0.0.1:\(ports[.control, default: 0])",
+            ca: ca, control: "http://127.0.0.1:\(ports[.control, default: 0])",
             hosts: hosts, zone: zone.records, keys: keys,
             serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports[.httpdns, default: 0])" },
             dns: "127.0.0.1:\(ports[.dns, default: 0])")
-        logger.info(
-            "lab started",
-            metadata: ["httpdns": "\(endpoints.httpdns)", "ca": "\(caPath)", "fault": "\(options.fault.rawValue)"])
-        return Lab(
-            endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners,
-            listeners: listeners, dnsChannels: dnsChannels, ownedDirectory: owned ? directory : nil)
     }
 
     /// The HTTPDNS fault in force.

@@ -6,14 +6,18 @@ import Foundation
 /// The names the lab's HTTPDNS service knows.
 struct LabZone: Sendable {
     var records: [LabZoneRecord]
+    /// The names worth trying first, in the order they are suggested.
+    var examples: [LabExample]
 
     private struct File: Decodable {
+        var examples: [LabExample]
         var names: [LabZoneRecord]
     }
 
     /// The zone shipped with ipdirect.
     ///
-    /// - Throws: `LabError` when the file does not decode or a name's origin is no lab server.
+    /// - Throws: `LabError` when the file does not decode, a name's origin is no lab server or an
+    ///   example is not one of its names.
     static func bundled() throws -> LabZone {
         let file: File
         do {
@@ -29,7 +33,16 @@ struct LabZone: Sendable {
                 )
             }
         }
-        return LabZone(records: file.names)
+        for example in file.examples {
+            // A name, or a URL of one: scheme, port and path aside, the host must be the zone's.
+            let afterScheme = example.typed.split(separator: "://", maxSplits: 1).last ?? ""
+            let host = afterScheme.prefix { $0 != "/" && $0 != ":" }
+            guard file.names.contains(where: { $0.name == host }) else {
+                throw LabError(
+                    "the bundled lab zone (lab-zone.json) suggests \(example.typed), a name it does not have")
+            }
+        }
+        return LabZone(records: file.names, examples: file.examples)
     }
 
     /// The record for a name, matched case-insensitively and without a trailing dot.
@@ -38,4 +51,19 @@ struct LabZone: Sendable {
         if key.hasSuffix(".") { key.removeLast() }
         return records.first { $0.name == key }
     }
+}
+
+/// A lab name worth trying first, as a person types it, and what it shows.
+public struct LabExample: Sendable, Equatable, Decodable {
+    /// The name, or a URL where the scheme matters (`http://plain.lab.test/`).
+    public var typed: String
+    /// What probing it shows, in a few words.
+    public var shows: String
+}
+
+extension Lab {
+    /// The names the lab suggests trying first, from its bundled zone, in its order.
+    ///
+    /// - Throws: `LabError` when the bundled zone does not decode.
+    public static func examples() throws -> [LabExample] { try LabZone.bundled().examples }
 }

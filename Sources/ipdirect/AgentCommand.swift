@@ -112,119 +112,30 @@ struct AgentCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        func usage(_ message: String) -> UsageError { UsageError(message) }
-        let labels: [AgentLabel]
-        do {
-            labels = try label.map { text throws(AgentSettingError) in try AgentLabel(parsing: text) }
-        } catch {
-            throw usage(error.description)
-        }
-        if Set(labels.map(\.name)).count != labels.count { throw usage("--label names each label once") }
-        let rotateBytes: Int64
-        do {
-            rotateBytes = try ByteSize.parse(rotate)
-        } catch {
-            throw usage(error.description)
-        }
-        if !urls.isEmpty && input != nil { throw usage("give URLs or --input FILE, not both") }
-        if input == "-" {
-            throw usage(
-                "--input - cannot be reloaded on change or SIGHUP: give the agent a file (probe reads standard input)")
-        }
-        if let cacert, let problem = CAFileOption.problem(cacert, named: "--cacert") { throw usage(problem) }
-
+        let (labels, rotateBytes) = try checkedSettings()
         LoggingSystem.bootstrap { _ in AgentLogHandler(format: logFormat) }
         let logger = Logger(label: "ipdirect.agent")
-
-        // How to probe.
-        var options = ProbeOptions()
-        if !scenario.isEmpty { options.scenarios = scenario }
-        options.method = method
-        do {
-            options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }
-        } catch {
-            throw usage(error.reason)
-        }
-        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
-        // Requests at once: room for every scenario of each URL under way.
-        options.concurrency = concurrency * Scenario.allCases.count
-        options.redact = !noRedact
+        var options = try probeOptions()
 
         let session: ResolverSession
         do {
             session = try await providerOptions.start()
         } catch let error as ValidationError {
-            throw usage(error.message)
+            throw UsageError(error.message)
         }
         options.caFile = session.lab?.endpoints.ca ?? cacert
         options.secretNames = RedactionNames(adding: session.configuration.redact)
-        // Unattended, probing on others' word: a redirect to a metadata address is not followed.
-        options.linkLocal = .refuse
         if session.lab != nil, cacert != nil {
             logger.warning("--cacert is not used with --lab: the lab's CA is trusted instead")
         }
-
-        // What to probe.
         let source: AgentTargetSource
+        let exporters: AgentExporters
         do {
-            let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
-            let configured = try AgentTarget.configured(session.configuration.agent, rewrite: rewrite)
-            if let input {
-                source = .file(try TargetsFile(path: input, rewrite: rewrite, configured: configured))
-            } else if !urls.isEmpty {
-                source = .fixed(AgentTarget.merged(try urls.map { try AgentTarget(rewrite($0)) }, configured))
-            } else if !configured.isEmpty {
-                source = .fixed(configured)
-            } else if let hosts = session.lab?.endpoints.hosts {
-                source = .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
-            } else {
-                throw UsageError("no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file)")
-            }
-        } catch let error as UsageError {
+            source = try targetSource(session)
+            exporters = try await AgentExporters.start(self, labels: labels, rotateBytes: rotateBytes, logger: logger)
+        } catch {
             await session.close()
             throw error
-        } catch {
-            await session.close()
-            throw usage("\(error)")
-        }
-
-        // Where results go.
-        let metrics = AgentMetrics(labels: labels)
-        var server: MetricsServer?
-        var tracing: AgentTracing?
-        var jsonlFile: RotatingJSONL?
-        do {
-            if let metricsListen, let address = Self.listenAddress(metricsListen) {
-                // The listener's connections come out of what RLIMIT_NOFILE leaves after probing.
-                let reserve = MetricsListenerLimits.probingReserve(urlsAtOnce: concurrency)
-                let (limits, room) = MetricsListenerLimits.standard.leaving(reserve)
-                server = try await MetricsServer(
-                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger
-                ) { metrics.exposition() }
-                logger.info(
-                    "serving /metrics on \(IPLiteral.hostPort(address.host, port: server!.port))",
-                    metadata: [
-                        "event": "metrics-listening", "connections": "\(limits.connections)", "reserve": "\(reserve)",
-                    ])
-                if let room, room < MetricsListenerLimits.standard.connections {
-                    logger.warning(
-                        "ulimit -n leaves /metrics \(max(room, 0)) connections beyond the \(reserve) descriptors kept for probing; it keeps \(limits.connections). Raise it (systemd: LimitNOFILE=) or lower --concurrency",
-                        metadata: ["event": "metrics-listener-cramped"])
-                }
-            }
-            if let otlpEndpoint {
-                tracing = try AgentTracing(
-                    endpoint: otlpEndpoint, labels: labels, metrics: metrics, logger: logger, redact: !noRedact)
-                logger.info("sending traces to \(tracing!.endpoint)", metadata: ["event": "otlp-exporting"])
-            }
-            if let jsonl {
-                jsonlFile = try RotatingJSONL(
-                    path: jsonl, limit: rotateBytes, redact: !noRedact, metrics: metrics, logger: logger)
-            }
-        } catch {
-            await server?.close()
-            await session.close()
-            throw usage("\(error)")
         }
 
         let cache = session.cache
@@ -232,9 +143,97 @@ struct AgentCommand: AsyncParsableCommand {
         let agent = ProbeAgent(
             engine: engine, source: source,
             schedule: AgentSchedule(interval: interval, jitter: jitter, concurrency: concurrency),
-            sinks: AgentSinks(metrics: metrics, tracing: tracing, jsonl: jsonlFile), logger: logger)
-        let counting = agent.countResolverEvents(cache.events())
+            sinks: AgentSinks(metrics: exporters.metrics, tracing: exporters.tracing, jsonl: exporters.jsonl),
+            logger: logger)
+        await Self.runUntilStopped(agent, counting: cache.events(), logger: logger)
 
+        // Within the second a stop has: flush the exporters, close the listener, save the cache.
+        await Deadline.first(within: 0.9) {
+            await exporters.tracing?.shutdown(within: 0.6)
+            await exporters.server?.close()
+            await session.close()
+        }
+        logger.info("agent stopped", metadata: ["event": "agent-stopped"])
+        Foundation.exit(0)
+    }
+
+    /// The settings `validate()` cannot check without parsing them: labels and the rotation size,
+    /// and the targets' form.
+    ///
+    /// - Returns: the labels and the size past which --jsonl rotates.
+    /// - Throws: `UsageError` for a bad value.
+    private func checkedSettings() throws -> ([AgentLabel], Int64) {
+        let labels: [AgentLabel]
+        do {
+            labels = try label.map { text throws(AgentSettingError) in try AgentLabel(parsing: text) }
+        } catch {
+            throw UsageError(error.description)
+        }
+        if Set(labels.map(\.name)).count != labels.count { throw UsageError("--label names each label once") }
+        let rotateBytes: Int64
+        do {
+            rotateBytes = try ByteSize.parse(rotate)
+        } catch {
+            throw UsageError(error.description)
+        }
+        if !urls.isEmpty && input != nil { throw UsageError("give URLs or --input FILE, not both") }
+        if input == "-" {
+            throw UsageError(
+                "--input - cannot be reloaded on change or SIGHUP: give the agent a file (probe reads standard input)")
+        }
+        if let cacert, let problem = CAFileOption.problem(cacert, named: "--cacert") { throw UsageError(problem) }
+        return (labels, rotateBytes)
+    }
+
+    /// How to probe: the command line's request options, the agent's bounds and its refusals.
+    private func probeOptions() throws -> ProbeOptions {
+        var options = ProbeOptions()
+        if !scenario.isEmpty { options.scenarios = scenario }
+        options.method = method
+        do {
+            options.headers = try header.map { line throws(TargetSettingError) in try HeaderField(parsing: line) }
+        } catch {
+            throw UsageError(error.reason)
+        }
+        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
+        // Requests at once: room for every scenario of each URL under way.
+        options.concurrency = concurrency * Scenario.allCases.count
+        options.redact = !noRedact
+        // Unattended, probing on others' word: a redirect to a metadata address is not followed.
+        options.linkLocal = .refuse
+        return options
+    }
+
+    /// What to probe: --input's file, the URLs, the configuration's targets, or the lab's names.
+    ///
+    /// - Throws: `UsageError` when there is no target or one is not usable.
+    private func targetSource(_ session: ResolverSession) throws -> AgentTargetSource {
+        do {
+            let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
+            let configured = try AgentTarget.configured(session.configuration.agent, rewrite: rewrite)
+            if let input {
+                return .file(try TargetsFile(path: input, rewrite: rewrite, configured: configured))
+            } else if !urls.isEmpty {
+                return .fixed(AgentTarget.merged(try urls.map { try AgentTarget(rewrite($0)) }, configured))
+            } else if !configured.isEmpty {
+                return .fixed(configured)
+            } else if let hosts = session.lab?.endpoints.hosts {
+                return .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
+            }
+            throw UsageError("no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file)")
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            throw UsageError("\(error)")
+        }
+    }
+
+    /// Runs the agent until SIGINT or SIGTERM; SIGHUP re-reads its targets. Counts the resolver's
+    /// events meanwhile.
+    private static func runUntilStopped(
+        _ agent: ProbeAgent, counting events: AsyncStream<ResolverEvent>, logger: Logger
+    ) async {
+        let counting = agent.countResolverEvents(events)
         let signals = try? SignalPipe(watching: [SIGINT, SIGTERM, SIGHUP])
         signals?.onSignal { number in
             if number == SIGHUP {
@@ -247,15 +246,59 @@ struct AgentCommand: AsyncParsableCommand {
         await agent.run()
         signals?.stop()
         counting.cancel()
+    }
+}
 
-        // Within the second a stop has: flush the exporters, close the listener, save the cache.
-        let stopping = (tracing, server)
-        await Deadline.first(within: 0.9) {
-            await stopping.0?.shutdown(within: 0.6)
-            await stopping.1?.close()
-            await session.close()
+/// Where the agent's results go: metrics (served when --metrics-listen), traces, JSON Lines.
+private struct AgentExporters {
+    var metrics: AgentMetrics
+    var server: MetricsServer?
+    var tracing: AgentTracing?
+    var jsonl: RotatingJSONL?
+
+    /// Starts what the command asks for; on failure, what was started is closed.
+    ///
+    /// - Throws: `UsageError` when a listener, collector or file cannot be set up.
+    static func start(
+        _ command: AgentCommand, labels: [AgentLabel], rotateBytes: Int64, logger: Logger
+    ) async throws -> AgentExporters {
+        var exporters = AgentExporters(metrics: AgentMetrics(labels: labels))
+        let metrics = exporters.metrics
+        do {
+            if let metricsListen = command.metricsListen, let address = AgentCommand.listenAddress(metricsListen) {
+                // The listener's connections come out of what RLIMIT_NOFILE leaves after probing.
+                let reserve = MetricsListenerLimits.probingReserve(urlsAtOnce: command.concurrency)
+                let (limits, room) = MetricsListenerLimits.standard.leaving(reserve)
+                let server = try await MetricsServer(
+                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger
+                ) { metrics.exposition() }
+                exporters.server = server
+                logger.info(
+                    "serving /metrics on \(IPLiteral.hostPort(address.host, port: server.port))",
+                    metadata: [
+                        "event": "metrics-listening", "connections": "\(limits.connections)", "reserve": "\(reserve)",
+                    ])
+                if let room, room < MetricsListenerLimits.standard.connections {
+                    logger.warning(
+                        "ulimit -n leaves /metrics \(max(room, 0)) connections beyond the \(reserve) descriptors kept for probing; it keeps \(limits.connections). Raise it (systemd: LimitNOFILE=) or lower --concurrency",
+                        metadata: ["event": "metrics-listener-cramped"])
+                }
+            }
+            if let otlpEndpoint = command.otlpEndpoint {
+                let tracing = try AgentTracing(
+                    endpoint: otlpEndpoint, labels: labels, metrics: metrics, logger: logger,
+                    redact: !command.noRedact)
+                exporters.tracing = tracing
+                logger.info("sending traces to \(tracing.endpoint)", metadata: ["event": "otlp-exporting"])
+            }
+            if let jsonl = command.jsonl {
+                exporters.jsonl = try RotatingJSONL(
+                    path: jsonl, limit: rotateBytes, redact: !command.noRedact, metrics: metrics, logger: logger)
+            }
+        } catch {
+            await exporters.server?.close()
+            throw UsageError("\(error)")
         }
-        logger.info("agent stopped", metadata: ["event": "agent-stopped"])
-        Foundation.exit(0)
+        return exporters
     }
 }

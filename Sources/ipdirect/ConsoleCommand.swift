@@ -95,7 +95,13 @@ final class LiveConsoleEngine: ConsoleEngine {
         let configuration = session.configuration
         description = EngineDescription(
             provider: session.cache.provider.name, endpoint: configuration.effectiveEndpoint ?? "system DNS",
-            lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired)
+            lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired,
+            labExamples: session.lab == nil ? [] : Self.labExamples)
+    }
+
+    /// The lab zone's suggested names, as the console shows them.
+    static var labExamples: [LabNameExample] {
+        ((try? Lab.examples()) ?? []).map { LabNameExample(typed: $0.typed, shows: $0.shows) }
     }
 
     func probe(_ text: String) -> AsyncStream<ProbeEvent> {

@@ -1,29 +1,20 @@
 // The compare view and `[keys]` in the real binary under tmux: a remapped key opens the compare
 // view on a probed lab name; a bad `[keys]` entry stops the start with its sentence and status 2.
 import Foundation
-import TestSupport
 import Testing
 
 @Suite(
     "Compare view and [keys] end to end under tmux", .serialized,
     .enabled(if: TmuxPane.available, "tmux is not installed"))
 struct CompareEndToEndTests {
-    private func config(_ text: String, in directory: String) throws -> String {
-        let path = directory + "/config.toml"
-        try ("persist_cache = false\n" + text + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    private func config(_ text: String) -> String { "persist_cache = false\n" + text + "\n" }
 
     @Test("a key remapped in [keys] opens the compare view: the lab's four providers and its hijacking DNS server")
     func remappedCompare() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let file = try config("theme = \"light\"\n[keys]\ncompare-providers = \"C\"", in: directory)
-        let pane = try await TmuxPane(
-            width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))
-        defer { pane.close() }
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        let terminal = try await TmuxTerminal.console(
+            configuration: config("theme = \"light\"\n[keys]\ncompare-providers = \"C\""))
+        defer { terminal.close() }
+        let pane = terminal.pane
         try await pane.type("hijacked.lab.test")
         try await pane.send("Enter")
         _ = await pane.wait(for: "Verdict:")
@@ -46,13 +37,9 @@ struct CompareEndToEndTests {
 
     @Test("a clash in [keys] stops the console before it draws, with the sentence and status 2")
     func clash() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let file = try config("[keys]\nquit = \"r\"", in: directory)
-        let pane = try await TmuxPane(
-            width: 120, height: 40, command: EndToEndTests.command(directory: directory, extra: "--config '\(file)'"))
-        defer { pane.close() }
+        let terminal = try await TmuxTerminal.console(configuration: config("[keys]\nquit = \"r\""), firstScreen: false)
+        defer { terminal.close() }
+        let pane = terminal.pane
         _ = await pane.wait { $0.contains("Pane is dead") }
         let screen = await pane.screenAndHistory()
         #expect(screen.contains("'r' would mean both"), "\(screen)")

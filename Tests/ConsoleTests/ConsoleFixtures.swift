@@ -2,13 +2,16 @@
 // fixed moment in UTC so every snapshot draws the same frame on every machine.
 import Console
 import Foundation
+import Lab
 import NameResolution
 import Probe
 
 enum ConsoleFixtures {
     /// 2026-11-23 08:00:00 UTC.
     static let now = Date(timeIntervalSince1970: 1_795_420_800)
-    static let engine = EngineDescription(provider: "alicloud", endpoint: "http://127.0.0.1:18080/lab", lab: true)
+    static let engine = EngineDescription(
+        provider: "alicloud", endpoint: "http://127.0.0.1:18080/lab", lab: true,
+        labExamples: try! Lab.examples().map { LabNameExample(typed: $0.typed, shows: $0.shows) })
 
     static func emptyState(
         size: TerminalSize = TerminalSize(width: 80, height: 24), glyphs: Glyphs = .unicode

@@ -112,12 +112,9 @@ struct EndToEndTests {
 
     @Test("probe, cache countdown, trace detail, export, resize, quit")
     func session() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
-        defer { pane.close() }
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        let terminal = try await TmuxTerminal.console()
+        defer { terminal.close() }
+        let (pane, directory) = (terminal.pane, terminal.directory)
 
         // Probe a lab name with several certificates chosen by SNI.
         try await pane.type("sni-a.lab.test")
@@ -211,12 +208,9 @@ struct EndToEndTests {
 
     @Test("SIGTERM leaves the terminal restored")
     func terminated() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let pane = try await TmuxPane(width: 100, height: 30, command: Self.command(directory: directory))
-        defer { pane.close() }
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"))
+        let terminal = try await TmuxTerminal.console(width: 100, height: 30)
+        defer { terminal.close() }
+        let pane = terminal.pane
         let shell = await pane.format("#{pane_pid}")
         let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
         let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
@@ -231,12 +225,9 @@ struct EndToEndTests {
 
     @Test("c shows the command of a trace; run from the screen it ends as the trace did")
     func reproduce() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
-        defer { pane.close() }
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        let terminal = try await TmuxTerminal.console()
+        defer { terminal.close() }
+        let pane = terminal.pane
         // tmux keeps what an application copies with OSC 52 in a paste buffer.
         try await pane.tmux(["set-option", "-s", "set-clipboard", "on"])
 
@@ -282,12 +273,9 @@ struct EndToEndTests {
 
     @Test("i on the dual-stack name lists both addresses with connect times; Enter probes one")
     func ipView() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
-        defer { pane.close() }
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        let terminal = try await TmuxTerminal.console()
+        defer { terminal.close() }
+        let pane = terminal.pane
         try await pane.type("dual.lab.test")
         try await pane.send("Enter")
         _ = await pane.wait(for: "Verdict:")
@@ -316,12 +304,9 @@ struct EndToEndTests {
 
     @Test("w watches a lab name; flipping the lab's fault shows up as a recorded verdict change")
     func watch() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
-        let pane = try await TmuxPane(width: 120, height: 40, command: Self.command(directory: directory))
-        defer { pane.close() }
-        try #require(await pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+        let terminal = try await TmuxTerminal.console()
+        defer { terminal.close() }
+        let (pane, directory) = (terminal.pane, terminal.directory)
         // The lab's LocalDNS has no answer for this name: only HTTPDNS makes it work.
         try await pane.type("nxdomain.lab.test")
         try await pane.send("Enter")

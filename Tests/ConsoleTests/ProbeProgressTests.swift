@@ -1,26 +1,23 @@
 // `ipdirect probe`'s progress line as a person sees it under tmux: on the terminal while a batch
 // runs, gone when it ends, and never written when stderr is a pipe.
 import Foundation
-import TestSupport
 import Testing
 
 @Suite("probe progress line under tmux", .serialized, .enabled(if: TmuxPane.available, "tmux is not installed"))
 struct ProbeProgressTests {
     @Test("a batch shows done/total on a terminal, clears it at the end, and writes none into a pipe")
     func progressOnTerminalOnly() async throws {
-        let scratch = try ScratchDirectory("e2e")
-        defer { scratch.remove() }
-        let directory = scratch.path
         // Four URLs of the lab's slow origin (3 s each, one at a time): long enough to see the line
         // even while the other suites load the machine.
-        let probe =
-            "XDG_CONFIG_HOME='\(directory)' XDG_CACHE_HOME='\(directory)' '\(Tmux.binary)' probe --lab "
-            + "--scenario direct-sni --concurrency 1 --format jsonl slow.lab.test/1 slow.lab.test/2 slow.lab.test/3 slow.lab.test/4"
-        let command =
-            "cd '\(directory)' && \(probe) > terminal.jsonl; echo TERMINAL-EXITED-$?; read go; "
-            + "\(probe) 2>&1 | cat > piped.txt; echo PIPED-EXITED"
-        let pane = try await TmuxPane(width: 120, height: 30, command: command)
-        defer { pane.close() }
+        let terminal = try await TmuxTerminal.start(height: 30) { directory in
+            let probe =
+                "XDG_CONFIG_HOME='\(directory)' XDG_CACHE_HOME='\(directory)' '\(Tmux.binary)' probe --lab "
+                + "--scenario direct-sni --concurrency 1 --format jsonl slow.lab.test/1 slow.lab.test/2 slow.lab.test/3 slow.lab.test/4"
+            return "cd '\(directory)' && \(probe) > terminal.jsonl; echo TERMINAL-EXITED-$?; read go; "
+                + "\(probe) 2>&1 | cat > piped.txt; echo PIPED-EXITED"
+        }
+        defer { terminal.close() }
+        let (pane, directory) = (terminal.pane, terminal.directory)
 
         // The lab starts first (its CA, keys and listeners): slow under load and under `make asan`.
         let running = await pane.wait(seconds: 90) { $0.contains("/4 done") }

@@ -148,24 +148,6 @@ struct LabOriginTests {
         }
     }
 
-    /// Trust stores are parsed once per CA file and shared between connections: one transfer's
-    /// CAs must never verify another's server (two labs, two CAs, one transfer loop).
-    @Test("each transfer is verified against its own CA file, however often the loop saw others")
-    func trustStaysWithItsTransfer() async throws {
-        try await withLab { first in
-            try await withLab { second in
-                for _ in 0..<3 {
-                    #expect(try await fetch(first.pinned("sni-a.lab.test")).status == 200)
-                    #expect(try await fetch(second.pinned("sni-a.lab.test")).status == 200)
-                }
-                var crossed = second.pinned("sni-a.lab.test")
-                crossed.caFile = first.endpoints.ca
-                let error = try #require(await failure(of: crossed) as? CurlError)
-                #expect(error.kind == .certificate)
-                #expect(error.refusedCertificate?.verifyError == 20)  // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
-            }
-        }
-    }
 }
 
 extension HTTPRequest {

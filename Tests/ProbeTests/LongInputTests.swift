@@ -1,6 +1,5 @@
 // Hostile `--input` lines (issue 20): a 300-character label that once corrupted libcurl's memory,
 // names longer than DNS allows, a NUL byte inside a line, a URL line of megabytes echoed back.
-import CurlTransport
 import Foundation
 import Lab
 import Probe
@@ -57,22 +56,6 @@ private func probeInput(_ lines: String, endpoint: String) async throws -> Child
 
 @Suite("Long and hostile --input lines")
 struct LongInputTests {
-    @Test("a handle whose pinned name libcurl refused serves the next transfer without reading freed memory")
-    func handleReusedAfterRefusedPin() async throws {
-        try await withLab { lab in
-            // One handle for both transfers: the second reuses the first's.
-            let loop = TransferLoop(maxActive: 1)
-            defer { loop.stop() }
-            let refused = await loop.perform(
-                TransferSpec(url: "https://\(longLabelHost)/", resolve: ["\(longLabelHost):443:127.0.0.1"]))
-            #expect(refused.failure != nil)
-            // No pin on this one: libcurl 7.88 walked the first transfer's freed pin list here.
-            let next = await loop.perform(TransferSpec(url: lab.endpoints.httpdns + "/"))
-            #expect(next.failure == nil, "\(String(describing: next.failure))")
-            #expect(next.status == 404)
-        }
-    }
-
     @Test(
         "the long-name list (two lines, a 300-character label) ends with a sentence, 20 runs out of 20",
         .enabled(if: ipdirectBinary != nil, "the ipdirect binary is not built"))

@@ -241,162 +241,136 @@ public final class ProbeEngine: Sendable {
     ///
     /// - Returns: the attempt, and notes for the verdict (a redirect to a link-local address).
     private func run(_ plan: Plan, url: ProbeURL, memo: ResolutionMemo) async -> (Attempt, [String]) {
-        let checkedName = url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil
-        guard let firstIP = plan.ip, plan.settled == nil else {
-            let settled = plan.settled ?? Settlement(outcome: .dnsFailed, reason: "no address")
-            // A system-dns attempt that found no address is repeated by asking system DNS again.
-            let reproduce =
-                plan.scenario == .systemDNS && settled.outcome == .dnsFailed
-                ? ReproduceCommand.command(
-                    for: reproduction(
-                        .systemDNS, url: url, ip: nil, method: options.method, body: options.body,
-                        dnsServer: plan.dnsServer))
-                : nil
-            let attempt = Attempt(
-                id: plan.id, url: shown(url), scenario: plan.scenario, ip: plan.ip, ipSource: plan.source,
-                outcome: settled.outcome, error: settled.reason, reproduce: reproduce)
-            return (attempt, [])
-        }
+        guard let firstIP = plan.ip, plan.settled == nil else { return (settledAttempt(plan, url: url), []) }
         var exchanges: [ReproduceCommand.Exchange] = []
         var hops: [Hop] = []
-        var current = url
-        var method = options.method
-        var body = options.body
+        var chain = RedirectChain(start: url, options: options)
         var ip = firstIP
         var pins = plan.pins
         var resolver = plan.source ?? .system
-        var headers = options.headers
         var notes: [String] = []
         var verdictNotes: [String] = []
-        // A request made again in the same chain is a loop: nothing changes between them.
-        var requested: Set<String> = [method.rawValue + " " + current.text]
-        for index in 0...options.maxRedirects {
+        // Ends when a hop is no redirect to follow: the chain stops at its limit.
+        while true {
+            let request = chain.request
             exchanges.append(
                 reproduction(
-                    plan.scenario, url: current, ip: ip, pins: pins, method: method, body: body,
+                    plan.scenario, url: request.url, ip: ip, pins: pins, method: request.method, body: request.body,
                     dnsServer: plan.dnsServer))
             // The Location followed is the one received, not the hop's cleaned and redacted copy.
             let (hop, location) = await exchange(
-                plan.scenario, url: current, ip: ip, pins: pins, resolver: resolver, method: method, body: body,
-                headers: headers, notes: notes)
+                plan.scenario, url: request.url, ip: ip, pins: pins, resolver: resolver, method: request.method,
+                body: request.body, headers: request.headers, notes: notes)
             hops.append(hop)
-            notes = []
-            guard hop.outcome.reachedServer, let status = hop.status, [301, 302, 303, 307, 308].contains(status),
-                let location
-            else { break }
-            if index == options.maxRedirects {
-                hops[hops.count - 1].outcome = .tooManyRedirects
-                hops[hops.count - 1].error =
-                    "stopped after \(options.maxRedirects) redirects: the chain is longer than the limit"
-                break
+            let next: RedirectChain.Request
+            switch chain.next(status: hop.outcome.reachedServer ? hop.status : nil, location: location) {
+            case .done:
+                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
+            case .stop(let outcome, let error):
+                hops[hops.count - 1].outcome = outcome ?? hop.outcome
+                hops[hops.count - 1].error = error
+                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
+            case .follow(let request, let followNotes):
+                next = request
+                notes = followNotes
             }
-            let next: ProbeURL
-            do {
-                next = try current.resolving(location)
-            } catch {
-                hops[hops.count - 1].error = "the redirect goes nowhere usable: \(error.reason)"
-                break
-            }
-            let shownNext = shown(next)
-            if current.isHTTPS && !next.isHTTPS && !options.allowDowngrade {
-                hops[hops.count - 1].outcome = .redirectRefused
-                hops[hops.count - 1].error =
-                    "refused to follow a redirect from https to plain http (\(shownNext)); --allow-downgrade follows it"
-                break
-            }
-            // 307 and 308 keep method and body; the others become GET (HEAD stays HEAD).
-            if [301, 302, 303].contains(status) && method != .head {
-                method = .get
-                body = nil
-            }
-            if !requested.insert(method.rawValue + " " + next.text).inserted {
-                hops[hops.count - 1].outcome = .tooManyRedirects
-                hops[hops.count - 1].error = "redirect loop: \(shownNext) was already requested in this chain"
-                break
-            }
-            // Credentials go to the origin they were given for (as curl does): scheme, host or
-            // port changing drops them, unless --location-trusted; a body is not carried there.
-            if next.scheme != url.scheme || next.host != url.host || next.port != url.port {
-                let secret = { (field: HeaderField) in Redaction.isSecretHeader(field.name, self.options.secretNames) }
-                let dropped = options.locationTrusted ? [] : headers.filter(secret)
-                if !dropped.isEmpty {
-                    headers.removeAll(where: secret)
-                    notes.append(
-                        "ipdirect: dropped \(dropped.map(\.name).joined(separator: ", ")): the redirect leaves "
-                            + "\(url.scheme)://\(url.hostHeader) for \(next.scheme)://\(next.hostHeader) "
-                            + "(--location-trusted keeps them)")
-                }
-                if body != nil {
-                    body = nil
-                    notes.append("ipdirect: the request body is not carried to another origin (\(next.hostHeader))")
-                }
-            }
-            if next.host != current.host {
-                // A new host is resolved again, with the technique of this attempt.
-                let answer = await memo.resolution(of: next.host) { await self.resolution(of: $0) }
-                let picked: (String, IPSource)?
-                if plan.scenario == .systemDNS {
-                    let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
-                    pins = ips.filter(IPLiteral.isLiteral)
-                    picked = pins.first.map { ($0, .system) }
-                } else {
-                    let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
-                    picked = ips.first(where: IPLiteral.isLiteral).map {
-                        ($0, Self.ipSource(of: answer.httpdns))
-                    }
-                }
-                guard let (nextIP, source) = picked else {
-                    let which = plan.scenario == .systemDNS ? "system DNS" : "HTTPDNS"
-                    let reason = plan.scenario == .systemDNS ? answer.system.error : answer.httpdns.error
-                    hops.append(
-                        Hop(
-                            url: next.text, originalURL: next.text, method: method.rawValue,
-                            resolver: plan.scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
-                            error: "\(which) gave no address for \(next.host): \(reason ?? "empty answer")"))
-                    break
-                }
+            guard next.url.host != request.url.host else { continue }
+            // A new host is resolved again, with the technique of this attempt.
+            switch await address(of: next, scenario: plan.scenario, memo: memo) {
+            case .none(let failed):
+                hops.append(failed)
+                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
+            case .found(let found):
                 // Judged by the addresses the hop would connect to, whatever Location named.
-                let connectsTo = plan.scenario == .systemDNS ? pins : [nextIP]
-                if let address = connectsTo.first(where: IPLiteral.isLinkLocalOrMetadata) {
-                    let place = Self.linkLocalPlace(address, host: next.host)
-                    if options.linkLocal == .refuse {
-                        hops[hops.count - 1].outcome = .redirectRefused
-                        hops[hops.count - 1].error =
-                            "refused to follow a redirect to \(shownNext): it connects to \(place), a link-local "
-                            + "address where cloud metadata services answer; this prober does not go there"
-                        break
-                    }
-                    let note =
-                        "a redirect led to \(shownNext), which connects to \(place), a link-local address where "
-                        + "cloud metadata services answer (followed; the agent refuses it)"
+                switch chain.judge(connectingTo: found.pins.isEmpty ? [found.ip] : found.pins, for: next.url) {
+                case .connect:
+                    break
+                case .connectNoting(let note):
                     notes.append("ipdirect: " + note)
                     verdictNotes.append(note)
+                case .refuse(let error):
+                    hops[hops.count - 1].outcome = .redirectRefused
+                    hops[hops.count - 1].error = error
+                    return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
                 }
-                ip = nextIP
-                resolver = source
+                (ip, pins, resolver) = (found.ip, found.pins, found.source)
             }
-            current = next
         }
+    }
+
+    /// An attempt made without an exchange (skipped, or no address): its plan's settlement.
+    private func settledAttempt(_ plan: Plan, url: ProbeURL) -> Attempt {
+        let settled = plan.settled ?? Settlement(outcome: .dnsFailed, reason: "no address")
+        // A system-dns attempt that found no address is repeated by asking system DNS again.
+        let reproduce =
+            plan.scenario == .systemDNS && settled.outcome == .dnsFailed
+            ? ReproduceCommand.command(
+                for: reproduction(
+                    .systemDNS, url: url, ip: nil, method: options.method, body: options.body,
+                    dnsServer: plan.dnsServer))
+            : nil
+        return Attempt(
+            id: plan.id, url: shown(url), scenario: plan.scenario, ip: plan.ip, ipSource: plan.source,
+            outcome: settled.outcome, error: settled.reason, reproduce: reproduce)
+    }
+
+    /// Where a redirect to a new host connects, asked the way the attempt's scenario asks.
+    private struct RedirectAddress: Sendable {
+        var ip: String
+        /// For system-dns: every address system DNS gave (pinned together); empty otherwise.
+        var pins: [String]
+        var source: IPSource
+    }
+
+    /// A redirect's new host resolved: an address, or the hop that says none came.
+    private enum RedirectResolution: Sendable {
+        case found(RedirectAddress)
+        case none(Hop)
+    }
+
+    /// The address a redirect's new host resolves to with `scenario`'s technique (system DNS for
+    /// system-dns, HTTPDNS for the others), or the hop that says none came.
+    private func address(
+        of next: RedirectChain.Request, scenario: Scenario, memo: ResolutionMemo
+    ) async -> RedirectResolution {
+        let host = next.url.host
+        let answer = await memo.resolution(of: host) { await self.resolution(of: $0) }
+        if scenario == .systemDNS {
+            let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
+            let pins = ips.filter(IPLiteral.isLiteral)
+            if let first = pins.first { return .found(RedirectAddress(ip: first, pins: pins, source: .system)) }
+        } else {
+            let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
+            if let first = ips.first(where: IPLiteral.isLiteral) {
+                return .found(RedirectAddress(ip: first, pins: [], source: Self.ipSource(of: answer.httpdns)))
+            }
+        }
+        let which = scenario == .systemDNS ? "system DNS" : "HTTPDNS"
+        let reason = scenario == .systemDNS ? answer.system.error : answer.httpdns.error
+        return .none(
+            Hop(
+                url: next.url.text, originalURL: next.url.text, method: next.method.rawValue,
+                resolver: scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
+                error: "\(which) gave no address for \(host): \(reason ?? "empty answer")"))
+    }
+
+    /// The attempt its hops make: the first hop's address and certificate, the last hop's outcome.
+    private func attempt(
+        _ plan: Plan, url: ProbeURL, hops: [Hop], exchanges: [ReproduceCommand.Exchange]
+    ) -> Attempt {
         let last = hops[hops.count - 1]
         let first = hops[0]
-        let attempt = Attempt(
-            id: plan.id, url: shown(url), scenario: plan.scenario, ip: first.remoteIP ?? firstIP,
-            ipSource: plan.source, sni: first.sni, checkedName: checkedName, outcome: last.outcome,
+        return Attempt(
+            id: plan.id, url: shown(url), scenario: plan.scenario, ip: first.remoteIP ?? plan.ip,
+            ipSource: plan.source, sni: first.sni,
+            checkedName: url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil, outcome: last.outcome,
             status: last.status, httpVersion: last.httpVersion, timings: last.timings,
             certificate: last.certificate ?? first.certificate, error: last.error, hops: hops,
             reproduce: ReproduceCommand.command(for: exchanges), shortage: last.shortage)
-        return (attempt, verdictNotes)
     }
 
     /// A URL as traces show it: redacted unless `--no-redact`.
-    private func shown(_ url: ProbeURL) -> String {
-        options.redact ? Redaction.url(url.text, options.secretNames) : url.text
-    }
-
-    /// "169.254.169.254", or "169.254.169.254 (metadata.example)" when a name led there.
-    static func linkLocalPlace(_ address: String, host: String) -> String {
-        IPLiteral.isLiteral(host) ? address : "\(address) (\(host))"
-    }
+    private func shown(_ url: ProbeURL) -> String { options.shown(url) }
 
     /// A server's header as it is kept: name and value cleaned where they enter.
     static func cleaned(_ field: HeaderField) -> HeaderField {
