@@ -1,5 +1,5 @@
-// The `[[providers]]` tables of the configuration file: several HTTPDNS services to compare,
-// each a full provider setting whose secrets live in environment variables the table names.
+// A provider named for comparison (a `[[providers]]` table, or one of the lab's): a full provider
+// setting whose secrets live in environment variables it names, or in memory for the lab's.
 import Foundation
 
 /// One provider named for comparison (`[[providers]]`). Secrets are never in the file: the
