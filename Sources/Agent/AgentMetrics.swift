@@ -62,7 +62,7 @@ public enum AgentExporter: String, Sendable, CaseIterable {
 /// The agent's metrics. Every series carries the vantage labels; per-target series are taken
 /// out of the registry when their target leaves the list, so a long-running agent whose list
 /// changes does not grow without end.
-public final class AgentMetrics: Sendable {
+public final class AgentMetrics: ReportExporter {
     /// The registry `/metrics` is rendered from.
     public let registry: PrometheusCollectorRegistry
     private let labels: [(String, String)]
@@ -161,21 +161,26 @@ public final class AgentMetrics: Sendable {
 
     // MARK: Recording
 
-    /// Records one probed URL.
+    /// Records one probed URL. A report that says nothing of its target (attempts that could not
+    /// start for want of the agent's own descriptors or memory, and nothing else worked) leaves
+    /// the target's series at their last values, so no alert pages for a target that is fine.
     ///
     /// - Parameters:
     ///   - report: what the probe found.
-    ///   - target: the target it was for.
-    ///   - now: the time certificate expiry is counted from.
-    public func record(_ report: URLReport, target: AgentTarget, now: Date = Date()) {
+    ///   - context: the target it was for.
+    public func record(_ report: URLReport, context: ReportContext) {
+        guard report.judgesTarget else { return }
         inForce.withLock { wanted in
-            guard wanted?.contains(target.label) ?? true else { return }
-            recordSeries(report, target: target, now: now)
+            guard wanted?.contains(context.target) ?? true else { return }
+            recordSeries(report, target: context.target, now: Date())
         }
     }
 
-    private func recordSeries(_ report: URLReport, target: AgentTarget, now: Date) {
-        let name = target.label
+    /// Nothing to do: `/metrics` is read from the registry as it is.
+    public func finish(within budget: Duration) async {}
+
+    /// Writes the series of one report; certificate expiry is counted from `now`.
+    private func recordSeries(_ report: URLReport, target name: String, now: Date) {
         let targetLabel = [("target", name)]
         for scenario in Scenario.allCases {
             guard let attempt = report.decidingAttempt(scenario), attempt.outcome != .skipped else { continue }

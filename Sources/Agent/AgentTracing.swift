@@ -21,7 +21,7 @@ struct ReportInstant: TracerInstant {
 /// by swift-otel's processor; a slow or absent collector drops batches (counted in
 /// `ipdirect_export_failures_total{exporter="otlp"}` and logged at most once a minute), and
 /// probing never waits for it.
-public final class AgentTracing: Sendable {
+public final class AgentTracing: ReportExporter {
     private let tracer: any Tracer
     private let group: ServiceGroup
     private let runner: Task<Void, Never>
@@ -92,13 +92,13 @@ public final class AgentTracing: Sendable {
         runner = Task { try? await group.run() }
     }
 
-    /// Sends what is queued and stops, waiting at most `seconds`.
-    public func shutdown(within seconds: Double) async {
+    /// Sends what is queued and stops, waiting at most `budget`.
+    public func finish(within budget: Duration) async {
         let group = group
         let runner = runner
         // What is left when time is up goes on in the background (a task group would wait for
         // it, since an exporter's flush does not answer cancellation).
-        await Deadline.first(within: seconds) {
+        await Deadline.first(within: budget / .seconds(1)) {
             await group.triggerGracefulShutdown()
             await runner.value
         }
@@ -110,9 +110,9 @@ public final class AgentTracing: Sendable {
     ///
     /// - Parameters:
     ///   - report: what the probe found.
-    ///   - target: the target it was for.
-    ///   - started: when the probe began (resolution included).
-    public func record(_ report: URLReport, target: AgentTarget, started: Date) {
+    ///   - context: the target it was for, and when its probe began (resolution included).
+    public func record(_ report: URLReport, context: ReportContext) {
+        let started = context.started
         let shown = redact ? Redaction.report(report) : report
         let attemptTimes = shown.attempts.compactMap(Self.span(of:))
         let end = attemptTimes.map(\.end).max() ?? Date()
@@ -121,7 +121,7 @@ public final class AgentTracing: Sendable {
         var attributes = baseAttributes()
         attributes["url.full"] = shown.url
         attributes["server.address"] = shown.host
-        attributes["ipdirect.target"] = target.label
+        attributes["ipdirect.target"] = context.target
         attributes["ipdirect.recommended"] = shown.verdict.recommended?.rawValue ?? "none"
         attributes["ipdirect.works"] = shown.verdict.works.map(\.rawValue).joined(separator: ",")
         attributes["ipdirect.dns.agreement"] = shown.resolution.agreement.rawValue

@@ -49,14 +49,24 @@ public enum AgentTargetSource: Sendable {
 
 /// Where each report goes.
 public struct AgentSinks: Sendable {
+    /// The agent's own series (rounds, resolver cache, resource errors); it takes every report too.
     public var metrics: AgentMetrics?
-    public var tracing: AgentTracing?
-    public var jsonl: RotatingJSONL?
+    /// Every exporter a report goes to, in order: the metrics first, then the others given.
+    public var exporters: [any ReportExporter]
 
-    public init(metrics: AgentMetrics? = nil, tracing: AgentTracing? = nil, jsonl: RotatingJSONL? = nil) {
+    /// - Parameters:
+    ///   - metrics: the registry `/metrics` serves, if any.
+    ///   - exporters: the others (traces, JSON Lines, ...).
+    public init(metrics: AgentMetrics? = nil, exporters: [any ReportExporter] = []) {
         self.metrics = metrics
-        self.tracing = tracing
-        self.jsonl = jsonl
+        self.exporters = (metrics.map { [$0] } ?? []) + exporters
+    }
+
+    /// Finishes every exporter side by side, each within `budget`.
+    public func finish(within budget: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            for exporter in exporters { group.addTask { await exporter.finish(within: budget) } }
+        }
     }
 }
 
@@ -89,7 +99,7 @@ public final class ProbeAgent: Sendable {
     ///     settings of its own gets one like it with those settings over its options.
     ///   - source: the target list.
     ///   - schedule: interval, jitter and concurrency.
-    ///   - sinks: metrics, traces, JSON Lines.
+    ///   - sinks: the metrics and the exporters each report goes to.
     ///   - logger: one line per event.
     public init(
         engine: ProbeEngine, source: AgentTargetSource, schedule: AgentSchedule, sinks: AgentSinks, logger: Logger
@@ -290,16 +300,12 @@ public final class ProbeAgent: Sendable {
         let hopStarts = report.attempts.compactMap { $0.hops.first?.startedAt }
         let resolution = max(report.resolution.httpdns.ms, report.resolution.system.ms, 0) / 1000
         let started = max(roundStart, (hopStarts.min() ?? roundStart).addingTimeInterval(-resolution))
-        // Attempts that could not start for want of a descriptor or memory are the agent's
-        // failure; when nothing else worked, the round says nothing of the target, whose series
-        // and last round stay as they were (no page for a target that is fine).
         let shortages = report.attempts.compactMap(\.shortage)
         if let shortage = shortages.first { shortageSeen(shortage, attempts: shortages.count, target: target) }
-        let conclusive = shortages.isEmpty || !report.verdict.works.isEmpty
-        if conclusive { sinks.metrics?.record(report, target: target) }
-        sinks.tracing?.record(report, target: target, started: started)
-        sinks.jsonl?.write(report)
-        guard conclusive else { return }
+        let context = ReportContext(target: target.label, started: started)
+        for exporter in sinks.exporters { exporter.record(report, context: context) }
+        // The target's last round stays as it was when this one says nothing of it.
+        guard report.judgesTarget else { return }
 
         let summary = WatchRound.summary(of: report, round: round, at: started)
         let before = state.withLock { state -> WatchRound? in
@@ -329,5 +335,14 @@ public final class ProbeAgent: Sendable {
                 "\(attempts) attempts for \(target.label) could not start: \(shortage.sentence); the agent's failure, not the target's\(more)",
                 metadata: ["event": "agent-out-of-resources", "resource": "\(shortage.rawValue)"])
         }
+    }
+}
+
+extension URLReport {
+    /// Whether the report says anything of its target. Attempts that could not start for want
+    /// of a descriptor or memory are the agent's failure: when nothing else worked, the round
+    /// says nothing of the target.
+    var judgesTarget: Bool {
+        !verdict.works.isEmpty || attempts.allSatisfy { $0.shortage == nil }
     }
 }

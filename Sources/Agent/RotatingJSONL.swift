@@ -40,10 +40,11 @@ public enum ByteSize {
 }
 
 /// Appends reports to a JSON Lines file, rotating it by size; every file it creates is 0600
-/// (`PrivateFile`), as probe's exports are: the records say what was probed. A write that fails (disk full,
-/// file system gone) is counted and said at most once a minute; probing goes on, and the next
-/// report is tried again.
-public final class RotatingJSONL: Sendable {
+/// (`PrivateFile`), as probe's exports are: the records say what was probed. A line a hard stop
+/// cut off is dropped when the file is opened, as `probe --jsonl --resume` drops it, so the next
+/// record starts a line of its own. A write that fails (disk full, file system gone) is counted
+/// and said at most once a minute; probing goes on, and the next report is tried again.
+public final class RotatingJSONL: ReportExporter {
     private struct State {
         var descriptor: Int32
         var size: Int64
@@ -79,19 +80,20 @@ public final class RotatingJSONL: Sendable {
         self.redact = redact
         self.metrics = metrics
         self.logger = logger
-        let descriptor = PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
+        let descriptor = PrivateFile.open(path, flags: O_RDWR | O_APPEND)
         guard descriptor >= 0 else {
             throw AgentSettingError(
                 "cannot open --jsonl \(path): \(String(cString: strerror(errno))); check the directory exists and is writable"
             )
         }
+        ReportWriter.dropCutOffLine(descriptor)
         state = Locked(State(descriptor: descriptor, size: Self.size(of: descriptor)))
     }
 
     deinit { _ = state.withLock { close($0.descriptor) } }
 
-    /// Appends one report as one line.
-    public func write(_ report: URLReport) {
+    /// Appends one report as one line; the context plays no part in the file.
+    public func record(_ report: URLReport, context: ReportContext) {
         let line = ReportWriter.jsonLine(redact ? Redaction.report(report) : report)
         let failure = state.withLock { state -> String? in
             if let limit, state.size > 0, state.size + Int64(line.count) > limit {
@@ -123,6 +125,9 @@ public final class RotatingJSONL: Sendable {
             }
         }
     }
+
+    /// Nothing to do: every record was written whole when it was recorded.
+    public func finish(within budget: Duration) async {}
 
     /// FILE → FILE.1 → FILE.2 ...; a fresh FILE.
     private func rotate(_ state: inout State) {

@@ -143,13 +143,12 @@ struct AgentCommand: AsyncParsableCommand {
         let agent = ProbeAgent(
             engine: engine, source: source,
             schedule: AgentSchedule(interval: interval, jitter: jitter, concurrency: concurrency),
-            sinks: AgentSinks(metrics: exporters.metrics, tracing: exporters.tracing, jsonl: exporters.jsonl),
-            logger: logger)
+            sinks: AgentSinks(metrics: exporters.metrics, exporters: exporters.reports), logger: logger)
         await Self.runUntilStopped(agent, counting: cache.events(), logger: logger)
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
         await Deadline.first(within: 0.9) {
-            await exporters.tracing?.shutdown(within: 0.6)
+            await agent.sinks.finish(within: .milliseconds(600))
             await exporters.server?.close()
             await session.close()
         }
@@ -255,6 +254,12 @@ private struct AgentExporters {
     var server: MetricsServer?
     var tracing: AgentTracing?
     var jsonl: RotatingJSONL?
+
+    /// The exporters each report goes to beside the metrics.
+    var reports: [any ReportExporter] {
+        let all: [(any ReportExporter)?] = [tracing, jsonl]
+        return all.compactMap { $0 }
+    }
 
     /// Starts what the command asks for; on failure, what was started is closed.
     ///

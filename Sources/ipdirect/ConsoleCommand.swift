@@ -129,15 +129,17 @@ final class LiveConsoleEngine: ConsoleEngine {
     }
 
     func export(_ reports: [URLReport], basePath: String) async throws -> [String] {
-        let files = [
-            (basePath + ".jsonl", ProbeExport.jsonLines(reports)), (basePath + ".har", ProbeExport.har(reports)),
-        ]
-        for (path, data) in files {
+        let files = [(basePath + ".jsonl", ReportWriter.Format.jsonLines), (basePath + ".har", .har)]
+        for (path, format) in files {
+            let writer: ReportWriter
             do {
-                try PrivateFile.write(data, to: path)
+                writer = try ReportWriter(format, path: path)
             } catch {
-                throw ExportError(path: path, reason: error.description)
+                throw ExportError(path: path, reason: error.reason)
             }
+            for report in reports { writer.record(report) }
+            await writer.finish(within: .seconds(1))
+            if let failure = writer.failure { throw ExportError(path: path, reason: failure) }
         }
         return files.map(\.0)
     }

@@ -116,11 +116,11 @@ enum ProbeBatch {
                 }
                 let works = !report.verdict.works.isEmpty
                 if stdoutIsTerminal {
-                    progress.clearedWhile { stdoutWriter.write(report) }
+                    progress.clearedWhile { stdoutWriter.record(report) }
                 } else {
-                    stdoutWriter.write(report)
+                    stdoutWriter.record(report)
                 }
-                for writer in finishedWriters.dropFirst() { writer.write(report) }
+                for writer in finishedWriters.dropFirst() { writer.record(report) }
                 outcome.withLock { state in
                     state.done += 1
                     if works { state.ok += 1 } else { state.failed += 1 }

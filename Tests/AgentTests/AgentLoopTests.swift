@@ -60,16 +60,16 @@ struct AgentLoopTests {
         let report = try #require(await engine.report(plain.url, emit: { _ in }))
         let metrics = AgentMetrics(labels: [])
         let series = "target=\"\(plain.label)\""
-        metrics.record(report, target: plain)
+        metrics.record(report, context: ReportContext(target: plain.label, started: Date()))
         #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
         // A reload drops the target while a round that began before it is still probing it.
         metrics.keep(only: [sni])
         #expect(!String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
-        metrics.record(report, target: plain)
+        metrics.record(report, context: ReportContext(target: plain.label, started: Date()))
         #expect(!String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
         // A target the list holds again is recorded again.
         metrics.keep(only: [sni, plain])
-        metrics.record(report, target: plain)
+        metrics.record(report, context: ReportContext(target: plain.label, started: Date()))
         #expect(String(decoding: metrics.exposition(), as: UTF8.self).contains(series))
         try await lab.shutdown()
     }
@@ -139,7 +139,7 @@ struct AgentLoopTests {
         let jsonl = try RotatingJSONL(path: path, limit: 8 * 1024, keep: 2, metrics: nil, logger: log.logger)
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache()), source: .fixed([try AgentTarget(lab.url("sni-a.lab.test"))]),
-            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1), sinks: AgentSinks(jsonl: jsonl),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1), sinks: AgentSinks(exporters: [jsonl]),
             logger: log.logger)
         await withAgent(agent) {
             #expect(await eventually { FileManager.default.fileExists(atPath: path + ".2") })
@@ -178,7 +178,7 @@ struct AgentLoopTests {
         options.timeout = 10
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache(), options: options), source: .file(file),
-            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(jsonl: jsonl),
+            schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(exporters: [jsonl]),
             logger: log.logger)
         await withAgent(agent) {
             #expect(await eventually { agent.roundsCompleted >= 1 })
@@ -226,7 +226,7 @@ struct AgentLoopTests {
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache()), source: .fixed([try AgentTarget(lab.url("plain.lab.test"))]),
             schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1),
-            sinks: AgentSinks(metrics: metrics, jsonl: jsonl), logger: log.logger)
+            sinks: AgentSinks(metrics: metrics, exporters: [jsonl]), logger: log.logger)
         await withAgent(agent) {
             #expect(await eventually { agent.roundsCompleted >= 3 })
         }

@@ -26,7 +26,7 @@ struct JSONLinesFileModeTests {
             url: "https://a.test/" + String(repeating: "p", count: 600), host: "a.test",
             resolution: HostResolution(host: "a.test", system: SystemAnswer(), httpdns: HTTPDNSAnswer(provider: "x")),
             attempts: [], verdict: Verdict(works: [], recommended: nil, summary: "none", notes: []))
-        for _ in 0..<6 { jsonl.write(report) }
+        for _ in 0..<6 { jsonl.record(report) }
         #expect(FileManager.default.fileExists(atPath: path + ".2"))
         for file in [path, path + ".1", path + ".2"] {
             #expect(mode(file) == 0o600, "\(file)")

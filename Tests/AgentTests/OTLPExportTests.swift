@@ -118,11 +118,11 @@ struct OTLPExportTests {
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache()), source: .fixed([target]),
             schedule: AgentSchedule(interval: 60, jitter: 0, concurrency: 1),
-            sinks: AgentSinks(metrics: metrics, tracing: tracing), logger: log.logger)
+            sinks: AgentSinks(metrics: metrics, exporters: [tracing]), logger: log.logger)
         await withAgent(agent) {
             #expect(await eventually { agent.roundsCompleted >= 1 })
         }
-        await tracing.shutdown(within: 10)
+        await tracing.finish(within: .seconds(10))
         #expect(await eventually(within: 30) { receiver.spans.contains { $0["name"] as? String == "ipdirect.probe" } })
         try await lab.shutdown()
 
@@ -180,7 +180,7 @@ struct OTLPExportTests {
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache()), source: .fixed([try AgentTarget(lab.url("plain.lab.test"))]),
             schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 1),
-            sinks: AgentSinks(metrics: metrics, tracing: tracing), logger: log.logger)
+            sinks: AgentSinks(metrics: metrics, exporters: [tracing]), logger: log.logger)
         await withAgent(agent) {
             #expect(
                 await eventually(within: 60) {
@@ -191,7 +191,7 @@ struct OTLPExportTests {
             let rounds = agent.roundsCompleted
             #expect(await eventually { agent.roundsCompleted > rounds })
         }
-        await tracing.shutdown(within: 1)
+        await tracing.finish(within: .seconds(1))
         try await lab.shutdown()
         #expect(log.lines(containing: "OTLP export to").count == 1)
     }

@@ -11,11 +11,12 @@ import Testing
 @Suite("JSON Lines bytes")
 struct JSONLinesBytesTests {
     /// What JSON Lines were before: Foundation's encoder, compact, slashes as they are, dates as
-    /// ISO8601DateFormatter writes them (TimestampTests holds the export to that). Its keys of
-    /// synthesised types came in hash order, different each run, so documents are compared.
+    /// ISO8601DateFormatter writes them (TimestampTests holds the export to that), the model's
+    /// absent values as null (NullWritingEncoder). Its keys of synthesised types came in hash
+    /// order, different each run, so documents are compared.
     private static func foundationLine(_ report: URLReport) throws -> String {
         let encoder = Self.foundationEncoder()
-        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+        return String(decoding: try encoder.encode(NullWritingEncoder.Root(value: report)), as: UTF8.self) + "\n"
     }
 
     private static func foundationEncoder() -> JSONEncoder {
@@ -217,6 +218,39 @@ struct JSONLinesDirectWritesTests {
             try c.encode(words, forKey: .words)
             try c.encodeIfPresent(none, forKey: .absent)
         }
+    }
+
+    /// Every kind of optional field, absent, in a type that writes absent values as null.
+    struct Absent: Encodable, AbsentAsNull {
+        var text: String? = nil
+        var count: Int? = nil
+        var ratio: Double? = nil
+        var flag: Bool? = nil
+        var small: UInt16? = nil
+        var when: Date? = nil
+        var verdict: Verdict? = nil
+        var present = "x"
+        var inner = Omitted()
+    }
+
+    /// The same, in a type that leaves absent values out (as URLReport's `ranking`).
+    struct Omitted: Encodable {
+        var text: String? = nil
+        var verdict: Verdict? = nil
+        var present = 1
+    }
+
+    @Test("absent values: null in the model's types, left out elsewhere, by both encoders alike")
+    func absentAsNull() throws {
+        let fast = String(decoding: try CompactJSONEncoder.encodeInOrder(Absent()), as: UTF8.self)
+        #expect(
+            fast
+                == #"{"text":null,"count":null,"ratio":null,"flag":null,"small":null,"when":null,"verdict":null,"present":"x","inner":{"present":1}}"#
+        )
+        let foundation = String(decoding: try ProbeJSON.foundation(Absent(), pretty: false), as: UTF8.self)
+        let left = try JSONSerialization.jsonObject(with: Data(fast.utf8)) as? NSDictionary
+        let right = try JSONSerialization.jsonObject(with: Data(foundation.utf8)) as? NSDictionary
+        #expect(left != nil && left == right)
     }
 
     @Test("optionals written as null or their value, scalars as JSONEncoder writes them")

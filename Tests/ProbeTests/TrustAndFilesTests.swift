@@ -43,7 +43,7 @@ struct TrustAndFilesTests {
                 #expect(FileManager.default.createFile(atPath: path, contents: Data("old".utf8)))
                 chmod(path, 0o644)
                 let writer = try ReportWriter(format, path: path)
-                for report in reports { writer.write(report) }
+                for report in reports { writer.record(report) }
                 writer.finish()
                 let mode = (try FileManager.default.attributesOfItem(atPath: path))[.posixPermissions] as? Int
                 #expect(mode == 0o600, "\(name)")

@@ -17,7 +17,7 @@ public enum ProbeExport {
 
     /// A JSON array of `URLReport`s, pretty-printed.
     public static func json(_ reports: [URLReport], redact: Bool = true) -> Data {
-        let encoded = try? ProbeJSON.encoder(pretty: true).encode(redact ? reports.map(Redaction.report) : reports)
+        let encoded = try? ProbeJSON.foundation(redact ? reports.map(Redaction.report) : reports, pretty: true)
         return (encoded ?? Data("[]".utf8)) + Data("\n".utf8)
     }
 

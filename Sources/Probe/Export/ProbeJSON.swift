@@ -1,95 +1,17 @@
-// The JSON shape of probe results: absent values are written as null (a script reads
-// `"sni": null` as "no SNI was sent"), dates as ISO 8601 with milliseconds.
+// The JSON shape of probe results: absent values of the model's types are written as null (a
+// script reads `"sni": null` as "no SNI was sent"), dates as ISO 8601 with milliseconds.
 import Foundation
 
-extension Attempt {
-    private enum Field: String, CodingKey {
-        case id, url, scenario, ip, ipSource, sni, checkedName, outcome, status, httpVersion, timings, certificate,
-            error, hops, reproduce
-    }
+/// A type whose JSON has a key for every optional field, `null` where the value is absent, where
+/// a synthesised `encode(to:)` leaves the key out. The type keeps its synthesised conformance
+/// (one list of fields: its stored properties, or its `CodingKeys`); ProbeJSON's encoders, the
+/// compact one and Foundation's through `NullWritingEncoder`, write the nulls.
+protocol AbsentAsNull {}
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Field.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(url, forKey: .url)
-        try c.encode(scenario, forKey: .scenario)
-        try c.encode(ip, forKey: .ip)
-        try c.encode(ipSource, forKey: .ipSource)
-        try c.encode(sni, forKey: .sni)
-        try c.encode(checkedName, forKey: .checkedName)
-        try c.encode(outcome, forKey: .outcome)
-        try c.encode(status, forKey: .status)
-        try c.encode(httpVersion, forKey: .httpVersion)
-        try c.encode(timings, forKey: .timings)
-        try c.encode(certificate, forKey: .certificate)
-        try c.encode(error, forKey: .error)
-        try c.encode(hops, forKey: .hops)
-        try c.encode(reproduce, forKey: .reproduce)
-    }
-}
-
-extension Hop {
-    private enum Field: String, CodingKey {
-        case url, originalURL, method, requestHeaders, requestBodyBytes, remoteIP, remotePort, resolver, sni,
-            checkedName, outcome, status, httpVersion, responseHeaders, responseBytes, bodyPreview, timings,
-            certificate, error, log, startedAt
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Field.self)
-        try c.encode(url, forKey: .url)
-        try c.encode(originalURL, forKey: .originalURL)
-        try c.encode(method, forKey: .method)
-        try c.encode(requestHeaders, forKey: .requestHeaders)
-        try c.encode(requestBodyBytes, forKey: .requestBodyBytes)
-        try c.encode(remoteIP, forKey: .remoteIP)
-        try c.encode(remotePort, forKey: .remotePort)
-        try c.encode(resolver, forKey: .resolver)
-        try c.encode(sni, forKey: .sni)
-        try c.encode(checkedName, forKey: .checkedName)
-        try c.encode(outcome, forKey: .outcome)
-        try c.encode(status, forKey: .status)
-        try c.encode(httpVersion, forKey: .httpVersion)
-        try c.encode(responseHeaders, forKey: .responseHeaders)
-        try c.encode(responseBytes, forKey: .responseBytes)
-        try c.encode(bodyPreview, forKey: .bodyPreview)
-        try c.encode(timings, forKey: .timings)
-        try c.encode(certificate, forKey: .certificate)
-        try c.encode(error, forKey: .error)
-        try c.encode(log, forKey: .log)
-        try c.encode(startedAt, forKey: .startedAt)
-    }
-}
-
-extension PhaseTimings {
-    private enum Field: String, CodingKey {
-        case nameLookup, connect, tlsDone, preTransfer, firstByte, total
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Field.self)
-        try c.encode(nameLookup, forKey: .nameLookup)
-        try c.encode(connect, forKey: .connect)
-        try c.encode(tlsDone, forKey: .tlsDone)
-        try c.encode(preTransfer, forKey: .preTransfer)
-        try c.encode(firstByte, forKey: .firstByte)
-        try c.encode(total, forKey: .total)
-    }
-}
-
-extension Verdict {
-    private enum Field: String, CodingKey {
-        case works, recommended, summary, notes
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Field.self)
-        try c.encode(works, forKey: .works)
-        try c.encode(recommended, forKey: .recommended)
-        try c.encode(summary, forKey: .summary)
-        try c.encode(notes, forKey: .notes)
-    }
-}
+extension Attempt: AbsentAsNull {}
+extension Hop: AbsentAsNull {}
+extension PhaseTimings: AbsentAsNull {}
+extension Verdict: AbsentAsNull {}
 
 enum ProbeJSON {
     /// One JSON Lines record (compact JSON and its newline); nil when the value cannot be encoded.
@@ -99,7 +21,13 @@ enum ProbeJSON {
         return Data(bytes)
     }
 
-    static func encoder(pretty: Bool) -> JSONEncoder {
+    /// `value` as Foundation's JSONEncoder writes it with `encoder(pretty:)`'s settings, the
+    /// absent values of `AbsentAsNull` types as null.
+    static func foundation<T: Encodable>(_ value: T, pretty: Bool) throws -> Data {
+        try encoder(pretty: pretty).encode(NullWritingEncoder.Root(value: value))
+    }
+
+    private static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]

@@ -11,13 +11,14 @@ import NameResolution
     import Darwin
 #endif
 
-/// Writes reports to one file descriptor in one format, as they arrive.
+/// Writes reports to one file descriptor in one format, as they arrive: the `ReportExporter`
+/// of `probe`'s output and files and of the console's export.
 ///
-/// Every `write` goes out at once (no buffering), whole: JSON Lines are complete lines; a HAR
+/// Every report recorded goes out at once (no buffering), whole: JSON Lines are complete lines; a HAR
 /// file is a valid document after every report (its closing `]}}` is rewritten after each
 /// entry); a JSON array is closed by `finish()`, which a second Ctrl-C calls too before it exits.
 /// Safe to call from any thread: writes are serialized.
-public final class ReportWriter: Sendable {
+public final class ReportWriter: ReportExporter {
     /// What the writer writes.
     public enum Format: Sendable {
         /// The human table, one block per URL.
@@ -77,7 +78,9 @@ public final class ReportWriter: Sendable {
     /// after the complete lines already there (a cut-off last line is dropped).
     ///
     /// - Throws: `ReportWriterError` when the file cannot be opened.
-    public init(_ format: Format, path: String, redact: Bool = true, appending: Bool = false) throws {
+    public init(
+        _ format: Format, path: String, redact: Bool = true, appending: Bool = false
+    ) throws(ReportWriterError) {
         let appendLines = appending && format == .jsonLines
         // 0600: an export holds what servers answered and, with redaction off, credentials.
         let descriptor = PrivateFile.open(path, flags: O_RDWR | (appendLines ? 0 : O_TRUNC))
@@ -104,8 +107,8 @@ public final class ReportWriter: Sendable {
     /// The first write error, as a sentence; nil when all went well.
     public var failure: String? { state.withLock { $0.failure } }
 
-    /// Writes one report.
-    public func write(_ report: URLReport) {
+    /// Writes one report; the context plays no part in files.
+    public func record(_ report: URLReport, context: ReportContext) {
         let shown = redact ? Redaction.report(report) : report
         state.withLock { state in
             guard !state.finished else { return }
@@ -115,7 +118,7 @@ public final class ReportWriter: Sendable {
             case .jsonLines:
                 _ = lines.withLine(shown) { put($0, &state) }
             case .jsonArray:
-                let element = (try? ProbeJSON.encoder(pretty: true).encode(shown)) ?? Data("null".utf8)
+                let element = (try? ProbeJSON.foundation(shown, pretty: true)) ?? Data("null".utf8)
                 // Indented as an element of the array, as one pretty-printed array would be.
                 var text = Data(state.written == 0 ? "[\n  ".utf8 : ",\n  ".utf8)
                 text.append(contentsOf: element.flatMap { $0 == 0x0A ? [0x0A, 0x20, 0x20] : [$0] })
@@ -145,7 +148,8 @@ public final class ReportWriter: Sendable {
         ProbeJSON.line(report) ?? Data()
     }
 
-    /// Completes the document (closes the JSON array); later writes are ignored. Idempotent.
+    /// Completes the document (closes the JSON array) and flushes a file to disk; later reports
+    /// are ignored. Idempotent, and quick: a stop that cannot wait (a second Ctrl-C) calls it.
     public func finish() {
         state.withLock { state in
             guard !state.finished else { return }
@@ -154,6 +158,11 @@ public final class ReportWriter: Sendable {
             // A file streamed over a long batch cannot be renamed into place; it is flushed to disk instead.
             if ownsDescriptor { fsync(descriptor) }
         }
+    }
+
+    /// `finish()`: a local file takes no time worth bounding.
+    public func finish(within budget: Duration) async {
+        finish()
     }
 
     private func begin() {
@@ -189,8 +198,11 @@ public final class ReportWriter: Sendable {
         }
     }
 
-    /// Truncates a JSON Lines file after its last newline (a line cut off by a hard stop).
-    private static func dropCutOffLine(_ descriptor: Int32) {
+    /// Truncates a JSON Lines file after its last newline (a line cut off by a hard stop), and
+    /// leaves the descriptor at its end.
+    ///
+    /// - Parameter descriptor: the file, open for reading and writing.
+    public static func dropCutOffLine(_ descriptor: Int32) {
         var end = lseek(descriptor, 0, SEEK_END)
         var byte: UInt8 = 0
         while end > 0 {

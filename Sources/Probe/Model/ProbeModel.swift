@@ -152,6 +152,13 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     /// `skipped`): the target is not to blame.
     public var shortage: ResourceShortage?
 
+    /// Every field but `shortage` (the agent's own state, said in `error`) is exported.
+    private enum CodingKeys: String, CodingKey {
+        case url, originalURL, method, requestHeaders, requestBodyBytes, remoteIP, remotePort, resolver, sni,
+            checkedName, outcome, status, httpVersion, responseHeaders, responseBytes, bodyPreview, timings,
+            certificate, error, log, startedAt
+    }
+
     public init(
         url: String, originalURL: String, method: String, requestHeaders: [HeaderField] = [],
         requestBodyBytes: Int = 0, remoteIP: String? = nil, remotePort: Int? = nil, resolver: IPSource,
@@ -211,6 +218,12 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     /// Set when the attempt could not be made because ipdirect itself ran out of this (the
     /// outcome is `skipped`): it says nothing about the target.
     public var shortage: ResourceShortage?
+
+    /// Every field but `shortage` (the agent's own state, said in `error`) is exported.
+    private enum CodingKeys: String, CodingKey {
+        case id, url, scenario, ip, ipSource, sni, checkedName, outcome, status, httpVersion, timings, certificate,
+            error, hops, reproduce
+    }
 
     public init(
         id: UUID = UUID(), url: String, scenario: Scenario, ip: String? = nil, ipSource: IPSource? = nil,
