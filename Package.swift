@@ -41,6 +41,10 @@ let package = Package(
         .systemLibrary(
             name: "CCAres", pkgConfig: "libcares",
             providers: [.apt(["libc-ares-dev"])]),
+        // libxcrypt's crypt_r, which checks the bcrypt hashes of the agent's basic auth users.
+        .systemLibrary(
+            name: "CCrypt", pkgConfig: "libxcrypt",
+            providers: [.apt(["libcrypt-dev"])]),
         // No pkgConfig for ncursesw: its flags are -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600, which SwiftPM
         // refuses ("prohibited flag(s)") on every build; the shim defines what it needs and the module
         // map links ncursesw, whose headers are in the default include path.
@@ -147,7 +151,8 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Probe", "NameResolution", "ConfigurationSources", "Signals", "TerminalText",
+                "Probe", "NameResolution", "ConfigurationSources", "Signals", "TerminalText", "CCrypt",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -157,6 +162,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict),
 

@@ -7,7 +7,7 @@ set -euo pipefail
 # gives the tests `dig`, which the reproduce commands of a chosen DNS server use; prometheus is
 # the server the agent's end-to-end test scrapes with; zsh and fish load the completion scripts,
 # man-db and groff-base render the man pages (PackagingTests).
-wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libncurses-dev pkg-config tmux python3-jsonschema bind9-dnsutils prometheus
+wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libcrypt-dev libncurses-dev pkg-config tmux python3-jsonschema bind9-dnsutils prometheus
   zsh fish man-db groff-base "$@")
 missing=()
 for pkg in "${wanted[@]}"; do

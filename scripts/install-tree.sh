@@ -28,6 +28,9 @@ install)
   install -D -m 0644 "$docs/completions/ipdirect.fish" "$fish_completion"
   install -D -m 0644 Resources/default-config.toml "$doc/examples/config.toml"
   install -m 0644 packaging/targets.txt packaging/agent.env "$doc/examples/"
+  # Prometheus scrape configuration (/probe, multi-target), alert rules and the Grafana dashboard.
+  install -D -m 0644 -t "$doc/examples/prometheus" packaging/prometheus/prometheus.yml \
+    packaging/prometheus/ipdirect-rules.yml packaging/prometheus/grafana-dashboard.json
   # The example unit runs the binary where this install put it.
   sed "s|/usr/bin/ipdirect|$prefix/bin/ipdirect|" packaging/ipdirect-agent.service >"$doc/examples/ipdirect-agent.service"
   chmod 0644 "$doc/examples/ipdirect-agent.service"

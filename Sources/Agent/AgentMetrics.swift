@@ -172,15 +172,15 @@ public final class AgentMetrics: ReportExporter {
         guard report.judgesTarget else { return }
         inForce.withLock { wanted in
             guard wanted?.contains(context.target) ?? true else { return }
-            recordSeries(report, target: context.target, now: Date())
+            recordSeries(report, target: context.target)
         }
     }
 
     /// Nothing to do: `/metrics` is read from the registry as it is.
     public func finish(within budget: Duration) async {}
 
-    /// Writes the series of one report; certificate expiry is counted from `now`.
-    private func recordSeries(_ report: URLReport, target name: String, now: Date) {
+    /// Writes the series of one report.
+    private func recordSeries(_ report: URLReport, target name: String) {
         let targetLabel = [("target", name)]
         for scenario in Scenario.allCases {
             guard let attempt = report.decidingAttempt(scenario), attempt.outcome != .skipped else { continue }
@@ -201,12 +201,14 @@ public final class AgentMetrics: ReportExporter {
                     owned(name, .histogram(histogram))
                 }
             }
+            // A timestamp in seconds, as blackbox's probe_ssl_earliest_cert_expiry: promtool's lint
+            // wants base units, and an alert subtracts time() from it.
             if let leaf = attempt.certificate?.chain.first {
-                let days = gauge(
-                    "certificate_expiry", "days", "Days until the certificate the server presented expires.",
-                    scenarioLabels)
-                days.set(to: leaf.notAfter.timeIntervalSince(now) / 86_400)
-                owned(name, .gauge(days))
+                let expiry = gauge(
+                    "certificate_expiry_timestamp", "seconds",
+                    "When the certificate the server presented expires, in Unix time.", scenarioLabels)
+                expiry.set(to: leaf.notAfter.timeIntervalSince1970)
+                owned(name, .gauge(expiry))
             }
         }
         let working = gauge(
@@ -216,7 +218,7 @@ public final class AgentMetrics: ReportExporter {
         owned(name, .gauge(working))
 
         let agreement = report.resolution.agreement
-        for value in [Agreement.same, .overlap, .disjoint, .systemFailed, .httpdnsFailed, .bothFailed] {
+        for value in Agreement.reported {
             let series = gauge(
                 "dns_agreement", "", "1 for how system DNS and HTTPDNS compared in the last round, 0 otherwise.",
                 targetLabel + [("agreement", value.rawValue)])
@@ -225,6 +227,15 @@ public final class AgentMetrics: ReportExporter {
         }
 
         let httpdns = report.resolution.httpdns
+        // Each family's TTL apart, as the SDKs keep them: an AAAA that expires first shows as such.
+        for family in IPFamily.allCases {
+            guard let seconds = httpdns.ttl[family] else { continue }
+            let ttl = gauge(
+                "httpdns_ttl", "seconds", "The TTL HTTPDNS gave the target's host in the last round, per family.",
+                targetLabel + [("family", family.rawValue)])
+            ttl.set(to: Double(seconds))
+            owned(name, .gauge(ttl))
+        }
         // Only a fresh answer measures the service; a cache hit measures the cache.
         if httpdns.source == .httpdns || httpdns.error != nil {
             let provider = [("provider", httpdns.provider.rawValue)]

@@ -98,7 +98,7 @@ public final class AgentTracing: ReportExporter {
         let runner = runner
         // What is left when time is up goes on in the background (a task group would wait for
         // it, since an exporter's flush does not answer cancellation).
-        await Deadline.first(within: budget / .seconds(1)) {
+        await Deadline.first(within: budget) {
             await group.triggerGracefulShutdown()
             await runner.value
         }
@@ -134,7 +134,7 @@ public final class AgentTracing: ReportExporter {
             .joined(separator: ",")
         resolved["ipdirect.system.ips"] = (shown.resolution.system.ipv4 + shown.resolution.system.ipv6)
             .joined(separator: ",")
-        if let error = shown.resolution.httpdns.error { resolved["ipdirect.httpdns.error"] = error }
+        if let error = shown.resolution.httpdns.error { resolved["ipdirect.httpdns.error"] = error.sentence }
         root.addEvent(
             SpanEvent(
                 name: "resolved",
@@ -171,7 +171,7 @@ public final class AgentTracing: ReportExporter {
         attributes["ipdirect.scenario"] = attempt.scenario.rawValue
         attributes["ipdirect.outcome"] = attempt.outcome.rawValue
         if let source = attempt.ipSource { attributes["ipdirect.resolver"] = source.rawValue }
-        if let ip = attempt.ip { attributes["network.peer.address"] = ip }
+        if let ip = attempt.ip { attributes["network.peer.address"] = ip.text }
         if let sni = attempt.sni { attributes["tls.client.server_name"] = sni }
         if let status = attempt.status { attributes["http.response.status_code"] = status }
         if let version = attempt.httpVersion { attributes["network.protocol.version"] = version }
@@ -203,7 +203,7 @@ public final class AgentTracing: ReportExporter {
         attributes["ipdirect.outcome"] = hop.outcome.rawValue
         attributes["ipdirect.resolver"] = hop.resolver.rawValue
         if let host = URL(string: hop.originalURL)?.host { attributes["server.address"] = host }
-        if let ip = hop.remoteIP { attributes["network.peer.address"] = ip }
+        if let ip = hop.remoteIP { attributes["network.peer.address"] = ip.text }
         if let port = hop.remotePort {
             attributes["network.peer.port"] = port
             attributes["server.port"] = port

@@ -1,11 +1,14 @@
 // A tiny NIO HTTP/1.1 server for `--metrics-listen`: GET /metrics renders the registry in the
-// Prometheus text format (swift-prometheus writes it), one answer at a time, within its limits.
+// Prometheus text format (swift-prometheus writes it), GET /probe probes now; within its limits.
+import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
+import NameResolution
 
-/// Serves `/metrics` until `close()`.
+/// Serves `/metrics`, and `/probe` when given a `ProbeEndpoint`, until `close()`.
 ///
 /// Whatever its network does, it stays within `MetricsListenerLimits`; from SwiftNIO it uses:
 /// - `AcceptBackoffHandler` on the server channel: accept pauses a second on EMFILE, ENFILE,
@@ -36,12 +39,17 @@ public final class MetricsServer: Sendable {
     ///   - limits: connections, timeouts and request size.
     ///   - metrics: where the listener counts its connections and the agent's resource errors.
     ///   - logger: where a full listener and an accept out of descriptors are said, once a minute.
+    ///   - probe: answers `/probe`; nil leaves `/metrics` alone.
+    ///   - web: TLS and basic auth (`--web-config-file`); nil serves plain HTTP to anyone.
     ///   - render: the body of one scrape.
     /// - Throws: `AgentSettingError` when the address cannot be bound.
     public init(
         host: String, port: Int, limits: MetricsListenerLimits = .standard, metrics: AgentMetrics? = nil,
-        logger: Logger? = nil, render: @escaping @Sendable () -> [UInt8]
+        logger: Logger? = nil, probe: ProbeEndpoint? = nil, web: ListenerWebConfig? = nil,
+        render: @escaping @Sendable () -> [UInt8]
     ) async throws {
+        let tls = try Self.tlsContext(web)
+        let auth = web.flatMap { $0.users.isEmpty ? nil : ListenerAuth(config: $0) }
         // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let table = ConnectionTable(limits: limits, metrics: metrics, logger: logger)
@@ -70,8 +78,9 @@ public final class MetricsServer: Sendable {
             )
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let responder = MetricsResponder(table: table, render: render)
+                    let responder = MetricsResponder(table: table, probe: probe, auth: auth, render: render)
                     let pipeline = channel.pipeline.syncOperations
+                    if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
                     try pipeline.addHandlers(
                         IdleStateHandler(readTimeout: TimeAmount(limits.idleTimeout)), RequestClock(responder))
                     try pipeline.configureHTTPServerPipeline(
@@ -92,6 +101,22 @@ public final class MetricsServer: Sendable {
         self.host = host
         self.port = channel.localAddress?.port ?? port
         self.limits = limits
+    }
+
+    /// The TLS context `web` asks for; nil for plain HTTP.
+    private static func tlsContext(_ web: ListenerWebConfig?) throws(AgentSettingError) -> NIOSSLContext? {
+        guard let files = web?.tls else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(files.certificateFile).map {
+                NIOSSLCertificateSource.certificate($0)
+            }
+            let key = try NIOSSLPrivateKey(file: files.keyFile, format: .pem)
+            return try NIOSSLContext(
+                configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+        } catch {
+            throw AgentSettingError(
+                "--web-config-file: cannot serve TLS with \(files.certificateFile) and \(files.keyFile): \(error)")
+        }
     }
 
     /// Stops listening and closes open scrapes.
@@ -123,6 +148,8 @@ private final class MetricsResponder: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let table: ConnectionTable
+    private let probe: ProbeEndpoint?
+    private let auth: ListenerAuth?
     private let render: @Sendable () -> [UInt8]
     private var context: ChannelHandlerContext?
     /// The request being read, and its body's size so far.
@@ -135,8 +162,12 @@ private final class MetricsResponder: ChannelInboundHandler {
     private var requestDeadline: Scheduled<Void>?
     private var writeDeadline: Scheduled<Void>?
 
-    init(table: ConnectionTable, render: @escaping @Sendable () -> [UInt8]) {
+    init(
+        table: ConnectionTable, probe: ProbeEndpoint?, auth: ListenerAuth?, render: @escaping @Sendable () -> [UInt8]
+    ) {
         self.table = table
+        self.probe = probe
+        self.auth = auth
         self.render = render
     }
 
@@ -210,14 +241,58 @@ private final class MetricsResponder: ChannelInboundHandler {
         queued = nil
         answering = true
         table.answering(context.channel)
+        guard let auth else {
+            route(request, context: context)
+            return
+        }
+        // bcrypt takes tens of milliseconds: checked off the event loop, the answer comes back to it.
+        let checked = context.eventLoop.makePromise(of: Bool.self)
+        let header = request.headers.first(name: "Authorization")
+        checked.completeWithTask { auth.authorizes(header) }
+        checked.futureResult.assumeIsolated().whenSuccess { authorized in
+            guard let context = self.context, context.channel.isActive else { return }
+            if authorized {
+                self.route(request, context: context)
+            } else {
+                self.send(
+                    EndpointAnswer(
+                        status: 401, contentType: "text/plain; charset=utf-8",
+                        body: Array("the agent's listener needs a user and password (basic auth)\n".utf8),
+                        headers: ["WWW-Authenticate": "Basic realm=\"ipdirect\""]),
+                    to: request, context: context)
+            }
+        }
+    }
+
+    /// Answers an authorized request: `/probe` off the event loop, anything else at once.
+    private func route(_ request: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard let probe, Self.path(request) == "/probe", request.method == .GET else {
+            send(answer(request), to: request, context: context)
+            return
+        }
+        // The probe runs off the event loop; its answer comes back to it. Meanwhile the
+        // connection counts as answered (no idle close) and reads nothing more.
+        let promise = context.eventLoop.makePromise(of: EndpointAnswer.self)
+        let uri = request.uri
+        let scrapeTimeout = request.headers.first(name: "X-Prometheus-Scrape-Timeout-Seconds")
+        promise.completeWithTask { await probe.answer(uri: uri, scrapeTimeout: scrapeTimeout) }
+        promise.futureResult.assumeIsolated().whenSuccess { answer in
+            guard let context = self.context, context.channel.isActive else { return }
+            self.send(answer, to: request, context: context)
+        }
+    }
+
+    /// Writes `answer`; once the socket has taken it, the next queued request is answered.
+    private func send(_ answer: EndpointAnswer, to request: HTTPRequestHead, context: ChannelHandlerContext) {
         writeDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(table.limits.writeTimeout)) {
             self.close(because: .slowReader)
         }
-        let (status, contentType, body) = answer(request)
+        let body = answer.body
         let keepAlive = request.isKeepAlive
         let written = write(
-            status, contentType: contentType, body: request.method == .HEAD ? nil : body, length: body.count,
-            version: request.version, keepAlive: keepAlive, context: context)
+            HTTPResponseStatus(statusCode: answer.status), contentType: answer.contentType,
+            body: request.method == .HEAD ? nil : body, length: body.count, version: request.version,
+            keepAlive: keepAlive, context: context, extraHeaders: answer.headers)
         written.assumeIsolated().whenComplete { result in
             self.writeDeadline?.cancel()
             self.writeDeadline = nil
@@ -233,24 +308,33 @@ private final class MetricsResponder: ChannelInboundHandler {
         }
     }
 
-    /// The status, content type and body for a request.
-    private func answer(_ request: HTTPRequestHead) -> (HTTPResponseStatus, String, [UInt8]) {
-        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+    /// The path of a request, without its query.
+    private static func path(_ request: HTTPRequestHead) -> Substring {
+        request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+
+    /// The answer to any request but a `/probe` the endpoint runs.
+    private func answer(_ request: HTTPRequestHead) -> EndpointAnswer {
+        let path = Self.path(request)
         if path == "/metrics" && (request.method == .GET || request.method == .HEAD) {
-            return (.ok, "text/plain; version=0.0.4; charset=utf-8", render())
+            return EndpointAnswer(status: 200, contentType: EndpointAnswer.expositionType, body: render())
         } else if path == "/metrics" {
-            return (.methodNotAllowed, "text/plain; charset=utf-8", Array("GET /metrics\n".utf8))
+            return .sentence(405, "GET /metrics")
+        } else if path == "/probe" && probe != nil {
+            return .sentence(405, "GET /probe?target=URL")
         }
-        return (.notFound, "text/plain; charset=utf-8", Array("ipdirect agent serves /metrics only\n".utf8))
+        return .sentence(
+            404, probe == nil ? "ipdirect agent serves /metrics only" : "ipdirect agent serves /metrics and /probe")
     }
 
     /// Writes one response; the future completes when the socket has taken all of it.
     private func write(
         _ status: HTTPResponseStatus, contentType: String, body: [UInt8]?, length: Int, version: HTTPVersion,
-        keepAlive: Bool, context: ChannelHandlerContext
+        keepAlive: Bool, context: ChannelHandlerContext, extraHeaders: [String: String] = [:]
     ) -> EventLoopFuture<Void> {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
+        for (name, value) in extraHeaders.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
         headers.add(name: "Content-Length", value: "\(length)")
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         context.write(
@@ -284,4 +368,15 @@ private final class MetricsResponder: ChannelInboundHandler {
         table.closed(because: reason)
         context.close(promise: nil)
     }
+}
+
+/// The listener's basic auth users, and the pairs already checked.
+final class ListenerAuth: Sendable {
+    private let config: ListenerWebConfig
+    private let remembered = Locked(Set<Data>())
+
+    init(config: ListenerWebConfig) { self.config = config }
+
+    /// Whether an `Authorization` header names a user and its password (runs bcrypt: off the loop).
+    func authorizes(_ header: String?) -> Bool { config.authorizes(header, remembered: remembered) }
 }

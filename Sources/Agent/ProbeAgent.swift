@@ -152,6 +152,14 @@ public final class ProbeAgent: Sendable {
             return state.stopped
         }
         if stoppedEarly { return }
+        if case .fixed(let list) = source, list.isEmpty {
+            // No targets of its own: the agent answers /probe until stopped, and has no rounds.
+            logger.info("agent started with no targets: probing on demand only", metadata: ["event": "agent-started"])
+            for await event in wakes where event == .stop { break }
+            state.withLock { $0.wake = nil }
+            logger.info("agent stopping", metadata: ["event": "agent-stopping"])
+            return
+        }
         logger.info(
             "agent started: \(targets.count) targets every \(schedule.interval) s (±\(Int(schedule.jitter * 100)) %), at most \(schedule.concurrency) at once",
             metadata: ["event": "agent-started"])

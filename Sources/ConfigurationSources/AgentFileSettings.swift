@@ -29,27 +29,33 @@ public struct AgentFileTarget: Sendable, Equatable {
 public struct AgentFileSettings: Sendable, Equatable {
     /// `[[agent.targets]]`, in the file's order.
     public var targets: [AgentFileTarget]
+    /// `[modules.NAME]`, the `/probe` endpoint's named settings, by name.
+    public var modules: [ProbeModuleFileSettings]
 
-    public init(targets: [AgentFileTarget] = []) {
+    public init(targets: [AgentFileTarget] = [], modules: [ProbeModuleFileSettings] = []) {
         self.targets = targets
+        self.modules = modules
     }
 
-    /// Reads `[agent]` from the file's top table.
+    /// Reads `[agent]` and `[modules.NAME]` from the file's top table.
     ///
-    /// - Returns: the settings (nil when the file has no `[agent]`) and warnings for unknown keys.
+    /// - Returns: the settings (nil when the file has neither) and warnings for unknown keys.
     /// - Throws: `ConfigurationError` for a value of the wrong type or a target without a url.
     static func parse(
         _ table: TOMLTable, path: String
     ) throws(ConfigurationError) -> (settings: AgentFileSettings?, warnings: [String]) {
-        guard let raw = table["agent"] else { return (nil, []) }
+        let modules = try ProbeModuleFileSettings.parse(table, path: path)
+        guard let raw = table["agent"] else {
+            return (modules.modules.isEmpty ? nil : AgentFileSettings(modules: modules.modules), modules.warnings)
+        }
         guard let agent = raw.table else {
             throw .wrongType(path, "agent", "a table ([[agent.targets]] then url = \"https://...\")")
         }
-        var warnings: [String] = []
+        var warnings = modules.warnings
         for key in agent.keys where key != "targets" {
             warnings.append("\(path): unknown setting 'agent.\(key)' ignored")
         }
-        var settings = AgentFileSettings()
+        var settings = AgentFileSettings(modules: modules.modules)
         guard let list = agent["targets"] else { return (settings, warnings) }
         let shape = "an array of tables ([[agent.targets]] then url = \"https://...\")"
         guard let array = list.array else { throw .wrongType(path, "agent.targets", shape) }

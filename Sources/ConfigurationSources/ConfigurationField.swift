@@ -85,6 +85,17 @@ extension SettingType where T == String {
         read: text.read, readVariable: { value, _ in value.isEmpty ? nil : value })
 }
 
+extension SettingType where T == String {
+    /// An IPv4 or IPv6 literal (`client_ip`); anything else, a name included, is refused.
+    static let ipLiteral = SettingType(read: { value, key, file throws(ConfigurationError) in
+        guard let text = try SettingType<String>.text.read(value, key, file) else { return nil }
+        guard IPLiteral.family(of: text) != nil else {
+            throw .invalid("\(file): \(key)", text, expected: ["an IPv4 or IPv6 address"])
+        }
+        return text
+    })
+}
+
 extension SettingType where T == Bool {
     static let flag = SettingType(read: { value, key, file throws(ConfigurationError) in
         guard let flag = value.bool else { throw .wrongType(file, key, "true or false") }
@@ -177,6 +188,8 @@ extension ConfigurationField {
         ConfigurationField("cache_path", \.cachePath, .text),
         ConfigurationField("dns_server", \.dnsServer, flag: "--dns-server", .dnsServer),
         ConfigurationField("doh_method", \.dohMethod, flag: "--doh-method", .choice),
+        ConfigurationField("sdk", \.sdk, flag: "--sdk", .choice),
+        ConfigurationField("client_ip", \.clientIP, flag: "--client-ip", .ipLiteral),
         ConfigurationField("key", \.key, variable: "IPDIRECT_HTTPDNS_KEY", .credential),
         ConfigurationField("token", \.token, variable: "IPDIRECT_HTTPDNS_TOKEN", .credential),
         ConfigurationField("region", \.region, .text),

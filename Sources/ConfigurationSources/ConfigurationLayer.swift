@@ -136,7 +136,7 @@ public struct ConfigurationLayer: Sendable {
     }
 
     /// The file's keys that are not resolver fields: sections and settings stored beside them.
-    private static let sections = ["persist_cache", "providers", "theme", "keys", "agent", "redact"]
+    private static let sections = ["persist_cache", "providers", "theme", "keys", "agent", "modules", "redact"]
 
     /// The bundled Resources/default-config.toml as a layer: every setting given.
     public static let defaults: ConfigurationLayer = {

@@ -132,9 +132,9 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
             line.append(Span(g.clip(row.addresses.joined(separator: ", "), c.answer).padded(c.answer + 1)))
         }
         line += [
-            Span((row.ttl.map { "\($0)s" } ?? "-").leftPadded(c.ttl) + " ", .dim),
+            Span((row.ttl?.shown ?? "-").leftPadded(c.ttl) + " ", .dim),
             Span(formatMilliseconds(row.ms).leftPadded(c.time) + " ", .dim),
-            Span(g.clip(row.clientIP ?? "-", c.cip).padded(c.cip + 1)),
+            Span(g.clip(row.clientIP?.text ?? "-", c.cip).padded(c.cip + 1)),
         ]
         line += agreeSpans(row.group, row.error == nil ? row.vsSystem : nil)
         lines.append(line)
@@ -163,8 +163,8 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
     systemLine += agreeSpans(result.systemGroup, nil)
     lines.append(systemLine)
 
-    let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0) } }
-    let systemFailure = system.error.map { [(system.resolver.label, "", $0)] } ?? []
+    let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0.sentence) } }
+    let systemFailure = system.error.map { [(system.resolver.label, "", $0.sentence)] } ?? []
     if !(failures + systemFailure).isEmpty {
         lines.append([])
         lines.append([Span(" Errors", .bold)])

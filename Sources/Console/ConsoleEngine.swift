@@ -85,7 +85,7 @@ public protocol ConsoleEngine: Sendable {
     /// - Returns: the ranking.
     func rankIPs(_ resolution: HostResolution, port: Int, attempts: [Attempt]) async -> IPRanking
     /// Probes one technique against one address of the target's host, whatever the resolvers say.
-    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ProbeEvent>
+    func probe(_ target: String, scenario: Scenario, ip: IPAddress) -> AsyncStream<ProbeEvent>
     /// Writes watch rounds as JSON Lines, one round a line (what `probe --watch` prints).
     ///
     /// - Returns: the path written.

@@ -49,7 +49,7 @@ public struct IPViewState: Sendable, Equatable {
 /// One technique probed against one address from the IP view.
 public struct PinnedProbe: Sendable, Equatable {
     public var runID: Int
-    public var ip: String
+    public var ip: IPAddress
     public var scenario: Scenario
     /// The attempt, once finished.
     public var attempt: Attempt?
@@ -184,7 +184,7 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
     y += 1
 
     let entries = view.rows
-    let ipWidth = max(9, min(39, entries.map { $0.ip.unicodeScalars.count }.max() ?? 0))
+    let ipWidth = max(9, min(39, entries.map { $0.ip.text.unicodeScalars.count }.max() ?? 0))
     let widths = [2, ipWidth, 14, 9, 3, max(8, buffer.width - ipWidth - 35)]
     drawHeader(
         [("#", 2), ("IP", ipWidth), ("SOURCE", 14), ("CONNECT", 9), ("SDK", 3), ("USED BY", widths[5])], y: y,
@@ -202,7 +202,7 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
         let used = entry.usedBy.isEmpty ? "-" : entry.usedBy.map(\.rawValue).joined(separator: ", ")
         buffer.putRow(
             [
-                ("\(index + 1)".leftPadded(2), .plain), (TerminalText.escaped(entry.ip), .bold),
+                ("\(index + 1)".leftPadded(2), .plain), (entry.ip.text, .bold),
                 (entry.sources.map(\.rawValue).joined(separator: "+"), .plain), connect,
                 (entry.sdkRank.map { "\($0)".leftPadded(3) } ?? "  -", .plain), (used, .dim),
             ], widths: widths, y: y, selected: index == view.selected)
@@ -218,7 +218,7 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
         if let note = ranking.note { notes.append([Span(" note: ", .dim), Span(note, .fg(.yellow))]) }
         for entry in ranking.ips {
             guard let error = entry.error else { continue }
-            notes.append([Span(" \(TerminalText.escaped(entry.ip)): ", .dim), Span(error, .fg(.red))])
+            notes.append([Span(" \(entry.ip): ", .dim), Span(error, .fg(.red))])
         }
     }
     notes.append([
@@ -226,7 +226,7 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
         Span(" against the selected address", .dim),
     ])
     for probe in view.probes.reversed() {
-        var line: StyledLine = [Span("   \(probe.scenario.rawValue) @ \(TerminalText.escaped(probe.ip)): ", .dim)]
+        var line: StyledLine = [Span("   \(probe.scenario.rawValue) @ \(probe.ip): ", .dim)]
         if let attempt = probe.attempt {
             line.append(Span(attemptWords(attempt), outcomeStyle(attempt.outcome)))
             if let error = attempt.error { line.append(Span("  " + error, .dim)) }

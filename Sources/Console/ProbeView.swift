@@ -80,7 +80,7 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         let system = resolution.system
         var systemLine: StyledLine = [Span("  system DNS  ", .dim)]
         if let error = system.error {
-            systemLine.append(Span("failed: " + error, .fg(.red)))
+            systemLine.append(Span("failed: " + error.sentence, .fg(.red)))
         } else {
             systemLine.append(Span((system.ipv4 + system.ipv6).joined(separator: ", ")))
             // A DNS server's TTL and CNAME chain (getaddrinfo gives neither).
@@ -92,12 +92,14 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         let httpdns = resolution.httpdns
         var httpdnsLine: StyledLine = [Span("  HTTPDNS     ", .dim)]
         if let error = httpdns.error {
-            httpdnsLine.append(Span("failed: " + error, .fg(.red)))
+            httpdnsLine.append(Span("failed: " + error.sentence, .fg(.red)))
         } else {
             httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
-            httpdnsLine.append(Span("  ttl \(httpdns.ttl)s from \(httpdns.source.rawValue)", .dim))
+            httpdnsLine.append(Span("  ttl \(httpdns.ttl.shown) from \(httpdns.source.rawValue)", .dim))
             // The egress the service judged this client by: the usual reason two networks get different answers.
             if let clientIP = httpdns.clientIP { httpdnsLine.append(Span("  saw you as \(clientIP)", .dim)) }
+            if let origin = httpdns.originTTL { httpdnsLine.append(Span("  origin_ttl \(origin.shown)", .dim)) }
+            if let extra = httpdns.extra { httpdnsLine.append(Span("  extra: \(extra)", .dim)) }
         }
         httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
         let agreementStyle: CellStyle =
@@ -177,7 +179,7 @@ private func matrixCell(
         line.append(Span(more, .dim))
         used += more.count
     }
-    if let ip = attempt.ip, used + ip.count + 3 < width {
+    if let ip = attempt.ip?.text, used + ip.count + 3 < width {
         line.append(Span(" @ " + ip, .dim))
         used += ip.count + 3
     }

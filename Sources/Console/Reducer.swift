@@ -49,7 +49,7 @@ public enum ConsoleEffect: Sendable, Equatable {
     /// Time a TCP connect to every address of a resolution, for the IP view.
     case rankIPs(request: Int, HostResolution, port: Int, attempts: [Attempt])
     /// Probe one technique against one address (the IP view's Enter).
-    case probeIP(runID: Int, target: String, scenario: Scenario, ip: String)
+    case probeIP(runID: Int, target: String, scenario: Scenario, ip: IPAddress)
     /// Write the watch's rounds as JSON Lines.
     case exportWatch([WatchRound], path: String)
     case quit
@@ -545,7 +545,7 @@ func resortCache(_ state: inout ConsoleState) {
     if !filter.isEmpty {
         order = order.filter { index in
             let entry = entries[index]
-            return entry.host.lowercased().contains(filter) || entry.ips.contains { $0.contains(filter) }
+            return entry.host.lowercased().contains(filter) || entry.ips.contains { $0.text.contains(filter) }
         }
     }
     let now = state.now
@@ -562,7 +562,8 @@ func resortCache(_ state: inout ConsoleState) {
         case .family: ordered = a.family != b.family ? a.family.rawValue < b.family.rawValue : a.host < b.host
         case .ips:
             ordered =
-                a.ips.first ?? "" != b.ips.first ?? "" ? (a.ips.first ?? "") < (b.ips.first ?? "") : a.host < b.host
+                a.ips.first?.text ?? "" != b.ips.first?.text ?? ""
+                ? (a.ips.first?.text ?? "") < (b.ips.first?.text ?? "") : a.host < b.host
         case .ttl: ordered = a.expiresAt != b.expiresAt ? a.expiresAt < b.expiresAt : a.host < b.host
         case .source: ordered = a.source != b.source ? a.source.rawValue < b.source.rawValue : a.host < b.host
         case .state: ordered = stateRank(a) != stateRank(b) ? stateRank(a) < stateRank(b) : a.host < b.host

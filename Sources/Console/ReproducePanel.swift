@@ -1,6 +1,7 @@
 // The reproduce panel: `c` on a selected attempt or trace shows the shell command that repeats
 // it, laid out so a mouse selection copies runnable text, and asks the screen to copy it too.
 import Foundation
+import NameResolution
 import Probe
 import TerminalText
 
@@ -23,15 +24,19 @@ public struct ReproducePanel: Sendable, Equatable {
 /// Opens the panel for what is selected and asks for a clipboard copy.
 func openReproducePanel(_ state: inout ConsoleState) -> [ConsoleEffect] {
     let attempts: [Attempt]
+    // Who gave the addresses, with the wire profile its requests followed (`--sdk`).
+    var resolution: HostResolution?
     switch state.view {
     case .traces:
         let record =
             state.detailSequence.flatMap { state.trace(sequence: $0) }
             ?? state.traceAt(row: state.traceCursor.selected)
         attempts = record.map { [$0.attempt] } ?? []
+        resolution = record.flatMap { record in state.runs.first { $0.id == record.runID }?.resolution }
     case .probe:
         let runs = state.listedRuns
         attempts = state.probeCursor.selected < runs.count ? runs[state.probeCursor.selected].attempts : []
+        resolution = state.probeCursor.selected < runs.count ? runs[state.probeCursor.selected].resolution : nil
     default:
         attempts = []
     }
@@ -44,7 +49,7 @@ func openReproducePanel(_ state: inout ConsoleState) -> [ConsoleEffect] {
         return []
     }
     let command: String
-    let title: String
+    var title: String
     if made.count == 1, let attempt = made.first {
         command = attempt.reproduce ?? ""
         title = attemptTitle(attempt)
@@ -52,6 +57,7 @@ func openReproducePanel(_ state: inout ConsoleState) -> [ConsoleEffect] {
         command = made.map { "# \(attemptTitle($0))\n" + ($0.reproduce ?? "") }.joined(separator: "\n")
         title = "\(made.count) attempts of \(made[0].url)"
     }
+    if let provider = resolution?.httpdns.provider { title += " (addresses from \(provider))" }
     state.reproducePanel = ReproducePanel(title: title, command: command)
     return [.copyToClipboard(command)]
 }

@@ -59,10 +59,10 @@ public struct ProbeRun: Sendable, Equatable {
 /// An attempt under way: which cell of the matrix it fills.
 public struct RunningAttempt: Sendable, Equatable {
     public var scenario: Scenario
-    public var ip: String?
+    public var ip: IPAddress?
     public var ipSource: IPSource?
 
-    public init(scenario: Scenario, ip: String?, ipSource: IPSource?) {
+    public init(scenario: Scenario, ip: IPAddress?, ipSource: IPSource?) {
         self.scenario = scenario
         self.ip = ip
         self.ipSource = ipSource
@@ -90,7 +90,7 @@ public struct TraceRecord: Sendable, Equatable {
         self.attempt = attempt
         self.time = time
         searchKey = [
-            attempt.scenario.rawValue, attempt.url, attempt.ip ?? "", attempt.sni ?? "", attempt.outcome.rawValue,
+            attempt.scenario.rawValue, attempt.url, attempt.ip?.text ?? "", attempt.sni ?? "", attempt.outcome.rawValue,
         ]
         .joined(separator: " ").lowercased()
     }

@@ -42,7 +42,7 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
             (clockTime(record.time, state.timeZone), .dim),
             (attempt.scenario.rawValue, .plain),
             (g.clip(withoutScheme(attempt.url), widths[2]), .plain),
-            (g.clip(attempt.ip ?? "-", widths[3]), .plain),
+            (g.clip(attempt.ip?.text ?? "-", widths[3]), .plain),
             (g.clip(attempt.sni ?? "(none)", widths[4]), attempt.sni == nil ? .dim : .plain),
             (g.clip(outcome, widths[5]), outcomeStyle(attempt.outcome)),
             (
@@ -93,8 +93,12 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
         lines.append([Span(" " + title, .fg(.cyan, bold: true))])
     }
     var head: StyledLine = [Span(" "), Span(attempt.scenario.rawValue, .bold), Span("  " + attempt.url)]
-    if let ip = attempt.ip { head.append(Span(g.arrow + ip + " (\(attempt.ipSource?.rawValue ?? "?"))", .dim)) }
+    if let ip = attempt.ip { head.append(Span(g.arrow + ip.text + " (\(attempt.ipSource?.rawValue ?? "?"))", .dim)) }
     lines.append(head)
+    // Which HTTPDNS provider gave the addresses, and the wire profile its requests followed (`--sdk`).
+    if let httpdns = state.runs.first(where: { $0.id == record.runID })?.resolution?.httpdns {
+        lines.append([Span("  addresses from HTTPDNS \(httpdns.provider), ttl \(httpdns.ttl.shown)", .dim)])
+    }
     var outcome: StyledLine = [Span(" "), Span(attempt.outcome.rawValue, outcomeStyle(attempt.outcome))]
     if let status = attempt.status { outcome.append(Span(" \(status)", .bold)) }
     if let version = attempt.httpVersion {

@@ -106,8 +106,8 @@ public struct TransferSpec: Sendable {
     public var method: String
     public var headers: [HeaderField]
     public var body: [UInt8]?
-    /// Whole-exchange timeout, seconds; the connect timeout is the same.
-    public var timeout: Double
+    /// Whole-exchange timeout; the connect timeout is the same.
+    public var timeout: Duration
     /// PEM file of the CAs to trust instead of the system's (`CURLOPT_CAINFO`); `CABundle`
     /// builds one that holds the system's too.
     public var caFile: String?
@@ -128,7 +128,7 @@ public struct TransferSpec: Sendable {
 
     public init(
         url: String, method: String = "GET", headers: [HeaderField] = [], body: [UInt8]? = nil,
-        timeout: Double = 2, caFile: String? = nil, resolve: [String] = [], checkName: String? = nil,
+        timeout: Duration = .seconds(2), caFile: String? = nil, resolve: [String] = [], checkName: String? = nil,
         verifyHost: Bool = true, bypassProxy: Bool = true, freshConnection: Bool = true,
         bodyLimit: BodyLimit = .keepFirst(16 * 1024), trace: Bool = false
     ) {

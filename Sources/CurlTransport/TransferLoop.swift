@@ -227,7 +227,7 @@ private final class Transfer {
         startUptime = DispatchTime.now().uptimeNanoseconds
         do throws(CurlError) {
             try easy.set(CURLOPT_URL, spec.url)
-            let timeout = max(1, Int(spec.timeout * 1000))
+            let timeout = max(1, Int(spec.timeout.inSeconds * 1000))
             try easy.set(CURLOPT_TIMEOUT_MS, timeout)
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, timeout)
             if spec.freshConnection {

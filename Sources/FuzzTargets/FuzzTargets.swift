@@ -98,7 +98,7 @@ public enum FuzzTarget: Hashable, CaseIterable, Sendable, RawRepresentable {
             precondition(TerminalText.width(shown[2]) <= 7, "prefix went past its cells")
         case .serviceText:
             for words in ParserEntryPoints.serviceWords(bytes) {
-                let answer = HTTPDNSAnswer(provider: "fuzz", error: words)
+                let answer = HTTPDNSAnswer(provider: "fuzz", error: .reported(words))
                 let json = (try? JSONEncoder().encode(answer)).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 var cells = CellBuffer(width: 200, height: 1)
                 _ = cells.put(words, x: 0, y: 0)

@@ -102,7 +102,8 @@ extension HTTPDNSService {
         // Everything that travels in the clear, and what `enc` carried when sealed.
         var parameters = query
         let key = Hex.decode(keys.aesKey) ?? []
-        let clientIP = request.remoteAddress ?? "127.0.0.1"
+        // `cip` asks for the answer of another client address; the lab answers it as that address's.
+        var clientIP = query["cip"] ?? request.remoteAddress ?? "127.0.0.1"
         if mode != .plain {
             guard let enc = query["enc"], let sealed = Hex.decode(enc), let plain = try? mode.open(sealed, key: key),
                 let object = try? JSONSerialization.jsonObject(with: Data(plain)) as? [String: String]
@@ -118,10 +119,11 @@ extension HTTPDNSService {
                 response.headers.append(("Date", date))
                 return Answer(response: response, format: format, host: "", isJSON: true)
             }
-            for (name, value) in object where ["dn", "q", "tags"].contains(name) || name.hasPrefix("sdns-") {
+            for (name, value) in object where ["dn", "q", "tags", "cip"].contains(name) || name.hasPrefix("sdns-") {
                 parameters[name] = value
             }
             hosts = parameters["dn"] ?? ""
+            clientIP = parameters["cip"] ?? clientIP
         }
         let names = hosts.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard !hosts.isEmpty else { return failure(.missingArgument) }
@@ -134,8 +136,8 @@ extension HTTPDNSService {
 
         let answers = names.map { name -> String in
             let record = zone.record(for: name)
-            func part(_ ips: [String]?) -> String {
-                var fields = [#""ips":\#(json(ips ?? []))"#, #""ttl":\#(record?.ttl ?? 60)"#]
+            func part(_ ips: [String]?, v6: Bool) -> String {
+                var fields = [#""ips":\#(json(ips ?? []))"#, #""ttl":\#(record?.ttl(v6) ?? 60)"#]
                 if record == nil {
                     fields.append(#""no_ip_code":"DomainNotFound""#)
                 } else if ips?.isEmpty ?? true {
@@ -145,8 +147,8 @@ extension HTTPDNSService {
                 return "{" + fields.joined(separator: ",") + "}"
             }
             var fields = [#""dn":\#(json(name))"#]
-            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4))"#) }
-            if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6))"#) }
+            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4, v6: false))"#) }
+            if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6, v6: true))"#) }
             return "{" + fields.joined(separator: ",") + "}"
         }
         let data = #"{"cip":\#(json(clientIP)),"answers":[\#(answers.joined(separator: ","))]}"#

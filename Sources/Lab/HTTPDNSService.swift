@@ -75,21 +75,19 @@ struct HTTPDNSService: Sendable {
             }
             guard let expiry = Int(t), expiry >= now() else { return failure(.signatureExpired) }
         }
-        let clientIP = request.remoteAddress ?? "127.0.0.1"
+        // `ip=` asks for the answer of another client address (the C SDK's client_ip).
+        let clientIP = request.query["ip"] ?? request.remoteAddress ?? "127.0.0.1"
         if endpoint.hasSuffix("resolve") {
             let names = host.split(separator: ",").map(String.init)
             var entries: [String] = []
             for name in names {
                 let record = zone.record(for: name)
-                let ttl = record?.ttl ?? 60
-                if families.contains("4") {
+                // One record per type, each with its own TTL (the C SDK's batch answer shape).
+                for (family, v6) in [(Substring("4"), false), ("6", true)] where families.contains(family) {
+                    let ttl = record?.ttl(v6) ?? 60
+                    let ips = (v6 ? record?.ipv6 : record?.ipv4) ?? []
                     entries.append(
-                        #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(record?.ipv4 ?? [])),"type":1,"ttl":\#(ttl),"origin_ttl":\#(ttl)}"#
-                    )
-                }
-                if families.contains("6") {
-                    entries.append(
-                        #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(record?.ipv6 ?? [])),"type":28,"ttl":\#(ttl),"origin_ttl":\#(ttl)}"#
+                        #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(ips)),"type":\#(v6 ? 28 : 1),"ttl":\#(ttl),"origin_ttl":\#(record?.originTTL ?? ttl)}"#
                     )
                 }
             }
@@ -103,8 +101,9 @@ struct HTTPDNSService: Sendable {
         fields.append(#""ips":\#(json(families.contains("4") ? record?.ipv4 ?? [] : []))"#)
         if families.contains("6") { fields.append(#""ipsv6":\#(json(record?.ipv6 ?? []))"#) }
         fields.append(#""ttl":\#(ttl)"#)
-        fields.append(#""origin_ttl":\#(ttl)"#)
+        fields.append(#""origin_ttl":\#(record?.originTTL ?? ttl)"#)
         fields.append(#""client_ip":\#(json(clientIP))"#)
+        if let extra = record?.extra { fields.append(#""extra":\#(json(extra))"#) }
         return Answer(
             response: .json(200, "{" + fields.joined(separator: ",") + "}"), format: format, host: host, isJSON: true)
     }
@@ -126,15 +125,16 @@ struct HTTPDNSService: Sendable {
         let batch = names.count > 1
         let lines = names.map { name -> String in
             let record = zone.record(for: name)
-            func part(_ ips: [String], emptyAs empty: String) -> String {
+            func part(_ ips: [String], emptyAs empty: String, v6: Bool = false) -> String {
                 guard let record, !ips.isEmpty else { return empty }
-                return ips.joined(separator: ";") + (withTTL ? ",\(record.ttl)" : "")
+                return ips.joined(separator: ";") + (withTTL ? ",\(record.ttl(v6))" : "")
             }
             let missing = batch ? "0" : ""
             let result: String
             switch type {
-            case "addrs": result = part(record?.ipv4 ?? [], emptyAs: "0") + "-" + part(record?.ipv6 ?? [], emptyAs: "0")
-            case "aaaa": result = part(record?.ipv6 ?? [], emptyAs: missing)
+            case "addrs":
+                result = part(record?.ipv4 ?? [], emptyAs: "0") + "-" + part(record?.ipv6 ?? [], emptyAs: "0", v6: true)
+            case "aaaa": result = part(record?.ipv6 ?? [], emptyAs: missing, v6: true)
             default: result = part(record?.ipv4 ?? [], emptyAs: missing)
             }
             // With clientip=1 every line ends in |client-ip (DNSPod SDK `ResponseParser` patterns).
@@ -174,7 +174,9 @@ struct HTTPDNSService: Sendable {
                 host: host, isJSON: true)
         }
         let data = type == 1 ? record.ipv4 : type == 28 ? record.ipv6 : []
-        let answers = data.map { #"{"name":\#(json(fqdn)),"type":\#(type),"TTL":\#(record.ttl),"data":\#(json($0))}"# }
+        let answers = data.map {
+            #"{"name":\#(json(fqdn)),"type":\#(type),"TTL":\#(record.ttl(type == 28)),"data":\#(json($0))}"#
+        }
         let answerField = answers.isEmpty ? "" : #","Answer":[\#(answers.joined(separator: ","))]"#
         return Answer(
             response: .json(200, #"{"Status":0,\#(flags),\#(question)\#(answerField)}"#), format: "doh-json",

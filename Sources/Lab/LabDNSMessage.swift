@@ -168,7 +168,7 @@ enum LabDNSReply {
         }
         let wanted = query.type == 1 ? 4 : 16
         for ip in ips {
-            guard let address = LabDNSRecord.address(owner, ip, ttl: record.ttl),
+            guard let address = LabDNSRecord.address(owner, ip, ttl: record.ttl(query.type == 28)),
                 case .address(let bytes) = address.data, bytes.count == wanted
             else { continue }
             records.append(address)

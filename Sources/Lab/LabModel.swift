@@ -102,8 +102,15 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     public var ipv4: [String]
     /// What the HTTPDNS service answers for AAAA queries.
     public var ipv6: [String]
-    /// TTL in seconds.
+    /// TTL in seconds (of the AAAA records too, unless `ttlV6` says otherwise).
     public var ttl: Int
+    /// The AAAA records' own TTL, for a name whose families expire apart (v2 `v6.ttl`, the
+    /// legacy batch's `type: 28` record).
+    public var ttlV6: Int?
+    /// The legacy API's `origin_ttl` (the authoritative TTL before the service's own); `ttl` when nil.
+    public var originTTL: Int?
+    /// The legacy API's `extra`, as the service sends it: HTML-entity-encoded.
+    public var extra: String?
     /// The lab origin serving the name (`plain`, `sni`, ...), nil when nothing serves it.
     public var origin: String?
     /// A CNAME chain, first alias first: DNS replies (RFC 8484, the DNS server) lead through it to
@@ -116,8 +123,10 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     public var rcode: LabDNSRcode?
 
     enum CodingKeys: String, CodingKey {
-        case name, ipv4, ipv6, ttl, origin, cname, rcode
+        case name, ipv4, ipv6, ttl, origin, cname, rcode, extra
         case localDNS = "localdns"
+        case ttlV6 = "ttl_v6"
+        case originTTL = "origin_ttl"
     }
 
     public init(
@@ -133,6 +142,9 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
         self.cname = cname
         self.localDNS = localDNS
     }
+
+    /// The TTL of one family's records.
+    public func ttl(_ v6: Bool) -> Int { v6 ? ttlV6 ?? ttl : ttl }
 }
 
 /// Where everything of a running lab is reached.

@@ -17,10 +17,10 @@ enum CacheBenchmark {
     static func run() async throws {
         let names = (0..<entryCount).map { "host-\($0).bench.test" }
         let now = Date()
-        let snapshots = names.enumerated().map { index, name in
-            CacheEntrySnapshot(
-                host: name, family: .v4, ips: ["192.0.2.\(index % 250 + 1)", "198.51.100.\(index % 250 + 1)"],
-                ttl: 86_400, resolvedAt: now, source: .httpdns)
+        let snapshots = names.enumerated().map { index, name -> CacheEntrySnapshot in
+            let ips = ["192.0.2.\(index % 250 + 1)", "198.51.100.\(index % 250 + 1)"].compactMap(IPAddress.init)
+            return CacheEntrySnapshot(
+                host: name, family: .v4, ips: ips, ttl: 86_400, resolvedAt: now, source: .httpdns)
         }
         let cache = ResolverCache(
             configuration: ResolverConfiguration(provider: .system, family: .v4), provider: SystemProvider())

@@ -34,14 +34,16 @@ enum CompareBenchmark {
         var rows: [ProviderRow] = []
         for index in 0..<8 {
             let agrees = index % 3 != 2
-            let ipv4 = agrees ? ["203.0.113.7", "203.0.113.8"] : ["198.51.100.\(index)", "198.51.100.9"]
+            let ipv4: [IPAddress] =
+                agrees
+                ? ["203.0.113.7", "203.0.113.8"] : [IPAddress("198.51.100.\(index)"), "198.51.100.9"].compactMap { $0 }
             var row = ProviderRow(
                 name: "provider-\(index)", kind: kinds[index % kinds.count], endpoint: "https://192.0.2.\(index)")
             row.ipv4 = ipv4
             row.ipv6 = index % 2 == 0 ? ["2001:db8::7"] : []
-            row.ttl = 60 + index
+            row.ttl = FamilyTTL(v4: 60 + index)
             row.ms = 10 + Double(index) * 3.3
-            row.clientIP = index % 2 == 0 ? "100.64.0.\(index)" : nil
+            row.clientIP = index % 2 == 0 ? IPAddress("100.64.0.\(index)") : nil
             if index == 7 { row.error = "HTTPDNS timed out after 2 s (https://192.0.2.7): check the endpoint" }
             rows.append(row)
         }

@@ -61,10 +61,11 @@ enum ConsoleBenchmark {
         var state = ConsoleState(size: sizes[0], now: start, engine: engine, timeZone: TimeZone(identifier: "UTC")!)
         _ = reduce(into: &state, action: .key(.escape))
         _ = reduce(into: &state, action: .key(.character("2")))
-        let entries = (0..<10_000).map { index in
-            CacheEntrySnapshot(
+        let entries = (0..<10_000).map { index -> CacheEntrySnapshot in
+            let ip = IPAddress(index % 3 == 0 ? "2001:db8::\(index % 250 + 1)" : "192.0.2.\(index % 250 + 1)")
+            return CacheEntrySnapshot(
                 host: "host-\(index).bench.test", family: index % 3 == 0 ? .v6 : .v4,
-                ips: index % 3 == 0 ? ["2001:db8::\(index % 250 + 1)"] : ["192.0.2.\(index % 250 + 1)"],
+                ips: ip.map { [$0] } ?? [],
                 ttl: 60 + index % 600, resolvedAt: start.addingTimeInterval(-Double(index % 300)),
                 source: index % 7 == 0 ? .stale : .httpdns, hits: index % 50, refreshing: index % 97 == 0)
         }
@@ -152,7 +153,8 @@ enum ConsoleBenchmark {
                 HeaderField(name: "User-Agent", value: "ipdirect/0.1"),
                 HeaderField(name: "Accept", value: "*/*"),
             ],
-            remoteIP: "127.0.0.\(index % 250 + 1)", remotePort: 8443, resolver: .httpdns, sni: host, checkedName: host,
+            remoteIP: IPAddress("127.0.0.\(index % 250 + 1)"), remotePort: 8443, resolver: .httpdns, sni: host,
+            checkedName: host,
             outcome: .ok, status: 200, httpVersion: "HTTP/1.1",
             responseHeaders: [
                 HeaderField(name: "Content-Type", value: "text/plain; charset=utf-8"),

@@ -11,6 +11,7 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("watch", WatchBenchmark.run),
     ("compare", CompareBenchmark.run),
     ("agent", AgentBenchmark.run),
+    ("probe-endpoint", ProbeEndpointBenchmark.run),
     ("startup", StartupBenchmark.run),
 ]
 
@@ -27,7 +28,7 @@ func releaseIPDirect(_ benchmark: String) -> String? {
 }
 
 /// Run only when named (`ipdirect-bench agent`): they take minutes, not seconds.
-let longRunning: Set<String> = ["agent"]
+let longRunning: Set<String> = ["agent", "probe-endpoint"]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
 for benchmark in benchmarks

@@ -22,7 +22,9 @@ struct AgentCommand: AsyncParsableCommand {
             after it: scenario=direct-sni,direct-https method=HEAD header="X-A: b". The configuration \
             file's [[agent.targets]] tables (url, scenarios, method, headers) are probed too; a URL \
             in both takes the command line's or the file's settings.
-            --metrics-listen HOST:PORT serves /metrics for Prometheus; --otlp-endpoint URL sends each \
+            --metrics-listen HOST:PORT serves /metrics for Prometheus, and /probe?target=URL, which probes \
+            that URL now and answers its series (blackbox_exporter's multi-target pattern; with no \
+            targets of its own the agent only answers /probe); --otlp-endpoint URL sends each \
             probe as a trace over OTLP/HTTP protobuf; --jsonl FILE writes the records probe --format \
             jsonl writes, rotated past --rotate SIZE. Every metric and span carries the --label pairs.
             The log (standard error) has one line per event; --log-format json for a log shipper.
@@ -52,6 +54,23 @@ struct AgentCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus /metrics here.", valueName: "HOST:PORT"))
     var metricsListen: String?
+
+    @Option(name: .long, help: "With --metrics-listen: /probe requests probed at once; the next is answered 503.")
+    var probeConcurrency: Int = ProbeEndpointSettings.standard.concurrency
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --metrics-listen: what /probe may probe, by address range or host glob (repeatable); checked against every address it resolves to. Link-local and metadata addresses only when named.",
+            valueName: "CIDR|GLOB"))
+    var probeAllow: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --metrics-listen: TLS and basic auth for the listener, in exporter-toolkit's format (tls_server_config, basic_auth_users with bcrypt hashes).",
+            valueName: "FILE"))
+    var webConfigFile: String?
 
     @Option(name: .long, help: ArgumentHelp("Send traces to this OTLP/HTTP collector.", valueName: "URL"))
     var otlpEndpoint: String?
@@ -95,6 +114,9 @@ struct AgentCommand: AsyncParsableCommand {
         guard concurrency >= 1 && concurrency <= 4096 else {
             throw ValidationError("--concurrency must be between 1 and 4096")
         }
+        guard probeConcurrency >= 1 && probeConcurrency <= 4096 else {
+            throw ValidationError("--probe-concurrency must be between 1 and 4096")
+        }
         if method == .post {
             throw ValidationError("the agent sends GET or HEAD; POST would repeat a change every round")
         }
@@ -128,18 +150,20 @@ struct AgentCommand: AsyncParsableCommand {
         if session.lab != nil, cacert != nil {
             logger.warning("--cacert is not used with --lab: the lab's CA is trusted instead")
         }
+        let cache = session.cache
+        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
         let source: AgentTargetSource
         let exporters: AgentExporters
         do {
             source = try targetSource(session)
-            exporters = try await AgentExporters.start(self, labels: labels, rotateBytes: rotateBytes, logger: logger)
+            let probe = try metricsListen == nil ? nil : probeEndpoint(session, options: options)
+            exporters = try await AgentExporters.start(
+                self, labels: labels, rotateBytes: rotateBytes, probe: probe, logger: logger)
         } catch {
             await session.close()
             throw error
         }
 
-        let cache = session.cache
-        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
         let agent = ProbeAgent(
             engine: engine, source: source,
             schedule: AgentSchedule(interval: interval, jitter: jitter, concurrency: concurrency),
@@ -147,7 +171,7 @@ struct AgentCommand: AsyncParsableCommand {
         await Self.runUntilStopped(agent, counting: cache.events(), logger: logger)
 
         // Within the second a stop has: flush the exporters, close the listener, save the cache.
-        await Deadline.first(within: 0.9) {
+        await Deadline.first(within: .milliseconds(900)) {
             await agent.sinks.finish(within: .milliseconds(600))
             await exporters.server?.close()
             await session.close()
@@ -194,7 +218,7 @@ struct AgentCommand: AsyncParsableCommand {
         } catch {
             throw UsageError(error.reason)
         }
-        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
+        options.timeout = requestTimeout.timeout(orResolutionTimeout: providerOptions.timeout)
         // Requests at once: room for every scenario of each URL under way.
         options.concurrency = concurrency * Scenario.allCases.count
         options.redact = !noRedact
@@ -218,12 +242,46 @@ struct AgentCommand: AsyncParsableCommand {
                 return .fixed(configured)
             } else if let hosts = session.lab?.endpoints.hosts {
                 return .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
+            } else if metricsListen != nil {
+                // A pure on-demand prober: Prometheus names the targets, through /probe.
+                return .fixed([])
             }
-            throw UsageError("no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file)")
+            throw UsageError(
+                "no target given (URLs, --input FILE, or [[agent.targets]] in the configuration file; or --metrics-listen alone, for /probe)"
+            )
         } catch let error as UsageError {
             throw error
         } catch {
             throw UsageError("\(error)")
+        }
+    }
+
+    /// What answers /probe: an engine of its own whose resolver keeps to --probe-allow (it probes on
+    /// others' word), the configuration's modules, and the resolvers provider= and dns_server= pick.
+    ///
+    /// - Returns: the endpoint, made once the metrics it counts resource shortages in exist.
+    /// - Throws: `UsageError` for a bad --probe-allow entry or module.
+    private func probeEndpoint(
+        _ session: ResolverSession, options: ProbeOptions
+    ) throws -> @Sendable (AgentMetrics) -> ProbeEndpoint {
+        let allow: ProbeAllowList
+        let modules: [String: ProbeModule]
+        do {
+            allow = try ProbeAllowList(parsing: probeAllow)
+            modules = try ProbeModule.configured(
+                session.configuration.agent.modules, providers: session.configuration.providers.map(\.name))
+        } catch {
+            throw UsageError("\(error)")
+        }
+        let cache = session.cache
+        let settings = ProbeEndpointSettings(
+            concurrency: probeConcurrency, margin: ProbeEndpointSettings.standard.margin, timeout: options.timeout)
+        return { metrics in
+            ProbeEndpoint(
+                engine: ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options),
+                settings: settings, modules: modules, allow: allow,
+                resolvers: ProbeResolvers(configuration: session.configuration.resolver, allow: allow),
+                rewrite: { session.labTarget($0) }, metrics: metrics)
         }
     }
 
@@ -265,21 +323,28 @@ private struct AgentExporters {
     ///
     /// - Throws: `UsageError` when a listener, collector or file cannot be set up.
     static func start(
-        _ command: AgentCommand, labels: [AgentLabel], rotateBytes: Int64, logger: Logger
+        _ command: AgentCommand, labels: [AgentLabel], rotateBytes: Int64,
+        probe: (@Sendable (AgentMetrics) -> ProbeEndpoint)?,
+        logger: Logger
     ) async throws -> AgentExporters {
         var exporters = AgentExporters(metrics: AgentMetrics(labels: labels))
         let metrics = exporters.metrics
         do {
             if let metricsListen = command.metricsListen, let address = AgentCommand.listenAddress(metricsListen) {
                 // The listener's connections come out of what RLIMIT_NOFILE leaves after probing.
-                let reserve = MetricsListenerLimits.probingReserve(urlsAtOnce: command.concurrency)
+                let reserve = MetricsListenerLimits.probingReserve(
+                    urlsAtOnce: command.concurrency + command.probeConcurrency)
                 let (limits, room) = MetricsListenerLimits.standard.leaving(reserve)
+                let web = try command.webConfigFile.map { path throws(AgentSettingError) in
+                    try ListenerWebConfig(file: path)
+                }
                 let server = try await MetricsServer(
-                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger
+                    host: address.host, port: address.port, limits: limits, metrics: metrics, logger: logger,
+                    probe: probe?(metrics), web: web
                 ) { metrics.exposition() }
                 exporters.server = server
                 logger.info(
-                    "serving /metrics on \(IPLiteral.hostPort(address.host, port: server.port))",
+                    "serving /metrics and /probe on \(IPLiteral.hostPort(address.host, port: server.port))",
                     metadata: [
                         "event": "metrics-listening", "connections": "\(limits.connections)", "reserve": "\(reserve)",
                     ])

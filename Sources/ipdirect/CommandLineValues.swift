@@ -6,6 +6,7 @@ import NameResolution
 import Probe
 
 extension AddressFamily: ExpressibleByArgument {}
+extension SDKProfile: ExpressibleByArgument {}
 extension Scenario: ExpressibleByArgument {}
 
 /// `--format` of `resolve` and `cache list`.
@@ -43,7 +44,7 @@ enum RequestOptionHelp {
 /// `--probe-timeout`, shared by `probe`, `agent` and the console: how long one request may take.
 struct ProbeTimeoutOption: ParsableArguments {
     /// The default, from the probe engine's own options.
-    static let defaultSeconds = ProbeOptions.defaultTimeout
+    static let defaultSeconds = ProbeOptions.defaultTimeout.inSeconds
 
     @Option(
         help: ArgumentHelp(
@@ -56,8 +57,8 @@ struct ProbeTimeoutOption: ParsableArguments {
     /// keeps `--timeout` for name resolution alone.
     ///
     /// - Parameter timeout: the command line's `--timeout`, nil when not given.
-    func seconds(orResolutionTimeout timeout: Double?) -> Double {
-        probeTimeout ?? timeout ?? Self.defaultSeconds
+    func timeout(orResolutionTimeout timeout: Double?) -> Duration {
+        .seconds(probeTimeout ?? timeout ?? Self.defaultSeconds)
     }
 
     func validate() throws {

@@ -33,7 +33,8 @@ enum CompareProviders {
         for host in hosts {
             results.append(
                 await ProviderComparison.run(
-                    host, providers: providers, system: system, families: families, timeout: configuration.timeout))
+                    host, providers: providers, system: system, families: families,
+                    timeout: .seconds(configuration.timeout)))
         }
         if format == .json {
             let encoder = JSONEncoder()
@@ -55,10 +56,10 @@ enum CompareProviders {
             rows.append(
                 [
                     row.name, row.kind.rawValue, row.error == nil ? ResolutionTable.addresses(row.addresses) : "failed",
-                    row.ttl.map { "\($0)s" } ?? "-", ResolutionTable.milliseconds(row.ms), row.clientIP ?? "-",
+                    row.ttl?.shown ?? "-", ResolutionTable.milliseconds(row.ms), row.clientIP?.text ?? "-",
                     row.group ?? "-", row.vsSystem.rawValue,
                 ].map(TerminalText.escaped))
-            if let error = row.error { notes.append("\(row.name) (\(row.endpoint)): \(error)") }
+            if let error = row.error { notes.append("\(row.name) (\(row.endpoint)): \(error.sentence)") }
         }
         let system = comparison.system
         rows.append(

@@ -52,7 +52,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         }
         let theme = ConsoleTheme.resolve(
             session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
-        var options = ProbeOptions(timeout: requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds)
+        var options = ProbeOptions(timeout: .seconds(requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds))
         options.caFile = session.lab?.endpoints.ca
         options.secretNames = RedactionNames(adding: session.configuration.redact)
         let cache = session.cache
@@ -114,7 +114,7 @@ final class LiveConsoleEngine: ConsoleEngine {
         let configuration = cache.configuration
         return await ProviderComparison.run(
             host, providers: compared, system: SystemResolver(dnsServer: configuration.dnsServer),
-            families: configuration.family.concrete(), timeout: configuration.timeout)
+            families: configuration.family.concrete(), timeout: .seconds(configuration.timeout))
     }
     func resolverEvents() -> AsyncStream<ResolverEvent> { cache.events() }
     func flush(_ host: String?) async { cache.flush(host) }
@@ -150,7 +150,7 @@ extension LiveConsoleEngine {
         await IPRanking.rank(resolution, port: port, attempts: attempts)
     }
 
-    func probe(_ target: String, scenario: Scenario, ip: String) -> AsyncStream<ProbeEvent> {
+    func probe(_ target: String, scenario: Scenario, ip: IPAddress) -> AsyncStream<ProbeEvent> {
         let text = session.labTarget(target)
         let host = (try? ProbeURL.parse(text))?.host
         let cache = self.cache
@@ -158,7 +158,7 @@ extension LiveConsoleEngine {
         // resolve as usual.
         let pinned: HostResolver = { name in
             guard name == host else { return await cache.resolve(name) }
-            let v4 = IPLiteral.isIPv4(ip) ? [ip] : []
+            let v4 = ip.family == .v4 ? [ip] : []
             let v6 = v4.isEmpty ? [ip] : []
             return HostResolution(
                 host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),

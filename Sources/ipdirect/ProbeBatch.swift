@@ -66,7 +66,7 @@ enum ProbeBatch {
 
         // Ctrl-C once: no more URLs start, those under way get the request timeout to finish;
         // twice, or when that time is up: complete the files and leave now.
-        let grace = engine.options.timeout + 1
+        let grace = engine.options.timeout + .seconds(1)
         let stopNow: @Sendable (Int32) -> Void = { number in
             guard !outcome.withLock({ $0.complete }) else { return }
             progress.stop()
@@ -84,11 +84,11 @@ enum ProbeBatch {
             stop.pull()
             progress.clearedWhile {
                 say(
-                    "stopping: no more URLs start; those under way get \(Int(grace.rounded(.up))) s to finish. "
+                    "stopping: no more URLs start; those under way get \(Int(grace.inSeconds.rounded(.up))) s to finish. "
                         + "Interrupt again to stop now.")
             }
             Task.detached {
-                try? await Task.sleep(for: .seconds(grace))
+                try? await Task.sleep(for: grace)
                 stopNow(number)
             }
         }

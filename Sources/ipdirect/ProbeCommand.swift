@@ -179,7 +179,7 @@ struct ProbeCommand: AsyncParsableCommand {
             throw usage("--rank goes with a probe, not --watch; rank once with probe --rank URL")
         }
         guard concurrency > 0 else { throw usage("--concurrency must be at least 1") }
-        options.timeout = requestTimeout.seconds(orResolutionTimeout: providerOptions.timeout)
+        options.timeout = requestTimeout.timeout(orResolutionTimeout: providerOptions.timeout)
         options.concurrency = concurrency
         options.redact = !noRedact
         options.locationTrusted = locationTrusted

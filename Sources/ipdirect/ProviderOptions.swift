@@ -63,6 +63,18 @@ struct ProviderOptions: ParsableArguments {
         ))
     var dohMethod: DoHMethod?
 
+    @Option(
+        help: ArgumentHelp(
+            "Send each HTTPDNS request exactly as this client does: ipdirect (default), ios-3.4, android-2.6, node-1.0 (alicloud), c-2.2 (alicloud-legacy); the configuration's sdk.",
+            valueName: "PROFILE"))
+    var sdk: SDKProfile?
+
+    @Option(
+        help: ArgumentHelp(
+            "Ask alicloud for the answer this client address would get (legacy ip=, v2 cip); the configuration's client_ip.",
+            valueName: "IP"))
+    var clientIP: String?
+
     @Flag(help: "Serve expired answers at once while refreshing them.")
     var reuseExpired = false
 
@@ -102,6 +114,9 @@ struct ProviderOptions: ParsableArguments {
                 throw ValidationError(error.description)
             }
         }
+        if let clientIP, IPLiteral.family(of: clientIP) == nil {
+            throw ValidationError("--client-ip takes an IPv4 or IPv6 address, not '\(clientIP)'")
+        }
         for pair in sdns where !pair.contains("=") || pair.hasPrefix("=") {
             throw ValidationError("--sdns takes KEY=VALUE, not '\(pair)'")
         }
@@ -128,6 +143,8 @@ struct ProviderOptions: ParsableArguments {
         }
         layer.dnsServer = dnsServer.flatMap { try? DNSServer.parse($0) }
         layer.dohMethod = dohMethod
+        layer.sdk = sdk
+        layer.clientIP = clientIP
         if let preset = preset.flatMap(ProviderPreset.named) {
             layer.endpoint = preset.name
             layer.provider = provider ?? preset.kind

@@ -98,15 +98,8 @@ struct ResolveCommand: AsyncParsableCommand {
             if reads.contains(where: { $0.entry == nil }) { throw ExitCode(ExitStatus.failed) }
             return
         }
-        // Names resolve side by side; the output keeps the order they were given in.
-        let results = await withTaskGroup(of: (Int, HostResolution).self) { group in
-            for (index, host) in hosts.enumerated() {
-                group.addTask { (index, await session.cache.resolve(host, family: wanted, afresh: true)) }
-            }
-            var ordered: [(Int, HostResolution)] = []
-            for await result in group { ordered.append(result) }
-            return ordered.sorted { $0.0 < $1.0 }.map(\.1)
-        }
+        // Names resolve side by side, HTTPDNS asked in batches; the output keeps the order they were given in.
+        let results = await session.cache.resolve(hosts, family: wanted, afresh: true)
         await session.close()
         var rankings: [IPRanking] = []
         if let rank {
@@ -164,24 +157,29 @@ enum ResolutionTable {
                     r.host, system, milliseconds(r.system.ms), httpdns,
                     // getaddrinfo (`--provider system`) gives no TTL: none is shown.
                     (r.httpdns.error == nil || r.httpdns.source == .systemFallback) && r.httpdns.source != .system
-                        ? "\(r.httpdns.ttl)s" : "-",
+                        ? r.httpdns.ttl.shown : "-",
                     milliseconds(r.httpdns.ms), r.httpdns.source.rawValue, r.agreement.rawValue, held(r.cached),
                 ].map(TerminalText.escaped))
-            if let error = r.system.error { notes.append("\(r.host): \(error)") }
+            if let error = r.system.error { notes.append("\(r.host): \(error.sentence)") }
             if let chain = r.system.cname {
                 notes.append(
                     "\(r.host): \(r.system.resolver.label): CNAME \(([r.host] + chain).joined(separator: " -> "))")
             }
-            if r.httpdns.error == nil, r.httpdns.server != nil || r.httpdns.clientIP != nil || r.httpdns.notes != nil {
+            if r.httpdns.error == nil,
+                r.httpdns.server != nil || r.httpdns.clientIP != nil || r.httpdns.notes != nil
+                    || r.httpdns.originTTL != nil || r.httpdns.extra != nil
+            {
                 var said: [String] = []
                 if let server = r.httpdns.server { said.append("answered by service IP \(server)") }
                 if let clientIP = r.httpdns.clientIP { said.append("it judged this client as \(clientIP)") }
+                if let origin = r.httpdns.originTTL { said.append("origin_ttl \(origin.shown)") }
+                if let extra = r.httpdns.extra { said.append("extra: \(extra)") }
                 said += r.httpdns.notes ?? []
                 notes.append("\(r.host): HTTPDNS \(said.joined(separator: "; "))")
             }
             if let error = r.httpdns.error {
                 let fallback = r.httpdns.source == .systemFallback ? " (answered by system DNS instead)" : ""
-                notes.append("\(r.host): HTTPDNS: \(error)\(fallback)")
+                notes.append("\(r.host): HTTPDNS: \(error.sentence)\(fallback)")
             }
         }
         // Numbers right-aligned, text left-aligned.
@@ -191,7 +189,7 @@ enum ResolutionTable {
         return out.joined(separator: "\n")
     }
 
-    static func addresses(_ ips: [String]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
+    static func addresses(_ ips: [IPAddress]) -> String { ips.isEmpty ? "(none)" : ips.joined(separator: ", ") }
 
     /// What the cache held beside the fresh answer: "(nothing)", "IPs (same)", "IPs (differs)".
     static func held(_ comparison: CacheComparison?) -> String {

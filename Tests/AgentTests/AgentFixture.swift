@@ -20,10 +20,12 @@ extension Lab {
     }
 
     /// A resolver cache asking the lab's HTTPDNS service (alicloud), with no fallback to system
-    /// DNS (which knows no lab name) and no cache file.
-    func resolverCache() throws -> ResolverCache {
+    /// DNS (which knows no lab name) and no cache file; with `labDNS`, the system column asks the
+    /// lab's DNS server (which hijacks some names) instead of getaddrinfo.
+    func resolverCache(labDNS: Bool = false) throws -> ResolverCache {
         var configuration = ResolverConfiguration(
             provider: .alicloud, endpoint: endpoints.httpdns, account: endpoints.account, timeout: 10)
+        if labDNS { configuration.dnsServer = try DNSServer.parse(endpoints.dns) }
         configuration.fallbackToSystem = false
         configuration.cachePath = nil
         return ResolverCache(configuration: configuration, provider: try ProviderFactory.make(configuration))
@@ -81,11 +83,12 @@ func eventually(within seconds: Double = 60, _ condition: () async -> Bool) asyn
     return await condition()
 }
 
-/// GETs a URL; the status and body, nil when nothing answered.
-func fetch(_ url: String) async -> (status: Int, body: String)? {
+/// GETs a URL; the status and body, nil when nothing answered within `timeout` seconds.
+func fetch(_ url: String, headers: [String: String] = [:], timeout: Double = 10) async -> (status: Int, body: String)? {
     guard let url = URL(string: url) else { return nil }
     var request = URLRequest(url: url)
-    request.timeoutInterval = 10
+    request.timeoutInterval = timeout
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     guard let (data, response) = try? await URLSession.shared.data(for: request),
         let http = response as? HTTPURLResponse
     else { return nil }

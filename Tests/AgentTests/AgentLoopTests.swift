@@ -40,7 +40,9 @@ struct AgentLoopTests {
         #expect(
             text.contains(
                 "ipdirect_probe_phase_seconds_bucket{target=\"\(sniLabel)\",scenario=\"direct-sni\",phase=\"tls\""))
-        #expect(text.contains("ipdirect_certificate_expiry_days{target=\"\(sniLabel)\",scenario=\"direct-sni\""))
+        #expect(
+            text.contains(
+                "ipdirect_certificate_expiry_timestamp_seconds{target=\"\(sniLabel)\",scenario=\"direct-sni\""))
         #expect(text.contains("ipdirect_dns_agreement{target=\"\(sniLabel)\",agreement="))
         #expect(text.contains("ipdirect_httpdns_answer_seconds_count{provider=\"alicloud\",region=\"lab-east\"}"))
         #expect(text.contains("ipdirect_resolver_cache_events_total{event=\"hit\",region=\"lab-east\"}"))
@@ -175,7 +177,7 @@ struct AgentLoopTests {
         let jsonl = try RotatingJSONL(path: path, limit: nil, metrics: nil, logger: log.logger)
         var options = ProbeOptions()
         options.headers = [HeaderField(name: "X-Probe", value: "base"), HeaderField(name: "X-Base", value: "1")]
-        options.timeout = 10
+        options.timeout = .seconds(10)
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache(), options: options), source: .file(file),
             schedule: AgentSchedule(interval: 1, jitter: 0, concurrency: 2), sinks: AgentSinks(exporters: [jsonl]),

@@ -1,5 +1,5 @@
-// The agent's /metrics listener against a hostile network: an idle flood larger than its
-// connection cap, and a client pipelining requests without reading the answers.
+// The agent's /metrics and /probe listener against a hostile network: an idle flood larger than
+// its connection cap, and a client pipelining requests without reading the answers.
 import Agent
 import Foundation
 import TestSupport
@@ -80,7 +80,7 @@ func total(_ exposition: String, _ name: String, _ labels: [String: String] = [:
 @Suite("The agent's /metrics listener under a flood", .serialized)
 struct MetricsFloodTests {
     @Test(
-        "an idle flood past the connection cap: /metrics answers, the lab target still probes ok, the log says why",
+        "an idle flood past the connection cap: /metrics and /probe answer, the lab target still probes ok, the log says why",
         .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
     func idleFlood() async throws {
         let scratch = try ScratchDirectory("agent")
@@ -119,6 +119,17 @@ struct MetricsFloodTests {
             }, "the lab target was not probed ok during the flood")
         #expect(total(exposition, "ipdirect_probe_outcomes_total", ["outcome": "connect-failed"]) == 0)
         #expect(total(exposition, "ipdirect_listener_connections_closed_total", ["reason": "full"]) >= 1)
+        // /probe gets through the same listener, and its probe runs with the descriptors kept for probing.
+        var probed = ""
+        #expect(
+            await eventually {
+                probed =
+                    await fetch(
+                        "http://127.0.0.1:\(port)/probe?target=https%3A%2F%2Fsni-a.lab.test%2F&scenario=direct-sni")?
+                    .body ?? ""
+                return sample(probed, "probe_success") == 1
+            }, "/probe did not answer with a working probe during the flood: \(probed)")
+        #expect(ProcessStatus.openDescriptors(run.child.pid) <= limit)
         // One line a minute names the cause, however many connections it closed.
         let full = run.events("metrics-listener-full")
         let minutes = Int(Date().timeIntervalSince(flooded) / 60)

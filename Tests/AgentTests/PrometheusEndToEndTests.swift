@@ -24,8 +24,8 @@ let prometheusBinary: String? = {
     return found()
 }()
 
-/// A Prometheus server on loopback scraping one target every second, in a scratch directory.
-private final class PrometheusServer: @unchecked Sendable {
+/// A Prometheus server on loopback, with a configuration of the test's, in a scratch directory.
+final class PrometheusServer: @unchecked Sendable {
     let child: ChildProcess
     let port: Int
     let scratch: ScratchDirectory
@@ -37,10 +37,18 @@ private final class PrometheusServer: @unchecked Sendable {
     /// use") and queries would reach that other server, so it is started again on a new port.
     /// When it cannot run here at all, the test is cancelled with what Prometheus wrote, as it is
     /// skipped when Prometheus is not installed: the test is of the agent, not of this machine.
-    static func start(binary: String, scraping target: String) async throws -> PrometheusServer {
+    ///
+    /// - Parameters:
+    ///   - binary: Prometheus.
+    ///   - configuration: prometheus.yml.
+    ///   - files: other files beside it (rules), by name.
+    static func start(
+        binary: String, configuration: String, files: [String: String] = [:]
+    ) async throws -> PrometheusServer {
         var said: [String] = []
         for _ in 0..<5 {
-            let server = try PrometheusServer(binary: binary, scraping: target, port: freePort())
+            let server = try PrometheusServer(
+                binary: binary, configuration: configuration, files: files, port: freePort())
             let deadline = ContinuousClock.now + .seconds(60)
             while server.child.isRunning && ContinuousClock.now < deadline {
                 // The body tells Prometheus from another test's server that took the port.
@@ -58,19 +66,27 @@ private final class PrometheusServer: @unchecked Sendable {
         try Test.cancel(Comment(rawValue: "Prometheus did not come up here:\n" + said.joined(separator: "\n")))
     }
 
-    private init(binary: String, scraping target: String, port: Int) throws {
+    /// Prometheus scraping one target's /metrics every second.
+    static func start(binary: String, scraping target: String) async throws -> PrometheusServer {
+        try await start(
+            binary: binary,
+            configuration: """
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                scrape_configs:
+                  - job_name: ipdirect-agent
+                    static_configs:
+                      - targets: ['\(target)']
+                """)
+    }
+
+    private init(binary: String, configuration: String, files: [String: String], port: Int) throws {
         self.port = port
         scratch = try ScratchDirectory("agent")
         let config = scratch.file("prometheus.yml")
-        try """
-        global:
-          scrape_interval: 1s
-          scrape_timeout: 1s
-        scrape_configs:
-          - job_name: ipdirect-agent
-            static_configs:
-              - targets: ['\(target)']
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try configuration.write(toFile: config, atomically: true, encoding: .utf8)
+        for (name, text) in files { try text.write(toFile: scratch.file(name), atomically: true, encoding: .utf8) }
         // Through TestSupport's ChildProcess: Foundation's Process.run crashed under the parallel suite.
         child = try ChildProcess(
             binary,

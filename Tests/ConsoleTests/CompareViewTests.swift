@@ -19,18 +19,18 @@ struct CompareViewTests {
         providers: [
             ProviderRow(
                 name: "lab-alicloud", kind: .alicloud, endpoint: "https://127.0.0.1:18443", ipv4: ["127.0.0.1"],
-                ttl: 60,
+                ttl: FamilyTTL(v4: 60),
                 ms: 2.4, clientIP: "127.0.0.1"),
             ProviderRow(
                 name: "lab-alicloud-legacy", kind: .alicloudLegacy, endpoint: "https://127.0.0.1:18443",
-                ipv4: ["127.0.0.1"], ttl: 60, ms: 2.1),
+                ipv4: ["127.0.0.1"], ttl: FamilyTTL(v4: 60), ms: 2.1),
             ProviderRow(
                 name: "lab-tencent", kind: .tencent, endpoint: "http://127.0.0.1:18080",
                 ipv4: ["127.0.0.1", "10.0.0.9"],
-                ttl: 30, ms: 1.7, clientIP: "127.0.0.1"),
+                ttl: FamilyTTL(v4: 30), ms: 1.7, clientIP: "127.0.0.1"),
             ProviderRow(
                 name: "lab-doh", kind: .doh, endpoint: "https://127.0.0.1:18443/dns-query", ipv4: ["127.0.0.1"],
-                ttl: 60, ms: 3.0),
+                ttl: FamilyTTL(v4: 60), ms: 3.0),
             ProviderRow(
                 name: "aliyun", kind: .alicloud, endpoint: "service discovery (region cn)", ms: 0,
                 error:

@@ -26,7 +26,7 @@ enum ConsoleFixtures {
     static let resolution = HostResolution(
         host: "sni-a.lab.test",
         system: SystemAnswer(ms: 0.4, error: "system DNS has no answer for sni-a.lab.test"),
-        httpdns: HTTPDNSAnswer(provider: "alicloud", ipv4: ["127.0.0.1"], ttl: 60, ms: 2.3))
+        httpdns: HTTPDNSAnswer(provider: "alicloud", ipv4: ["127.0.0.1"], ttl: FamilyTTL(v4: 60), ms: 2.3))
 
     static func certificate(for name: String, verify: Int, message: String) -> CertificateReport {
         CertificateReport(

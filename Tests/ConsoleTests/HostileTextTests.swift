@@ -41,7 +41,9 @@ struct HostileTextTests {
                     let record = zone.first { $0.name == host }
                     return HostResolution(
                         host: host, system: SystemAnswer(error: "no such name"),
-                        httpdns: HTTPDNSAnswer(provider: "lab-zone", ipv4: record?.ipv4 ?? [], ttl: 60))
+                        httpdns: HTTPDNSAnswer(
+                            provider: "lab-zone", ipv4: (record?.ipv4 ?? []).compactMap(IPAddress.init),
+                            ttl: FamilyTTL(v4: 60)))
                 }, options: options, environment: [:])
             let url = (lab.endpoints.hosts["hostile.lab.test"] ?? "") + "escapes"
             let report = try #require(await engine.probeAll([url]).first)

@@ -12,7 +12,7 @@ struct IPWatchViewTests {
 
     static let dualResolution = HostResolution(
         host: "dual.lab.test", system: SystemAnswer(ipv4: ["127.0.0.1"], ipv6: ["::1"], ms: 0.3),
-        httpdns: HTTPDNSAnswer(provider: "alicloud", ipv4: ["127.0.0.2", "127.0.0.1"], ttl: 60, ms: 2.1))
+        httpdns: HTTPDNSAnswer(provider: "alicloud", ipv4: ["127.0.0.2", "127.0.0.1"], ttl: FamilyTTL(v4: 60), ms: 2.1))
 
     /// The lab's dual-stack name as measured: the dead HTTPDNS address last, ::1 from system DNS only.
     static let dualRanking = IPRanking(

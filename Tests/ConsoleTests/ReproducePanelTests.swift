@@ -19,7 +19,7 @@ struct ReproducePanelTests {
                 for: .init(
                     scenario: attempts[index].scenario, url: url, ip: attempts[index].ip,
                     headers: [HeaderField(name: "Authorization", value: "Bearer x")],
-                    caFile: "/tmp/ipdirect-lab-fixture/ca.pem", timeout: 10))
+                    caFile: "/tmp/ipdirect-lab-fixture/ca.pem", timeout: .seconds(10)))
         }
         state.input = "sni-a.lab.test"
         _ = reduce(into: &state, action: .key(.enter))

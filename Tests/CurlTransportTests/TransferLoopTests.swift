@@ -12,7 +12,7 @@ private let longLabelHost = String(repeating: "a", count: 300) + ".example"
 private func pinned(_ lab: Lab, _ name: String, caFile: String) -> TransferSpec {
     let port = lab.endpoints.port(of: name) ?? 0
     return TransferSpec(
-        url: "https://\(name):\(port)/", timeout: 10, caFile: caFile, resolve: ["\(name):\(port):127.0.0.1"],
+        url: "https://\(name):\(port)/", timeout: .seconds(10), caFile: caFile, resolve: ["\(name):\(port):127.0.0.1"],
         bodyLimit: .failBeyond(1 << 20))
 }
 

@@ -22,7 +22,7 @@ struct HTTPRequest: Sendable {
     var spec: TransferSpec {
         TransferSpec(
             url: url, method: method, headers: headers.compactMap(HeaderField.init(line:)), body: body,
-            timeout: timeout, caFile: caFile, resolve: resolve, checkName: checkCertificateName,
+            timeout: .seconds(timeout), caFile: caFile, resolve: resolve, checkName: checkCertificateName,
             verifyHost: checkCertificateName == nil, bodyLimit: .failBeyond(1 << 20))
     }
 }

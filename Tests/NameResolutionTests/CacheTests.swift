@@ -10,8 +10,8 @@ import Testing
 
 @Suite("Resolver cache")
 struct CacheTests {
-    static func answer(_ host: String, _ ips: [String], ttl: Int = 60) -> Result<ProviderAnswer, ResolutionError> {
-        .success(ProviderAnswer(host: host, ipv4: ips, ttl: ttl, answered: [.v4]))
+    static func answer(_ host: String, _ ips: [IPAddress], ttl: Int = 60) -> Result<ProviderAnswer, ResolutionError> {
+        .success(ProviderAnswer(host: host, ipv4: ips, ttl: FamilyTTL(ttl, for: [.v4]), answered: [.v4]))
     }
 
     /// A scripted provider answers at once; the wide timeout only keeps a test thread starved by
@@ -28,7 +28,7 @@ struct CacheTests {
                 configuration: LabFormat.alicloud.configuration(lab), provider: try LabFormat.alicloud.provider(lab),
                 clock: clock)
             let first = await cache.resolve("short-ttl.lab.test", family: .v4)
-            #expect(first.httpdns.ttl == 2)
+            #expect(first.httpdns.ttl == FamilyTTL(v4: 2))
             #expect(first.httpdns.source == .httpdns)
             let again = await cache.resolve("short-ttl.lab.test", family: .v4)
             #expect(again.httpdns.source == .cache)
@@ -248,12 +248,14 @@ struct CacheTests {
                     expected[name] = ip
                     cache.insert(
                         CacheEntrySnapshot(
-                            host: name, family: .v4, ips: [ip], ttl: 600, resolvedAt: Date(), source: .httpdns))
+                            host: name, family: .v4, ips: [IPAddress(ip)].compactMap { $0 }, ttl: 600,
+                            resolvedAt: Date(),
+                            source: .httpdns))
                 }
             }
         }
         for (name, ip) in expected {
-            #expect(cache.lookup(name, family: .v4)?.ips == [ip], "\(name)")
+            #expect(cache.lookup(name, family: .v4)?.ips.map(\.text) == [ip], "\(name)")
         }
         #expect(cache.entries().count == expected.count)
         // A name one byte longer or shorter than a cached one is not it.
@@ -288,7 +290,7 @@ struct CacheTests {
         let on = await ResolverCache(configuration: config, provider: provider).resolve("localhost", family: .v4)
         #expect(on.httpdns.source == .systemFallback)
         #expect(on.httpdns.ipv4 == ["127.0.0.1"])
-        #expect(on.httpdns.error?.hasPrefix("connection refused") == true)
+        #expect(on.httpdns.error?.sentence.hasPrefix("connection refused") == true)
         config.fallbackToSystem = false
         let off = await ResolverCache(configuration: config, provider: provider).resolve("localhost", family: .v4)
         #expect(off.httpdns.ipv4.isEmpty)

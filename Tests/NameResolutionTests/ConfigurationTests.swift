@@ -196,7 +196,7 @@ struct ConfigurationTests {
         #expect(try loadError(Array("\u{FEFF}provider = \"system\"\r\n\tprefetch = [ \"a\" ]\n".utf8)) == nil)
     }
 
-    @Test("a signing secret bound for plain HTTP gets one warning; legacy's default address turns https")
+    @Test("a signing secret bound for plain HTTP gets one warning; legacy's default (discovery) is https")
     func plainHTTPSigning() throws {
         let dir = try ScratchDirectory("config")
         defer { dir.remove() }
@@ -209,13 +209,13 @@ struct ConfigurationTests {
             environment: withSecret, file: none)
         #expect(warned.filter { $0.contains("http://203.0.113.9 over plain HTTP") }.count == 1, "\(warned)")
         #expect(!warned.joined().contains("s3cr3t-value"))
-        // No endpoint: the public service's HTTPS address, and nothing to warn about.
+        // No endpoint: service discovery over HTTPS from the region's start IPs, nothing to warn about.
         let (legacy, quiet) = try ConfigurationLoader.load(
             commandLine: ConfigurationLayer {
                 $0.provider = .alicloudLegacy; $0.account = "1"
             }, environment: withSecret,
             file: none)
-        #expect(legacy.effectiveEndpoint == "https://203.107.1.1")
+        #expect(legacy.effectiveEndpoint == "service discovery (region cn)")
         #expect(quiet.isEmpty, "\(quiet)")
         // v2 service discovery from plain start IPs is the same exposure.
         var v2 = ResolverConfiguration(provider: .alicloud, account: "1", secret: "s")
@@ -306,7 +306,7 @@ struct ProviderFactoryTests {
         #expect(ResolverConfiguration(provider: .dohJSON).effectiveEndpoint == "https://dns.alidns.com/resolve")
         #expect(ResolverConfiguration(provider: .tencent).effectiveEndpoint == "http://119.29.29.29")
         #expect(ResolverConfiguration(provider: .alicloud).effectiveEndpoint == "service discovery (region cn)")
-        #expect(ResolverConfiguration(provider: .alicloudLegacy).effectiveEndpoint == "http://203.107.1.1")
+        #expect(ResolverConfiguration(provider: .alicloudLegacy).effectiveEndpoint == "service discovery (region cn)")
         #expect(ResolverConfiguration(provider: .system).effectiveEndpoint == nil)
     }
 }

@@ -52,7 +52,7 @@ struct DNSServerTests {
         try await withLab { lab in
             let cache = try Self.cache(lab)
             let resolution = await cache.resolve("hijacked.lab.test", family: .v4)
-            #expect(resolution.system.ipv4 == [LabLocalDNS.hijackAddress])
+            #expect(resolution.system.ipv4.map(\.text) == [LabLocalDNS.hijackAddress])
             #expect(resolution.httpdns.ipv4 == ["127.0.0.1"])
             #expect(resolution.agreement == .disjoint)
         }
@@ -62,7 +62,7 @@ struct DNSServerTests {
     func tcpOnTruncation() async throws {
         try await withLab { lab in
             let answer = await DNSServerResolver(server: try DNSServer.parse(lab.endpoints.dns))
-                .resolve("tcp-only.lab.test", families: [.v4], timeout: 10)
+                .resolve("tcp-only.lab.test", families: [.v4], timeout: .seconds(10))
             #expect(answer.error == nil)
             #expect(answer.ipv4 == ["127.0.0.1"])
             let seen = lab.dnsQueries().filter { $0.name == "tcp-only.lab.test" }.map(\.transport)
@@ -83,7 +83,7 @@ struct DNSServerTests {
         try await withLab(LabOptions(slowDNSDelay: 15)) { lab in
             let cache = try Self.cache(lab)
             let resolution = await cache.resolve(name, family: .v4)
-            let error = try #require(resolution.system.error, "\(name)")
+            let error = try #require(resolution.system.error?.sentence, "\(name)")
             #expect(error.hasPrefix("DNS server \(lab.endpoints.dns)"), "\(error)")
             #expect(error.contains(words), "\(error)")
             #expect(resolution.system.ipv4.isEmpty)
@@ -98,8 +98,8 @@ struct DNSServerTests {
             // The HTTPDNS TCP port: nothing answers UDP there, so the kernel refuses.
             let port = try #require(URLComponents(string: lab.endpoints.httpdns)?.port)
             let answer = await DNSServerResolver(server: DNSServer(address: "127.0.0.1", port: port))
-                .resolve("sni-a.lab.test", families: [.v4], timeout: 1)
-            let error = try #require(answer.error)
+                .resolve("sni-a.lab.test", families: [.v4], timeout: .seconds(1))
+            let error = try #require(answer.error?.sentence)
             #expect(error.hasPrefix("DNS server 127.0.0.1:\(port)"))
             #expect(error.contains("refused") || error.contains("no answer"), "\(error)")
         }

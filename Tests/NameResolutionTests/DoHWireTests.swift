@@ -17,7 +17,7 @@ struct DoHWireTests {
             let answer = try await provider.resolve("dual.lab.test", families: [.v4, .v6])
             #expect(answer.ipv4 == ["127.0.0.1"])
             #expect(answer.ipv6 == ["::1"])
-            #expect(answer.ttl == 60)
+            #expect(answer.ttl == FamilyTTL(v4: 60, v6: 60))
             #expect(answer.answered == [.v4, .v6])
             let queries = lab.httpdnsQueries().filter { $0.host == "dual.lab.test" }
             let wanted = format == .dohWire ? "doh-wire" : "doh-wire-post"
@@ -67,7 +67,7 @@ struct DoHWireTests {
                 clock: ManualClock(Date()))
             try await lab.setFault(.malformed)
             let resolution = await cache.resolve("sni-a.lab.test", family: .v4)
-            let error = try #require(resolution.httpdns.error)
+            let error = try #require(resolution.httpdns.error?.sentence)
             #expect(error.contains("malformed HTTPDNS answer"))
             #expect(error.contains(configuration.endpoint!))
             #expect(error.contains("RFC 8484"))

@@ -39,7 +39,7 @@ struct FaultTests {
                 try await lab.setFault(fault)
                 clock.advance(120)  // past the TTLs, so the cache has to ask again
                 let resolution = await cache.resolve("localhost", family: .v4)
-                let error = try #require(resolution.httpdns.error, "\(format) \(fault)")
+                let error = try #require(resolution.httpdns.error?.sentence, "\(format) \(fault)")
                 #expect(error.contains(reason), "\(format) \(fault): \(error)")
                 #expect(resolution.httpdns.source == .systemFallback, "\(format) \(fault)")
                 #expect(resolution.httpdns.ipv4 == ["127.0.0.1"], "\(format) \(fault)")
@@ -47,7 +47,7 @@ struct FaultTests {
 
                 // A lab name has no system DNS to fall back on: the reason still comes through.
                 let lab1 = await cache.resolve("sni-a.lab.test", family: .v4)
-                #expect(lab1.httpdns.error?.contains(reason) == true, "\(format) \(fault)")
+                #expect(lab1.httpdns.error?.sentence.contains(reason) == true, "\(format) \(fault)")
                 #expect(lab1.agreement == .bothFailed)
 
                 // What the cache had is still there, unchanged.

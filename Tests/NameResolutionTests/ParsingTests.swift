@@ -16,7 +16,7 @@ struct ParsingTests {
         let answer = try AliCloudProvider.parseSingle(bytes(body), host: "dual.lab.test", families: [.v4, .v6], ms: 1)
         #expect(answer.ipv4 == ["127.0.0.1"])
         #expect(answer.ipv6 == ["::1"])
-        #expect(answer.ttl == 60)
+        #expect(answer.ttl == FamilyTTL(v4: 60, v6: 60))
         // The egress the service judged the query by, shown as "saw you as".
         #expect(answer.clientIP == "127.0.0.1")
     }
@@ -35,7 +35,7 @@ struct ParsingTests {
         let ips = (1...40).map { "\"10.0.0.\($0)\"" }.joined(separator: ",")
         let body = #"{"host":"many.example","ips":[\#(ips)],"ipsv6":["::1"],"ttl":60}"#
         let answer = try AliCloudProvider.parseSingle(bytes(body), host: "many.example", families: [.v4, .v6], ms: 0)
-        #expect(answer.ipv4 == (1...32).map { "10.0.0.\($0)" })
+        #expect(answer.ipv4.map(\.text) == (1...32).map { "10.0.0.\($0)" })
         #expect(answer.ipv6 == ["::1"])
         #expect(
             answer.notes == [
@@ -69,10 +69,10 @@ struct ParsingTests {
     func ttlBounds() throws {
         let zero = try AliCloudProvider.parseSingle(
             bytes(#"{"ips":["192.0.2.1"],"ttl":0}"#), host: "h", families: [.v4], ms: 0)
-        #expect(zero.ttl == 1)
+        #expect(zero.ttl == FamilyTTL(v4: 1))
         let huge = try AliCloudProvider.parseSingle(
             bytes(#"{"ips":["192.0.2.1"],"ttl":99999999}"#), host: "h", families: [.v4], ms: 0)
-        #expect(huge.ttl == 86_400)
+        #expect(huge.ttl == FamilyTTL(v4: 86_400))
     }
 
     @Test("alicloud batch answer")
@@ -82,7 +82,7 @@ struct ParsingTests {
         let results = try AliCloudProvider.parseBatch(
             bytes(body), hosts: ["a.test", "b.test"], families: [.v4, .v6], ms: 0)
         let a = try results["a.test"]!.get()
-        #expect(a.ipv4 == ["192.0.2.1"] && a.ipv6 == ["2001:db8::1"] && a.ttl == 30)
+        #expect(a.ipv4 == ["192.0.2.1"] && a.ipv6 == ["2001:db8::1"] && a.ttl == FamilyTTL(v4: 30, v6: 40))
         #expect(throws: ResolutionError.noSuchName(host: "b.test", families: [.v4, .v6])) {
             try results["b.test"]!.get()
         }
@@ -97,7 +97,9 @@ struct ParsingTests {
         let provider = AliCloudProvider(
             endpoint: "http://127.0.0.1:8000/139450/d", account: "139450", secret: "s3cret",
             transport: HTTPDNSTransport(timeout: 2, caFile: nil))
-        let url = provider.url(for: "a.test", families: [.v4], now: Date(timeIntervalSince1970: 1_700_000_000))
+        let url =
+            AliCloudProvider.base("http://127.0.0.1:8000/139450/d", account: "139450")
+            + provider.target(for: "a.test", families: [.v4], now: Date(timeIntervalSince1970: 1_700_000_000))
         #expect(
             url
                 == "http://127.0.0.1:8000/139450/sign_d?host=a.test&query=4&t=1700000600&s=65fd6398556bb53e8baf9874d6a0ff0a"
@@ -107,7 +109,7 @@ struct ParsingTests {
     @Test("tencent text formats")
     func tencent() throws {
         let one = try TencentProvider.parse(bytes("192.0.2.1;192.0.2.2,120"), host: "h", families: [.v4], ms: 0)
-        #expect(one.ipv4 == ["192.0.2.1", "192.0.2.2"] && one.ttl == 120)
+        #expect(one.ipv4 == ["192.0.2.1", "192.0.2.2"] && one.ttl == FamilyTTL(v4: 120))
         let both = try TencentProvider.parse(bytes("127.0.0.1,60-::1,60"), host: "h", families: [.v4, .v6], ms: 0)
         #expect(both.ipv4 == ["127.0.0.1"] && both.ipv6 == ["::1"])
         let v4only = try TencentProvider.parse(bytes("127.0.0.1,60-0"), host: "h", families: [.v4, .v6], ms: 0)
@@ -178,6 +180,16 @@ struct ParsingTests {
         let screened = IPLiteral.screen(["192.0.2.7", "1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"], family: .v4)
         #expect(screened.valid == ["192.0.2.7"])
         #expect(screened.rejected == ["1.2.3.4\u{0}<script>", "5.6.7.8\u{0}"])
+    }
+
+    @Test("an address a service spells twice (2001:DB8::1, 2001:db8::1) is one address, written as dig writes it")
+    func oneAddressOneSpelling() throws {
+        let answer = try ProviderAnswer.screened(
+            host: "a.test", rawV4: ["192.0.2.1", " 192.0.2.1"], rawV6: ["2001:DB8::1", "2001:db8::1"],
+            ttl: FamilyTTL(60, for: [.v4, .v6]),
+            answered: [.v4, .v6], ms: 0)
+        #expect(answer.ipv4 == ["192.0.2.1"])
+        #expect(answer.ipv6 == ["2001:db8::1"])
     }
 }
 

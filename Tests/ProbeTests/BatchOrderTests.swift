@@ -12,7 +12,7 @@ struct BatchOrderTests {
     func orders() async throws {
         // The slow URL takes 5 s, so the fast ones pass it even on a loaded machine.
         try await withLab(LabOptions(slowOriginDelay: 5)) { lab in
-            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: 15, concurrency: 2))
+            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: .seconds(15), concurrency: 2))
             let urls = [lab.url("slow.lab.test")] + (1...5).map { lab.url("single.lab.test", "/n\($0)") }
 
             var completion: [Int] = []

@@ -19,7 +19,8 @@ struct ExportTests {
     static func everyNameHAR(_ lab: Lab) async -> (har: Data, reports: [URLReport]) {
         let engine = lab.engine(
             ProbeOptions(
-                allIPs: true, headers: [HeaderField(name: "Authorization", value: "Bearer hunter2")], timeout: 3))
+                allIPs: true, headers: [HeaderField(name: "Authorization", value: "Bearer hunter2")],
+                timeout: .seconds(3)))
         let reports = await engine.probeAll(LabScenarioTests.everyName.map { lab.url($0, "/echo?token=hunter2&q=1") })
         return (ProbeExport.har(reports), reports)
     }

@@ -81,7 +81,7 @@ struct JSONLinesBytesTests {
         return URLReport(
             url: "https://a.test/\(hostile)", host: "a.test",
             resolution: HostResolution(
-                host: "a.test", system: SystemAnswer(error: hostile),
+                host: "a.test", system: SystemAnswer(error: .reported(hostile)),
                 httpdns: HTTPDNSAnswer(provider: ProviderID(hostile))),
             attempts: attempts,
             verdict: Verdict(
@@ -115,7 +115,7 @@ struct JSONLinesBytesTests {
     @Test("a real trace of every lab name is the document JSONEncoder wrote")
     func labBytes() async throws {
         try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
-            let reports = await lab.engine(ProbeOptions(allIPs: true, timeout: 3))
+            let reports = await lab.engine(ProbeOptions(allIPs: true, timeout: .seconds(3)))
                 .probeAll(LabScenarioTests.everyName.map { lab.url($0, "/echo?a=1/2") })
             #expect(reports.count == LabScenarioTests.everyName.count)
             for report in reports {

@@ -15,21 +15,27 @@ func zoneResolver(
     let zone = lab.endpoints.zone
     return { host in
         let record = zone.first { $0.name == host }
+        // This stands where a provider parses what a service sent: only addresses go on.
         let systemAnswer =
-            system[host].map {
-                SystemAnswer(ipv4: $0.filter { !$0.contains(":") }, ipv6: $0.filter { $0.contains(":") })
+            system[host].map(addresses).map {
+                SystemAnswer(ipv4: $0.filter { $0.family == .v4 }, ipv6: $0.filter { $0.family == .v6 })
             }
             ?? SystemAnswer(error: "no such name")
-        let ips = override[host] ?? ((record?.ipv4 ?? []) + (record?.ipv6 ?? []))
+        let ips = addresses(override[host] ?? ((record?.ipv4 ?? []) + (record?.ipv6 ?? [])))
         let httpdns =
             ips.isEmpty
             ? HTTPDNSAnswer(provider: "lab-zone", error: "no such name")
             : HTTPDNSAnswer(
-                provider: "lab-zone", ipv4: ips.filter { !$0.contains(":") }, ipv6: ips.filter { $0.contains(":") },
-                ttl: record?.ttl ?? 60)
+                provider: "lab-zone", ipv4: ips.filter { $0.family == .v4 }, ipv6: ips.filter { $0.family == .v6 },
+                ttl: FamilyTTL(
+                    v4: ips.contains { $0.family == .v4 } ? record?.ttl ?? 60 : nil,
+                    v6: ips.contains { $0.family == .v6 } ? record?.ttl(true) ?? 60 : nil))
         return HostResolution(host: host, system: systemAnswer, httpdns: httpdns)
     }
 }
+
+/// The strings that are addresses, parsed as a provider parses a service's answer.
+private func addresses(_ texts: [String]) -> [IPAddress] { texts.compactMap(IPAddress.init) }
 
 extension Lab {
     /// The lab URL of a name, with a path (`url("sni-a.lab.test", "/echo")`).

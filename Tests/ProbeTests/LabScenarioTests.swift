@@ -197,7 +197,7 @@ struct LabScenarioTests {
     @Test("the slow origin times out within the per-request timeout")
     func slowTimesOut() async throws {
         try await withLab { lab in
-            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: 0.5))
+            let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: .milliseconds(500)))
             let attempt = try #require(await engine.probeAll([lab.url("slow.lab.test")]).first?.attempts.first)
             #expect(attempt.outcome == .timeout)
             #expect(attempt.error?.contains("within 0.5 s") == true)

@@ -27,7 +27,7 @@ struct LocalDNSProbeTests {
             let report = try #require(await Self.engine(lab).probeAll([lab.url("hijacked.lab.test")]).first)
             #expect(report.resolution.agreement == .disjoint)
             let baseline = try #require(report.attempts(.systemDNS).first)
-            #expect(baseline.ip == LabLocalDNS.hijackAddress)
+            #expect(baseline.ip?.text == LabLocalDNS.hijackAddress)
             #expect(baseline.outcome == .certNameMismatch)
             #expect(baseline.error?.contains(LabLocalDNS.hijackSiteName) == true)
             let direct = report.attempts(.directSNI).filter { $0.ip == "127.0.0.1" }
@@ -49,7 +49,7 @@ struct LocalDNSProbeTests {
         try await withLab { lab in
             let report = try #require(await Self.engine(lab).probeAll([lab.url("unreachable.lab.test")]).first)
             let baseline = try #require(report.attempts(.systemDNS).first)
-            #expect(baseline.ip == LabLocalDNS.unreachableAddress)
+            #expect(baseline.ip?.text == LabLocalDNS.unreachableAddress)
             #expect(baseline.outcome == .connectFailed)
             #expect(report.attempts(.directHTTP).contains { $0.ip == "127.0.0.1" && $0.outcome == .ok })
             #expect(

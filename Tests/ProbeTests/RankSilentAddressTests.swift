@@ -80,9 +80,9 @@ struct RankSilentAddressTests {
         // HTTPDNS lists the silent address first; the SDK's ranking must move it behind.
         let resolution = HostResolution(
             host: "silent.lab.test", system: SystemAnswer(error: "no answer"),
-            httpdns: HTTPDNSAnswer(provider: "test", ipv4: ["127.0.0.3", "127.0.0.1"], ttl: 60))
+            httpdns: HTTPDNSAnswer(provider: "test", ipv4: ["127.0.0.3", "127.0.0.1"], ttl: FamilyTTL(v4: 60)))
         // The test is about the timeout: half a second stands in for the SDK's two.
-        let ranking = await IPRanking.rank(resolution, port: live.port, timeout: 0.5)
+        let ranking = await IPRanking.rank(resolution, port: live.port, timeout: .milliseconds(500))
         #expect(ranking.ips.map(\.ip) == ["127.0.0.1", "127.0.0.3"])
         #expect(ranking.sdkOrder == ["127.0.0.1", "127.0.0.3"])
         let dead = try #require(ranking.ips.last)

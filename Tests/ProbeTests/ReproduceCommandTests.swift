@@ -13,7 +13,8 @@ struct ReproduceCommandTests {
     func shapes() throws {
         let url = try ProbeURL.parse("https://sni-a.lab.test:8443/a?b=1")
         let sni = ReproduceCommand.command(
-            for: .init(scenario: .directSNI, url: url, ip: "127.0.0.1", caFile: "/tmp/ca dir/ca.pem", timeout: 5))
+            for: .init(
+                scenario: .directSNI, url: url, ip: "127.0.0.1", caFile: "/tmp/ca dir/ca.pem", timeout: .seconds(5)))
         #expect(
             sni == "curl -sS -i --max-time 5 --resolve sni-a.lab.test:8443:127.0.0.1 --cacert '/tmp/ca dir/ca.pem' "
                 + "'https://sni-a.lab.test:8443/a?b=1'")
@@ -29,7 +30,7 @@ struct ReproduceCommandTests {
         #expect(!unresolved.contains("--resolve"))
         let server = DNSServer(address: "127.0.0.1", port: 5353)
         let dug = ReproduceCommand.command(
-            for: .init(scenario: .systemDNS, url: url, ip: "10.0.0.1", timeout: 2, dnsServer: server))
+            for: .init(scenario: .systemDNS, url: url, ip: "10.0.0.1", timeout: .seconds(2), dnsServer: server))
         #expect(
             dug.hasPrefix("dig @127.0.0.1 -p 5353 +short +tries=1 +time=2 sni-a.lab.test A sni-a.lab.test AAAA | grep"))
         #expect(dug.hasSuffix("--resolve sni-a.lab.test:8443:10.0.0.1 'https://sni-a.lab.test:8443/a?b=1'"))
@@ -82,7 +83,7 @@ struct ReproduceCommandTests {
     @Test("every command, run with curl and openssl, ends as its attempt did", arguments: ["GET", "POST"])
     func againstTheLab(method: String) async throws {
         try await withLab { lab in
-            var options = ProbeOptions(allIPs: true, method: RequestMethod(rawValue: method)!, timeout: 2)
+            var options = ProbeOptions(allIPs: true, method: RequestMethod(rawValue: method)!, timeout: .seconds(2))
             if method == "POST" { options.body = Array("name=ipdirect&note=it's".utf8) }
             options.headers = [HeaderField(name: "X-Reproduce", value: "yes")]
             // System DNS knows two names here, so system-dns runs pinned as well as failing.
@@ -132,7 +133,7 @@ struct ReproduceCommandTests {
                 } else {
                     // dig prints the address the attempt connected to; curl ends as the attempt did.
                     let printed = result.output.split(whereSeparator: \.isNewline).map(String.init)
-                    #expect(printed.contains(attempt.ip ?? "-"), "\(label)\n\(result.output)")
+                    #expect(printed.contains(attempt.ip?.text ?? "-"), "\(label)\n\(result.output)")
                     #expect((result.status == 0) == attempt.outcome.reachedServer, "\(label)\n\(result.errors)")
                 }
             }

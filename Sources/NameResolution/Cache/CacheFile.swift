@@ -96,15 +96,26 @@ enum CacheFile {
         decoder.dateDecodingStrategy = .secondsSince1970
         let entry: CacheEntrySnapshot
         do {
-            entry = try decoder.decode(CacheEntrySnapshot.self, from: try JSONEncoder().encode(json))
+            let bytes = try JSONEncoder().encode(json)
+            // The addresses are screened as text first, so a junk one is named as such rather
+            // than as the decoding failure `IPAddress` would throw.
+            let addresses = try decoder.decode(StoredAddresses.self, from: bytes)
+            guard IPLiteral.screen(addresses.ips, family: addresses.family).rejected.isEmpty else {
+                return .failure(
+                    Unreadable(reason: "ips holds something that is not an \(addresses.family.rawValue) address"))
+            }
+            entry = try decoder.decode(CacheEntrySnapshot.self, from: bytes)
         } catch {
             return .failure(Unreadable(reason: describe(error)))
         }
         guard !entry.host.isEmpty else { return .failure(Unreadable(reason: "host is empty")) }
-        guard IPLiteral.screen(entry.ips, family: entry.family).rejected.isEmpty else {
-            return .failure(Unreadable(reason: "ips holds something that is not an \(entry.family.rawValue) address"))
-        }
         return .success(entry)
+    }
+
+    /// The family and the addresses of a stored answer, as the file has them.
+    private struct StoredAddresses: Decodable {
+        var family: IPFamily
+        var ips: [String]
     }
 
     /// A decoding failure in our words; only our own field names appear, never the file's text.

@@ -298,25 +298,62 @@ public final class ResolverCache: Sendable {
     ///
     /// - Parameters:
     ///   - family: nil uses the configured family.
-    ///   - timeout: seconds for each side; nil uses the configured timeout.
+    ///   - timeout: for each side; nil uses the configured timeout.
     ///   - afresh: ask the service every time (`ipdirect resolve`) instead of the SDK's cached read.
     public func resolve(
-        _ host: String, family: AddressFamily? = nil, timeout: Double? = nil, afresh: Bool = false
+        _ host: String, family: AddressFamily? = nil, timeout: Duration? = nil, afresh: Bool = false
+    ) async -> HostResolution {
+        await resolve(host, family: family, timeout: timeout, afresh: afresh, held: nil)
+    }
+
+    /// Resolves several names as `resolve` does each, in the order given; with `afresh`, HTTPDNS
+    /// is asked for them in batches of 5 (one request each where the service has a batch API:
+    /// alicloud v2, the legacy `/resolve` or, signed, `/sign_resolve`, as the SDKs pre-resolve).
+    public func resolve(
+        _ hosts: [String], family: AddressFamily? = nil, timeout: Duration? = nil, afresh: Bool = false
+    ) async -> [HostResolution] {
+        let families = (family ?? configuration.family).concrete()
+        let names = hosts.map(Self.normalized)
+        // What the cache held, read before the batch can store its answers.
+        var held: [String: [IPFamily: CacheEntrySnapshot]] = [:]
+        if afresh {
+            for name in names { held[name] = heldEntries(name, families: families) }
+            let asked = Array(Set(names.filter { IPAddress($0) == nil })).sorted()
+            if asked.count > 1 { startBatch(asked, families: families) }
+        }
+        return await withTaskGroup(of: (Int, HostResolution).self) { group in
+            for (index, name) in names.enumerated() {
+                let before = held[name]
+                group.addTask {
+                    (index, await self.resolve(name, family: family, timeout: timeout, afresh: afresh, held: before))
+                }
+            }
+            var ordered: [(Int, HostResolution)] = []
+            for await result in group { ordered.append(result) }
+            return ordered.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// `resolve`, with what the cache held taken before (a batch) or now (nil).
+    private func resolve(
+        _ host: String, family: AddressFamily?, timeout: Duration?, afresh: Bool,
+        held heldBefore: [IPFamily: CacheEntrySnapshot]?
     ) async -> HostResolution {
         let name = Self.normalized(host)
         let config = configuration
         let families = (family ?? config.family).concrete()
-        let limit = timeout ?? config.timeout
-        if let literal = IPLiteral.family(of: name) {
+        let limit = timeout ?? .seconds(config.timeout)
+        if let literal = IPAddress(name) {
             // An address needs no resolving; both sides "answer" it so a probe can use it.
-            let sys = SystemAnswer(ipv4: literal == .v4 ? [name] : [], ipv6: literal == .v6 ? [name] : [])
+            let sys = SystemAnswer(
+                ipv4: literal.family == .v4 ? [literal] : [], ipv6: literal.family == .v6 ? [literal] : [])
             return HostResolution(
                 host: name, system: sys,
                 httpdns: HTTPDNSAnswer(
-                    provider: ProviderID(provider.name), ipv4: sys.ipv4, ipv6: sys.ipv6, ttl: 0, source: .cache))
+                    provider: ProviderID(provider.name), ipv4: sys.ipv4, ipv6: sys.ipv6, source: .cache))
         }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
-        let held = afresh ? heldEntries(name, families: families) : [:]
+        let held = afresh ? heldBefore ?? heldEntries(name, families: families) : [:]
         var answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
         let sys = await systemSide
         // With `--provider system` the column is getaddrinfo itself: standing the other column in
@@ -326,19 +363,22 @@ public final class ResolverCache: Sendable {
                 answer.ipv4 = sys.ipv4
                 answer.ipv6 = sys.ipv6
                 answer.source = .systemFallback
-                answer.ttl = config.fallbackTTL
+                answer.ttl = FamilyTTL(
+                    v4: sys.ipv4.isEmpty ? nil : config.fallbackTTL, v6: sys.ipv6.isEmpty ? nil : config.fallbackTTL)
                 storeFallback(name, families: families, system: sys, ttl: config.fallbackTTL)
                 let ips = (sys.ipv4 + sys.ipv6).joined(separator: ", ")
                 emit([
                     ResolverEvent(
                         time: clock.now(), kind: .fallback, host: name,
-                        detail: "\(name): HTTPDNS failed (\(failure)); using system DNS: \(ips)")
+                        detail: "\(name): HTTPDNS failed (\(failure.sentence)); using system DNS: \(ips)")
                 ])
             } else {
                 emit([
                     ResolverEvent(
                         time: clock.now(), kind: .error, host: name,
-                        detail: "\(name): HTTPDNS failed (\(failure)) and so did system DNS (\(sys.error ?? "?"))")
+                        detail:
+                            "\(name): HTTPDNS failed (\(failure.sentence)) and so did system DNS (\(sys.error?.sentence ?? "?"))"
+                    )
                 ])
             }
         }
@@ -375,7 +415,7 @@ public final class ResolverCache: Sendable {
 
     /// The HTTPDNS side of `resolve`, through the cache (or around it, `afresh`).
     func httpdnsAnswer(
-        _ name: String, families: Set<IPFamily>, limit: Double, afresh: Bool = false
+        _ name: String, families: Set<IPFamily>, limit: Duration, afresh: Bool = false
     ) async -> HTTPDNSAnswer {
         let now = clock.now()
         var cached: [IPFamily: CacheEntrySnapshot] = [:]
@@ -435,9 +475,15 @@ public final class ResolverCache: Sendable {
         var answer = HTTPDNSAnswer(provider: ProviderID(provider.name))
         answer.ipv4 = cached[.v4]?.ips ?? []
         answer.ipv6 = cached[.v6]?.ips ?? []
-        let cachedTTL = cached.values.map(\.ttl).min() ?? 0
+        // Each family's own TTL, for the families that have addresses; what the legacy API said beside them.
+        for (family, entry) in cached where !entry.ips.isEmpty {
+            answer.ttl[family] = entry.ttl
+            if let origin = entry.originTTL {
+                answer.originTTL = (answer.originTTL ?? FamilyTTL()).setting(family, origin)
+            }
+            answer.extra = answer.extra ?? entry.extra
+        }
         if need.isEmpty {
-            answer.ttl = cachedTTL
             let sources = Set(cached.values.map(\.source))
             answer.source = sources.contains(.stale) ? .stale : sources == [.persisted] ? .persisted : .cache
             return answer
@@ -450,14 +496,20 @@ public final class ResolverCache: Sendable {
         answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
-            answer.error = ResolutionError.timeout(seconds: limit).description
+            answer.error = .httpdns(.timeout(seconds: limit.inSeconds))
         case .failure(let error)?:
-            answer.error = error.description
+            answer.error = .httpdns(error)
             if case .notAnIP(let junk) = error { answer.rejected = junk }
         case .success(let fresh)?:
             if need.contains(.v4) { answer.ipv4 = fresh.ipv4 }
             if need.contains(.v6) { answer.ipv6 = fresh.ipv6 }
-            answer.ttl = cached.isEmpty ? fresh.ttl : min(fresh.ttl, cachedTTL)
+            for family in need where !fresh.ips(family).isEmpty {
+                answer.ttl[family] = fresh.ttl[family]
+                if let origin = fresh.originTTL?[family] {
+                    answer.originTTL = (answer.originTTL ?? FamilyTTL()).setting(family, origin)
+                }
+            }
+            answer.extra = fresh.extra ?? answer.extra
             answer.source = Self.freshSource(configuration)
             answer.clientIP = fresh.clientIP
             answer.server = fresh.server
@@ -518,6 +570,41 @@ public final class ResolverCache: Sendable {
         }
     }
 
+    /// Puts batch requests in flight for `hosts` (5 names each, within the query gate): each
+    /// name's in-flight entry waits on its batch and stores its answer, so the resolves that
+    /// follow join it rather than ask one name a request.
+    private func startBatch(_ hosts: [String], families: Set<IPFamily>) {
+        var start = 0
+        while start < hosts.count {
+            let chunk = Array(hosts[start..<min(start + Self.batchSize, hosts.count)])
+            start += Self.batchSize
+            let batch = Task { () -> [String: Outcome] in
+                await httpdnsQueries.enter()
+                defer { httpdnsQueries.leave() }
+                return await provider.resolveBatch(chunk, families: families)
+            }
+            state.withLock { c in
+                for host in chunk {
+                    if let running = c.inflight[host], running.families.isSuperset(of: families) { continue }
+                    c.nextID += 1
+                    let id = c.nextID
+                    for family in families { c.entries[CacheKey(host: host, family: family)]?.refreshing = true }
+                    let task = Task { () -> Outcome in
+                        let outcome =
+                            await batch.value[host]
+                            ?? .failure(.malformed(detail: "the batch answer did not include \(host)"))
+                        self.store(outcome, host: host, families: families, kind: .refresh, inflightID: id)
+                        return outcome
+                    }
+                    c.inflight[host] = InFlight(id: id, families: families, task: task)
+                }
+            }
+        }
+    }
+
+    /// Names a batch asks for at once: the services' batch APIs take 5.
+    static let batchSize = 5
+
     private func performFetch(_ host: String, families: Set<IPFamily>, id: Int) async -> Outcome {
         // A batch of distinct names queues here, not in open sockets.
         await httpdnsQueries.enter()
@@ -551,8 +638,9 @@ public final class ResolverCache: Sendable {
                         continue
                     }
                     let entry = CacheEntrySnapshot(
-                        host: key.name, family: family, ips: answer.ips(family), ttl: answer.ttl, resolvedAt: now,
-                        source: Self.freshSource(s.configuration), hits: s.entries[key]?.hits ?? 0)
+                        host: key.name, family: family, ips: answer.ips(family), ttl: answer.ttl[family] ?? 60,
+                        resolvedAt: now, source: Self.freshSource(s.configuration), hits: s.entries[key]?.hits ?? 0,
+                        originTTL: answer.originTTL?[family], extra: answer.extra)
                     s.entries[key] = entry
                     events.append(
                         ResolverEvent(time: now, kind: kind, host: host, family: family, detail: Self.describe(entry)))
@@ -649,13 +737,15 @@ public final class ResolverCache: Sendable {
         }
     }
 
-    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses that are
-    /// not IP literals of the entry's family are dropped, as from any other source.
+    /// Puts an entry in the cache directly (tests, benchmarks, imports). Addresses of the other
+    /// family are dropped, and repeats, as from any other source.
     public func insert(_ entry: CacheEntrySnapshot) {
         var clean = entry
         let key = CacheKey(host: entry.host, family: entry.family)
         clean.host = key.name
-        clean.ips = IPLiteral.screen(entry.ips, family: entry.family).valid
+        clean.ips = entry.ips.reduce(into: []) { kept, ip in
+            if ip.family == entry.family, !kept.contains(ip) { kept.append(ip) }
+        }
         clean.ttl = ProviderAnswer.clampTTL(entry.ttl)
         state.withLock { $0.entries[key] = clean }
     }

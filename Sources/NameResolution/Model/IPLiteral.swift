@@ -18,28 +18,27 @@ import Foundation
 /// it stops at the NUL, is refused, and so are zone suffixes, brackets, ports, spaces and
 /// non-canonical spellings such as `0:0:0:0:0:0:0:1`.
 public enum IPLiteral {
-    /// The family `text` parses as, or nil when it is not an IP literal at all.
-    public static func family(of text: String) -> IPFamily? {
+    /// `text` as an address, or nil when it is not an IP literal at all: the one parser every
+    /// address from outside goes through (`IPAddress.init?(_:)` is this).
+    static func parse(_ text: String) -> IPAddress? {
         guard !text.isEmpty, text.utf8.count <= 45, text.utf8.allSatisfy(isAddressByte) else { return nil }
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
-            return roundTrips(text, family: AF_INET, address: v4, length: INET_ADDRSTRLEN) ? .v4 : nil
+            return canonical(text, family: AF_INET, address: v4, length: INET_ADDRSTRLEN).map {
+                IPAddress(checked: $0, family: .v4)
+            }
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
-            return roundTrips(text, family: AF_INET6, address: v6, length: INET6_ADDRSTRLEN) ? .v6 : nil
+            return canonical(text, family: AF_INET6, address: v6, length: INET6_ADDRSTRLEN).map {
+                IPAddress(checked: $0, family: .v6)
+            }
         }
         return nil
     }
 
-    /// Whether `text` is an IPv4 or IPv6 literal (IPv6 without brackets).
-    public static func isLiteral(_ text: String) -> Bool { family(of: text) != nil }
-
-    /// Whether `text` is an IPv4 literal.
-    public static func isIPv4(_ text: String) -> Bool { family(of: text) == .v4 }
-
-    /// Whether `text` is an IPv6 literal (without brackets).
-    public static func isIPv6(_ text: String) -> Bool { family(of: text) == .v6 }
+    /// The family `text` parses as, or nil when it is not an IP literal at all.
+    public static func family(of text: String) -> IPFamily? { parse(text)?.family }
 
     /// A host as a URL's authority or a `host:port` writes it: an IPv6 literal in brackets
     /// (`[::1]`), a name or an IPv4 literal as it is; text already in brackets is left alone.
@@ -103,48 +102,40 @@ public enum IPLiteral {
         }
     }
 
-    /// Whether `inet_ntop` writes the parsed address back as `text` (ignoring case).
-    private static func roundTrips<Address>(
+    /// What `inet_ntop` writes for the parsed address, when that is `text` (ignoring case):
+    /// the canonical text, else nil.
+    private static func canonical<Address>(
         _ text: String, family: Int32, address: Address, length: Int32
-    ) -> Bool {
+    ) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(length))
         let written = withUnsafeBytes(of: address) { raw in
             inet_ntop(family, raw.baseAddress, &buffer, socklen_t(length))
         }
-        guard written != nil else { return false }
+        guard written != nil else { return nil }
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        return String(decoding: bytes, as: UTF8.self).lowercased() == text.lowercased()
-    }
-
-    /// Whether `text` is an IP literal of exactly this family.
-    public static func isValid(_ text: String, family: IPFamily) -> Bool {
-        Self.family(of: text) == family
+        let canonical = String(decoding: bytes, as: UTF8.self)
+        return canonical.lowercased() == text.lowercased() ? canonical : nil
     }
 
     /// Splits untrusted strings into the addresses of `family` and everything else.
     ///
     /// An address of the other family counts as junk too: a service that puts an IPv6
-    /// address in its IPv4 list is not to be trusted with either.
+    /// address in its IPv4 list is not to be trusted with either. Blanks around an address are
+    /// forgiven; an address written twice (in any case) is kept once.
     ///
     /// - Returns: the valid addresses (duplicates dropped, order kept) and the rejected strings.
-    public static func screen(_ candidates: [String], family: IPFamily) -> (valid: [String], rejected: [String]) {
-        // Most lists are clean (every address valid as written, none twice): kept as they are,
-        // without building a copy.
-        let clean = candidates.indices.allSatisfy { index in
-            isValid(candidates[index], family: family) && !candidates[..<index].contains(candidates[index])
-        }
-        if clean { return (candidates, []) }
-        var valid: [String] = []
+    public static func screen(_ candidates: [String], family: IPFamily) -> (valid: [IPAddress], rejected: [String]) {
+        var valid: [IPAddress] = []
         var rejected: [String] = []
+        valid.reserveCapacity(candidates.count)
         for raw in candidates {
-            let text = raw.trimmingCharacters(in: .whitespaces)
-            if isValid(text, family: family) {
-                if !valid.contains(text) { valid.append(text) }
+            // Most lists are clean: the trimmed copy is made only for text that does not parse as it is.
+            if let address = parse(raw) ?? parse(raw.trimmingCharacters(in: .whitespaces)), address.family == family {
+                if !valid.contains(address) { valid.append(address) }
             } else {
                 rejected.append(raw)
             }
         }
         return (valid, rejected)
     }
-
 }

@@ -17,6 +17,60 @@ public enum IPFamily: String, Sendable, Codable, Hashable, CaseIterable {
     case v4, v6
 }
 
+/// Seconds each family's answer stays fresh, kept apart as every Alibaba SDK keeps them (iOS
+/// `HttpdnsHostObject` `v4ttl`/`v6ttl`, Node.js `ipv4Ttl`/`ipv6Ttl`, the C SDK one result per
+/// type): an A that lives 120 s is not cut to the 60 s of its AAAA. A family without a TTL is absent.
+public struct FamilyTTL: Sendable, Codable, Equatable, Hashable {
+    public var v4: Int?
+    public var v6: Int?
+
+    public init(v4: Int? = nil, v6: Int? = nil) {
+        self.v4 = v4
+        self.v6 = v6
+    }
+
+    /// The same TTL for each of `families` (a service that gives one TTL for the whole answer).
+    public init(_ seconds: Int, for families: Set<IPFamily>) {
+        v4 = families.contains(.v4) ? seconds : nil
+        v6 = families.contains(.v6) ? seconds : nil
+    }
+
+    public subscript(family: IPFamily) -> Int? {
+        get { family == .v4 ? v4 : v6 }
+        set {
+            switch family {
+            case .v4: v4 = newValue
+            case .v6: v6 = newValue
+            }
+        }
+    }
+
+    /// A copy with `family`'s TTL set.
+    public func setting(_ family: IPFamily, _ seconds: Int) -> FamilyTTL {
+        var copy = self
+        copy[family] = seconds
+        return copy
+    }
+
+    /// No family has a TTL.
+    public var isEmpty: Bool { v4 == nil && v6 == nil }
+
+    /// Only the families in `families` keep theirs.
+    public func only(_ families: Set<IPFamily>) -> FamilyTTL {
+        FamilyTTL(v4: families.contains(.v4) ? v4 : nil, v6: families.contains(.v6) ? v6 : nil)
+    }
+
+    /// How a person reads it: `60s` for one family (or two that agree), `v4 120s, v6 60s`
+    /// when they differ, `-` when there is none.
+    public var shown: String {
+        switch (v4, v6) {
+        case (nil, nil): "-"
+        case (let one?, nil), (nil, let one?): "\(one)s"
+        case (let a?, let b?): a == b ? "\(a)s" : "v4 \(a)s, v6 \(b)s"
+        }
+    }
+}
+
 /// The HTTPDNS service flavours ipdirect speaks.
 public enum ProviderKind: String, Sendable, Codable, CaseIterable {
     /// Alibaba Cloud HTTPDNS v2 (`/v2/d`), what current SDKs speak.
@@ -55,7 +109,7 @@ public enum Agreement: String, Sendable, Codable {
     case bothFailed = "both-failed"
 
     /// Compares two answers; an empty list with an error counts as failed.
-    public static func between(system: [String]?, httpdns: [String]?) -> Agreement {
+    public static func between(system: [IPAddress]?, httpdns: [IPAddress]?) -> Agreement {
         switch (system, httpdns) {
         case (nil, nil): return .bothFailed
         case (nil, _): return .systemFailed
@@ -71,12 +125,12 @@ public enum Agreement: String, Sendable, Codable {
 
 /// System DNS's answer for one name (the `system` object of `resolve --format json`).
 public struct SystemAnswer: Sendable, Codable, Equatable {
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Wall time of the lookup, milliseconds.
     public var ms: Double
-    /// Why it failed, in words; nil on success.
-    public var error: String?
+    /// Why it failed; nil on success.
+    public var error: ResolutionFailure?
     /// Who answered: getaddrinfo, or the DNS server `--dns-server` names.
     public var resolver: SystemResolverKind
     /// The smallest TTL of the addresses, seconds, from a DNS server; nil from getaddrinfo,
@@ -86,7 +140,7 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
     public var cname: [String]?
 
     public init(
-        ipv4: [String] = [], ipv6: [String] = [], ms: Double = 0, error: String? = nil,
+        ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ms: Double = 0, error: ResolutionFailure? = nil,
         resolver: SystemResolverKind = .getaddrinfo, ttl: Int? = nil, cname: [String]? = nil
     ) {
         self.ipv4 = ipv4
@@ -100,10 +154,10 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        ipv4 = try container.decode([String].self, forKey: .ipv4)
-        ipv6 = try container.decode([String].self, forKey: .ipv6)
+        ipv4 = try container.decode([IPAddress].self, forKey: .ipv4)
+        ipv6 = try container.decode([IPAddress].self, forKey: .ipv6)
         ms = try container.decode(Double.self, forKey: .ms)
-        error = try container.decodeIfPresent(String.self, forKey: .error)
+        error = try container.decodeIfPresent(ResolutionFailure.self, forKey: .error)
         // Files written before `--dns-server` existed were all getaddrinfo.
         resolver = try container.decodeIfPresent(SystemResolverKind.self, forKey: .resolver) ?? .getaddrinfo
         ttl = try container.decodeIfPresent(Int.self, forKey: .ttl)
@@ -114,26 +168,33 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
 /// HTTPDNS's answer for one name (the `httpdns` object of `resolve --format json`).
 public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var provider: ProviderID
-    public var ipv4: [String]
-    public var ipv6: [String]
-    /// Seconds the answer stays fresh.
-    public var ttl: Int
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
+    /// Seconds each family's addresses stay fresh (JSON `"ttl": {"v4": 120, "v6": 60}`); a
+    /// family with no address has none.
+    public var ttl: FamilyTTL
     public var ms: Double
     public var source: AnswerSource
-    public var error: String?
+    public var error: ResolutionFailure?
     /// Strings the service sent as addresses that are not IP literals: refused, never
     /// cached, named here. Absent from JSON when there were none.
     public var rejected: [String]?
     /// The client address the service judged the query by (alicloud `cip`), when it said.
-    public var clientIP: String?
+    public var clientIP: IPAddress?
     /// The service address that answered, when the provider knows it.
     public var server: String?
     /// What the service said beside the addresses ("no AAAA record", extra data).
     public var notes: [String]?
+    /// The legacy API's `origin_ttl` per family with addresses (the TTL before the service's
+    /// own), when it said; absent from JSON otherwise.
+    public var originTTL: FamilyTTL?
+    /// The legacy API's `extra` (data the account attached to the name), decoded as the C SDK
+    /// decodes it, escaped for terminals; absent from JSON when there was none.
+    public var extra: String?
 
     public init(
-        provider: ProviderID, ipv4: [String] = [], ipv6: [String] = [], ttl: Int = 0, ms: Double = 0,
-        source: AnswerSource = .httpdns, error: String? = nil, rejected: [String]? = nil
+        provider: ProviderID, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: FamilyTTL = FamilyTTL(),
+        ms: Double = 0, source: AnswerSource = .httpdns, error: ResolutionFailure? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider
         self.ipv4 = ipv4
@@ -170,8 +231,8 @@ public struct HostResolution: Sendable, Codable, Equatable {
 public struct CacheComparison: Sendable, Codable, Equatable {
     /// The cache held something for the name (in any asked family).
     public var held: Bool
-    public var ipv4: [String]
-    public var ipv6: [String]
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
     /// Seconds of freshness the held answer had left (negative: expired); nil when nothing was held.
     public var secondsLeft: Int?
     /// Where the held answer came from (`httpdns`, `persisted`, `system-fallback`).
@@ -180,7 +241,8 @@ public struct CacheComparison: Sendable, Codable, Equatable {
     public var differs: Bool
 
     public init(
-        held: Bool, ipv4: [String] = [], ipv6: [String] = [], secondsLeft: Int? = nil, source: AnswerSource? = nil,
+        held: Bool, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], secondsLeft: Int? = nil,
+        source: AnswerSource? = nil,
         differs: Bool = false
     ) {
         self.held = held
@@ -196,7 +258,7 @@ public struct CacheComparison: Sendable, Codable, Equatable {
 public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
     public var host: String
     public var family: IPFamily
-    public var ips: [String]
+    public var ips: [IPAddress]
     public var ttl: Int
     /// When the answer was obtained.
     public var resolvedAt: Date
@@ -204,11 +266,17 @@ public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
     public var hits: Int
     /// A background refresh is under way.
     public var refreshing: Bool
+    /// The legacy API's `origin_ttl` for this family, kept as the C SDK keeps it.
+    public var originTTL: Int?
+    /// The legacy API's `extra`, decoded and escaped (see `HTTPDNSAnswer.extra`).
+    public var extra: String?
 
     public init(
-        host: String, family: IPFamily, ips: [String], ttl: Int, resolvedAt: Date, source: AnswerSource,
-        hits: Int = 0, refreshing: Bool = false
+        host: String, family: IPFamily, ips: [IPAddress], ttl: Int, resolvedAt: Date, source: AnswerSource,
+        hits: Int = 0, refreshing: Bool = false, originTTL: Int? = nil, extra: String? = nil
     ) {
+        self.originTTL = originTTL
+        self.extra = extra
         self.host = host
         self.family = family
         self.ips = ips

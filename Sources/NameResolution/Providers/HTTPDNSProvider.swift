@@ -7,24 +7,30 @@ import TerminalText
 /// What an HTTPDNS service said about one name, already screened: only IP literals remain.
 public struct ProviderAnswer: Sendable, Equatable {
     public var host: String
-    public var ipv4: [String]
-    public var ipv6: [String]
-    /// Seconds, clamped to `ResolverConfiguration.ttlBounds`.
-    public var ttl: Int
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
+    /// Seconds per answered family, each clamped to `ResolverConfiguration.ttlBounds`: the
+    /// cache expires each family on its own, as the SDKs do. An answered family without
+    /// addresses keeps the TTL the service gave it, for how long "none" is cached.
+    public var ttl: FamilyTTL
     /// The families the service answered for (an empty list for an answered family means
     /// "no address of that family", which is worth caching).
     public var answered: Set<IPFamily>
     /// Wall time of the exchange, milliseconds.
     public var ms: Double
     /// The client address the service judged the query by (alicloud `cip`, tencent `clientip=1`).
-    public var clientIP: String?
+    public var clientIP: IPAddress?
     /// The service address that answered (a service IP under discovery, else the endpoint's host).
     public var server: String?
     /// What the service said beside the addresses: "no AAAA record", `extra` data.
     public var notes: [String] = []
+    /// The legacy API's `origin_ttl` per answered family, when it said.
+    public var originTTL: FamilyTTL?
+    /// The legacy API's `extra`, decoded as the C SDK does and escaped where it entered.
+    public var extra: String?
 
     public init(
-        host: String, ipv4: [String] = [], ipv6: [String] = [], ttl: Int, answered: Set<IPFamily>,
+        host: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: FamilyTTL, answered: Set<IPFamily>,
         ms: Double = 0
     ) {
         self.host = host
@@ -36,7 +42,12 @@ public struct ProviderAnswer: Sendable, Equatable {
     }
 
     /// The addresses of one family.
-    public func ips(_ family: IPFamily) -> [String] { family == .v4 ? ipv4 : ipv6 }
+    public func ips(_ family: IPFamily) -> [IPAddress] { family == .v4 ? ipv4 : ipv6 }
+
+    /// The TTLs of the families that have addresses: what the answer's readers are shown.
+    public var shownTTL: FamilyTTL {
+        FamilyTTL(v4: ipv4.isEmpty ? nil : ttl.v4, v6: ipv6.isEmpty ? nil : ttl.v6)
+    }
 
     /// Builds an answer from unscreened strings, refusing the whole answer when any of them
     /// is not an IP literal: a service that sends junk is broken or tampered with, so its
@@ -48,20 +59,37 @@ public struct ProviderAnswer: Sendable, Equatable {
     /// - Parameter sent: per family, how many addresses the reply held when its parser kept fewer.
     /// - Throws: `.notAnIP` naming the junk, `.noSuchName` when there was nothing.
     static func screened(
-        host: String, rawV4: [String], rawV6: [String], ttl: Int, answered: Set<IPFamily>, ms: Double,
+        host: String, rawV4: [String], rawV6: [String], ttl: FamilyTTL, answered: Set<IPFamily>, ms: Double,
         clientIP: Any? = nil, sent: [IPFamily: Int] = [:]
     ) throws(ResolutionError) -> ProviderAnswer {
         let v4 = IPLiteral.screen(rawV4, family: .v4)
         let v6 = IPLiteral.screen(rawV6, family: .v6)
         let rejected = v4.rejected + v6.rejected
         if !rejected.isEmpty { throw .notAnIP(cleaning: rejected) }
-        if v4.valid.isEmpty, v6.valid.isEmpty { throw .noSuchName(host: host, families: answered) }
-        let limit = maxAddressesPerFamily
-        var answer = ProviderAnswer(
-            host: host, ipv4: Array(v4.valid.prefix(limit)), ipv6: Array(v6.valid.prefix(limit)), ttl: clampTTL(ttl),
-            answered: answered, ms: ms)
+        var answer = try limited(
+            host: host, v4: v4.valid, v6: v6.valid, ttl: ttl, answered: answered, ms: ms, sent: sent)
         answer.clientIP = shownClientIP(clientIP)
-        for (family, all) in [(IPFamily.v4, v4.valid), (.v6, v6.valid)] {
+        return answer
+    }
+
+    /// Builds an answer from addresses already parsed, keeping at most `maxAddressesPerFamily`
+    /// of each family (a note says when more came).
+    ///
+    /// - Throws: `.noSuchName` when there was nothing.
+    static func limited(
+        host: String, v4: [IPAddress], v6: [IPAddress], ttl: FamilyTTL, answered: Set<IPFamily>, ms: Double,
+        sent: [IPFamily: Int] = [:]
+    ) throws(ResolutionError) -> ProviderAnswer {
+        if v4.isEmpty, v6.isEmpty { throw .noSuchName(host: host, families: answered) }
+        let limit = maxAddressesPerFamily
+        var ttl = ttl
+        // A family the service answered without a TTL gets the SDKs' 60 s (Android `HostItem`).
+        for family in answered where ttl[family] == nil { ttl[family] = 60 }
+        var answer = ProviderAnswer(
+            host: host, ipv4: Array(v4.prefix(limit)), ipv6: Array(v6.prefix(limit)),
+            ttl: FamilyTTL(v4: ttl.v4.map(clampTTL), v6: ttl.v6.map(clampTTL)).only(answered), answered: answered,
+            ms: ms)
+        for (family, all) in [(IPFamily.v4, v4), (.v6, v6)] {
             // What the parser counted, when it read more than it kept; else what was screened.
             let came = max(all.count, sent[family] ?? 0)
             guard came > limit || came > all.count else { continue }
@@ -73,8 +101,8 @@ public struct ProviderAnswer: Sendable, Equatable {
     }
 
     /// A client address from the service, when it is an IP literal (else nil: never shown raw).
-    static func shownClientIP(_ value: Any?) -> String? {
-        (value as? String).flatMap { IPLiteral.family(of: $0) == nil ? nil : $0 }
+    static func shownClientIP(_ value: Any?) -> IPAddress? {
+        (value as? String).flatMap(IPAddress.init)
     }
 
     private static let cutNoteEnd = "are kept (ipdirect's limit per answer)"
@@ -182,11 +210,6 @@ extension HTTPDNSProvider {
 
 /// Builds the provider a configuration asks for, through its row in `ProviderRegistry`.
 public enum ProviderFactory {
-    /// Alibaba Cloud's public HTTPDNS address, used when alicloud has no endpoint.
-    public static let alicloudDefaultEndpoint = "http://203.107.1.1"
-    /// The same service over HTTPS, used when a signing secret is set (signed queries stay off the wire).
-    public static let alicloudDefaultHTTPSEndpoint = "https://203.107.1.1"
-
     /// - Throws: `ResolutionError.setup` when a required setting is missing or unusable.
     public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {
         let endpoint = configuration.effectiveEndpoint
@@ -214,10 +237,11 @@ public struct SystemProvider: HTTPDNSProvider {
     public init(timeout: Double = 2) { self.timeout = timeout }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        let answer = await resolver.resolve(host, families: families, timeout: timeout)
-        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error)") }
-        var screened = try ProviderAnswer.screened(
-            host: host, rawV4: answer.ipv4, rawV6: answer.ipv6, ttl: Self.ttl, answered: families, ms: answer.ms)
+        let answer = await resolver.resolve(host, families: families, timeout: .seconds(timeout))
+        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error.sentence)") }
+        var screened = try ProviderAnswer.limited(
+            host: host, v4: answer.ipv4, v6: answer.ipv6, ttl: FamilyTTL(Self.ttl, for: families),
+            answered: families, ms: answer.ms)
         screened.notes.insert(Self.noTTLNote, at: 0)
         return screened
     }
@@ -251,8 +275,13 @@ struct HTTPDNSTransport: Sendable {
     func get(
         _ url: String, headers: [HeaderField] = [], display: String, checkName: String? = nil, body: [UInt8]? = nil
     ) async throws(ResolutionError) -> (response: TransferRecord, ms: Double) {
+        // Every request says who asks; a profile's requests say it as their SDK does.
+        var headers = headers
+        if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            headers.append(HeaderField(name: "User-Agent", value: SDKProfile.ipdirect.userAgent))
+        }
         let spec = TransferSpec(
-            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: timeout,
+            url: url, method: body == nil ? "GET" : "POST", headers: headers, body: body, timeout: .seconds(timeout),
             caFile: caFile, checkName: checkName, verifyHost: checkName == nil,
             bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()

@@ -10,29 +10,49 @@ public struct ComparedProvider: Sendable {
     public let provider: (any HTTPDNSProvider)?
     /// Why the provider could not be built (a variable not set, an account missing), in words.
     public let setupError: String?
+    /// The client address this row asks the answer for (`--client-ip`); nil for this machine's.
+    public var clientIP: String? = nil
+
+    /// The row's name: the setting's, and the client address it asks for.
+    public var name: String { setting.name + (clientIP.map { " for \($0)" } ?? "") }
 
     /// Builds each setting's provider over `base`; a setting that cannot be built keeps its
-    /// reason, so its row says why instead of the whole comparison failing.
+    /// reason, so its row says why instead of the whole comparison failing. With a client
+    /// address in `base` (`--client-ip`), each Alibaba provider gets two rows: the answer for
+    /// this machine (the client address the service reports) beside the one for that address.
     public static func build(
         _ settings: [ProviderSetting], base: ResolverConfiguration,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> [ComparedProvider] {
-        settings.map { setting in
-            do {
-                let configuration = try setting.configuration(over: base, environment: environment)
-                let endpoint = configuration.effectiveEndpoint ?? "-"
-                do {
-                    return ComparedProvider(
-                        setting: setting, endpoint: endpoint, provider: try ProviderFactory.make(configuration),
-                        setupError: nil)
-                } catch {
-                    return ComparedProvider(
-                        setting: setting, endpoint: endpoint, provider: nil, setupError: "\(error)")
-                }
-            } catch {
-                return ComparedProvider(
-                    setting: setting, endpoint: setting.endpoint ?? "-", provider: nil, setupError: "\(error)")
+        var own = base
+        own.clientIP = nil
+        return settings.flatMap { setting -> [ComparedProvider] in
+            let first = build(setting, base: own, environment: environment)
+            guard let clientIP = base.clientIP, [.alicloud, .alicloudLegacy].contains(setting.kind) else {
+                return [first]
             }
+            var asked = build(setting, base: base, environment: environment)
+            asked.clientIP = clientIP
+            return [first, asked]
+        }
+    }
+
+    private static func build(
+        _ setting: ProviderSetting, base: ResolverConfiguration, environment: [String: String]
+    ) -> ComparedProvider {
+        do {
+            let configuration = try setting.configuration(over: base, environment: environment)
+            let endpoint = configuration.effectiveEndpoint ?? "-"
+            do {
+                return ComparedProvider(
+                    setting: setting, endpoint: endpoint, provider: try ProviderFactory.make(configuration),
+                    setupError: nil)
+            } catch {
+                return ComparedProvider(setting: setting, endpoint: endpoint, provider: nil, setupError: "\(error)")
+            }
+        } catch {
+            return ComparedProvider(
+                setting: setting, endpoint: setting.endpoint ?? "-", provider: nil, setupError: "\(error)")
         }
     }
 }
@@ -42,22 +62,24 @@ public struct ProviderRow: Sendable, Codable, Equatable {
     public var name: String
     public var kind: ProviderKind
     public var endpoint: String
-    public var ipv4: [String]
-    public var ipv6: [String]
-    /// Seconds; nil when the provider failed.
-    public var ttl: Int?
+    public var ipv4: [IPAddress]
+    public var ipv6: [IPAddress]
+    /// Seconds, per family with addresses; nil when the provider failed.
+    public var ttl: FamilyTTL?
     public var ms: Double
     /// The client address the service judged the query by (`cip`), when it said.
-    public var clientIP: String?
-    public var error: String?
+    public var clientIP: IPAddress?
+    /// Why the provider gave no answer; nil when it answered.
+    public var error: ResolutionFailure?
     /// The answer's letter: rows with the same letter gave the same addresses; nil for a failure.
     public var group: String?
     /// How this answer compares with the system column.
     public var vsSystem: Agreement
 
     public init(
-        name: String, kind: ProviderKind, endpoint: String, ipv4: [String] = [], ipv6: [String] = [],
-        ttl: Int? = nil, ms: Double = 0, clientIP: String? = nil, error: String? = nil, group: String? = nil,
+        name: String, kind: ProviderKind, endpoint: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [],
+        ttl: FamilyTTL? = nil, ms: Double = 0, clientIP: IPAddress? = nil, error: ResolutionFailure? = nil,
+        group: String? = nil,
         vsSystem: Agreement = .httpdnsFailed
     ) {
         self.name = name
@@ -73,7 +95,7 @@ public struct ProviderRow: Sendable, Codable, Equatable {
         self.vsSystem = vsSystem
     }
 
-    public var addresses: [String] { ipv4 + ipv6 }
+    public var addresses: [IPAddress] { ipv4 + ipv6 }
 }
 
 /// Every provider's answer for one name, the system column, and who agrees with whom.
@@ -95,9 +117,9 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     /// Gives each distinct answer a letter (A for the answer most providers gave, ties in row
     /// order), and compares each row with the system column.
     mutating func markAgreement() {
-        func key(_ ips: [String]) -> [String] { Array(Set(ips)).sorted() }
-        var order: [[String]] = []
-        var counts: [[String]: Int] = [:]
+        func key(_ ips: [IPAddress]) -> [IPAddress] { Array(Set(ips)).sorted() }
+        var order: [[IPAddress]] = []
+        var counts: [[IPAddress]: Int] = [:]
         for row in providers where row.error == nil {
             let k = key(row.addresses)
             if counts[k] == nil { order.append(k) }
@@ -110,7 +132,7 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             let cb = counts[b.element] ?? 0
             return ca != cb ? ca > cb : a.offset < b.offset
         }.map(\.element)
-        func letter(_ k: [String]) -> String? {
+        func letter(_ k: [IPAddress]) -> String? {
             guard let index = ranked.firstIndex(of: k) else { return nil }
             return ProviderComparison.letter(index)
         }
@@ -164,10 +186,10 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     ///
     /// - Parameters:
     ///   - families: the address families asked for.
-    ///   - timeout: seconds for the system column (each provider has its own configured bound).
+    ///   - timeout: for the system column (each provider has its own configured bound).
     public static func run(
         _ host: String, providers: [ComparedProvider], system: SystemResolver, families: Set<IPFamily>,
-        timeout: Double
+        timeout: Duration
     ) async -> ProviderComparison {
         let name = ResolverCache.normalized(host)
         async let systemSide = system.resolve(name, families: families, timeout: timeout)
@@ -183,9 +205,9 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
     }
 
     private static func ask(_ compared: ComparedProvider, name: String, families: Set<IPFamily>) async -> ProviderRow {
-        var row = ProviderRow(name: compared.setting.name, kind: compared.setting.kind, endpoint: compared.endpoint)
+        var row = ProviderRow(name: compared.name, kind: compared.setting.kind, endpoint: compared.endpoint)
         guard let provider = compared.provider else {
-            row.error = compared.setupError ?? "not configured"
+            row.error = .httpdns(.misconfigured(compared.setupError ?? "not configured"))
             return row
         }
         let started = DispatchTime.now()
@@ -193,11 +215,11 @@ public struct ProviderComparison: Sendable, Codable, Equatable {
             let answer = try await provider.resolve(name, families: families)
             row.ipv4 = answer.ipv4
             row.ipv6 = answer.ipv6
-            row.ttl = answer.ttl
+            row.ttl = answer.shownTTL
             row.ms = answer.ms > 0 ? answer.ms : elapsed(since: started)
             row.clientIP = answer.clientIP
         } catch {
-            row.error = error.description
+            row.error = .httpdns(error)
             row.ms = elapsed(since: started)
         }
         return row

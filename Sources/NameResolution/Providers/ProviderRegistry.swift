@@ -14,7 +14,7 @@ public enum ProviderSettingName: String, Sendable, CaseIterable {
 public enum DefaultService: Sendable, Equatable {
     /// It asks no service (`system`).
     case none
-    /// Service discovery from the region's start IPs, as the SDKs do (alicloud v2).
+    /// Service discovery from the region's start IPs, as the SDKs do (alicloud v2 and legacy).
     case discovery
     /// A public address: `plain` unsigned, `signed` when a signing secret is set (signed queries
     /// stay off the wire in the clear).

@@ -48,6 +48,11 @@ public struct ResolverConfiguration: Sendable, Equatable {
     public var dnsServer: DNSServer? = nil
     /// How `doh` (RFC 8484) sends its queries (`--doh-method`).
     public var dohMethod: DoHMethod
+    /// Whose requests the Alibaba providers send (`--sdk`, `sdk`): ipdirect's, or one SDK's exactly.
+    public var sdk: SDKProfile = .ipdirect
+    /// The client address to ask the answer for (`--client-ip`, `client_ip`): legacy `ip=`, v2
+    /// `cip`; nil asks for this machine's. Always an IP literal.
+    public var clientIP: String? = nil
     /// Providers to compare (`[[providers]]`, `resolve --all-providers`, the console's compare view).
     public var providers: [ProviderSetting] = []
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
@@ -133,7 +138,10 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// service set discovery starts from), account and cipher. Never a secret, key or token.
     /// A cache only ever serves answers its own identity gave.
     public var cacheIdentity: String {
-        [provider.rawValue, effectiveEndpoint ?? "-", account ?? "-", cipher.rawValue].joined(separator: " | ")
+        // Answers asked for another client address are that address's: filed apart.
+        ([provider.rawValue, effectiveEndpoint ?? "-", account ?? "-", cipher.rawValue]
+            + (clientIP.map { ["cip \($0)"] } ?? []))
+            .joined(separator: " | ")
     }
 
     /// A readable summary with the secret redacted.
@@ -163,6 +171,8 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("cache_path", cachePath ?? "(not persisted)"),
             ("dns_server", dnsServer.map { "\($0)" } ?? "(none: getaddrinfo)"),
             ("doh_method", dohMethod.rawValue),
+            ("sdk", sdk.rawValue),
+            ("client_ip", clientIP ?? "(this machine's)"),
             ("providers", providers.isEmpty ? "(none)" : providers.map(\.redactedSummary).joined(separator: "; ")),
         ]
     }

@@ -4,12 +4,12 @@ import Foundation
 
 /// The first of a result and a deadline.
 public enum Deadline {
-    /// What `start` hands to its callback, or nil when `seconds` pass first.
+    /// What `start` hands to its callback, or nil when `limit` passes first.
     ///
     /// `start` begins the work (on a thread or in a task) and calls the callback once with
     /// the result; a result that comes after the deadline is dropped, the work is not stopped.
     public static func first<T: Sendable>(
-        within seconds: Double, start: (@escaping @Sendable (T) -> Void) -> Void
+        within limit: Duration, start: (@escaping @Sendable (T) -> Void) -> Void
     ) async -> T? {
         let once = Locked(false)
         return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
@@ -21,18 +21,18 @@ public enum Deadline {
                 if first { continuation.resume(returning: value) }
             }
             start { finish($0) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finish(nil) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { finish(nil) }
         }
     }
 
-    /// The operation's result, or nil when `seconds` pass first. The operation runs in a task of
+    /// The operation's result, or nil when `limit` passes first. The operation runs in a task of
     /// its own and is not cancelled: a request that misses the deadline still lands in the cache
     /// when it finishes, and an exporter's flush that does not answer cancellation goes on in the
     /// background.
     @discardableResult
     public static func first<T: Sendable>(
-        within seconds: Double, _ operation: @escaping @Sendable () async -> T
+        within limit: Duration, _ operation: @escaping @Sendable () async -> T
     ) async -> T? {
-        await first(within: seconds) { done in Task { done(await operation()) } }
+        await first(within: limit) { done in Task { done(await operation()) } }
     }
 }

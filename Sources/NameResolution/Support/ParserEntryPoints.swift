@@ -72,7 +72,7 @@ public enum ParserEntryPoints {
             else { continue }
             _ = try? ProviderAnswer.screened(
                 host: "fuzz.lab.test", rawV4: family == .v4 ? reply.raw : [], rawV6: family == .v6 ? reply.raw : [],
-                ttl: reply.ttl ?? 60, answered: [family], ms: 0)
+                ttl: FamilyTTL(reply.ttl ?? 60, for: [family]), answered: [family], ms: 0)
         }
     }
 

@@ -14,17 +14,16 @@ import TerminalText
 
 /// A DNS server by address and port (`--dns-server HOST[:PORT]`, `dns_server` in the file).
 public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
-    /// An IP literal.
-    public var address: String
+    public var address: IPAddress
     public var port: Int
 
-    public init(address: String, port: Int = 53) {
+    public init(address: IPAddress, port: Int = 53) {
         self.address = address
         self.port = port
     }
 
     /// `127.0.0.1:5353`, `[::1]:53`.
-    public var description: String { IPLiteral.hostPort(address, port: port) }
+    public var description: String { address.hostPort(port) }
 
     /// Reads `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`.
     ///
@@ -43,8 +42,8 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
             port = value
         }
         guard (1...65535).contains(port) else { throw bad("has a port outside 1-65535") }
-        guard IPLiteral.family(of: host) != nil else { throw bad("is not an IP address") }
-        return DNSServer(address: host, port: port)
+        guard let address = IPAddress(host) else { throw bad("is not an IP address") }
+        return DNSServer(address: address, port: port)
     }
 }
 
@@ -99,9 +98,9 @@ public struct DNSServerResolver: Sendable {
 
     /// Resolves `host` for `families` at the server.
     ///
-    /// - Parameter timeout: seconds for the whole lookup (UDP, and TCP after a truncated reply).
+    /// - Parameter timeout: for the whole lookup (UDP, and TCP after a truncated reply).
     /// - Returns: the addresses, or the reason in words naming the server and what to check.
-    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Duration) async -> SystemAnswer {
         let started = DispatchTime.now()
         let server = server
         let gate = gate
@@ -131,10 +130,10 @@ public struct DNSServerResolver: Sendable {
     static let libraryReady: Bool = ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
 
     /// The blocking lookup: one channel, both families' queries, a poll loop until both end.
-    static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Double) -> SystemAnswer {
-        let who = "DNS server \(server)"
-        guard libraryReady else { return SystemAnswer(error: "\(who): the c-ares library failed to initialise") }
-        if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
+    static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Duration) -> SystemAnswer {
+        func failed(_ failure: DNSServerFailure) -> SystemAnswer { SystemAnswer(error: .dnsServer(server, failure)) }
+        guard libraryReady else { return failed(.libraryFailed) }
+        if families.isEmpty { return SystemAnswer(error: .noFamilyAsked) }
         var options = ares_options()
         // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
         // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
@@ -142,26 +141,26 @@ public struct DNSServerResolver: Sendable {
         // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
         options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
         options.ednspsz = DNSMessage.ednsPayloadSize
-        options.timeout = Int32(max(1, (timeout * 1000).rounded()))
+        options.timeout = Int32(max(1, (timeout.inSeconds * 1000).rounded()))
         options.tries = 1
         var channel: ares_channel?
         let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
         guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
-            return SystemAnswer(error: "\(who): c-ares could not start a resolver channel")
+            return failed(.channelFailed)
         }
         defer { ares_destroy(channel) }
         var node = ares_addr_port_node()
         node.udp_port = Int32(server.port)
         node.tcp_port = Int32(server.port)
-        if IPLiteral.family(of: server.address) == .v4 {
+        if server.address.family == .v4 {
             node.family = AF_INET
-            _ = inet_pton(AF_INET, server.address, &node.addr.addr4)
+            _ = inet_pton(AF_INET, server.address.text, &node.addr.addr4)
         } else {
             node.family = AF_INET6
-            _ = inet_pton(AF_INET6, server.address, &node.addr.addr6)
+            _ = inet_pton(AF_INET6, server.address.text, &node.addr.addr6)
         }
         guard ares_set_servers_ports(channel, &node) == ARES_SUCCESS else {
-            return SystemAnswer(error: "\(who): c-ares refused the server address")
+            return failed(.addressRefused)
         }
 
         let ordered = IPFamily.allCases.filter(families.contains)
@@ -173,8 +172,7 @@ public struct DNSServerResolver: Sendable {
             do {
                 query = try DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))
             } catch {
-                return SystemAnswer(
-                    error: "\(who): cannot ask for \(TerminalText.quoted(host)): the name \(error.clause)")
+                return failed(.unaskable(host: host, clause: error.clause))
             }
             let box = Unmanaged.passRetained(outcome).toOpaque()
             ares_send(
@@ -187,7 +185,7 @@ public struct DNSServerResolver: Sendable {
                     }
                 }, box)
         }
-        drive(channel, until: Date().addingTimeInterval(timeout + 1)) {
+        drive(channel, until: Date().addingTimeInterval(timeout.inSeconds + 1)) {
             outcomes.values.allSatisfy { $0.status != nil }
         }
 
@@ -211,7 +209,7 @@ public struct DNSServerResolver: Sendable {
                     missing += 1
                     raw[family] = []
                 } catch .rcode(.nameError) {
-                    return SystemAnswer(error: "\(who): no such name \(host) (NXDOMAIN): the name does not exist")
+                    return failed(.noSuchName(host: host))
                 } catch .rcode(let rcode) {
                     problems.append("answered \(rcode) for \(host): \(rcode.meaning)")
                 } catch {
@@ -224,21 +222,17 @@ public struct DNSServerResolver: Sendable {
         }
         if raw.isEmpty || (!problems.isEmpty && raw.values.allSatisfy(\.isEmpty)) {
             let unique = problems.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            return SystemAnswer(error: "\(who): " + (unique.isEmpty ? "no answer" : unique.joined(separator: "; ")))
+            return failed(.noAnswer(problems: unique))
         }
         // The one IP-literal check every address from outside goes through.
         let v4 = IPLiteral.screen(raw[.v4] ?? [], family: .v4)
         let v6 = IPLiteral.screen(raw[.v6] ?? [], family: .v6)
         let rejected = v4.rejected + v6.rejected
         if !rejected.isEmpty {
-            return SystemAnswer(
-                error:
-                    "\(who) answered \(rejected.prefix(3).map { TerminalText.quoted($0) }.joined(separator: ", ")), not IP addresses"
-            )
+            return failed(.notAddresses(Array(rejected.prefix(3))))
         }
         if v4.valid.isEmpty, v6.valid.isEmpty {
-            let word = ResolutionError.addressWord(Set(ordered))
-            return SystemAnswer(error: "\(who): \(host) exists but has no \(word) (NODATA)")
+            return failed(.noData(host: host, families: Set(ordered)))
         }
         return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid, ttl: ttls.min(), cname: chain.isEmpty ? nil : chain)
     }
@@ -284,11 +278,11 @@ public struct DNSServerResolver: Sendable {
     }
 
     /// A c-ares status as the end of a sentence that starts with the server's name.
-    static func sentence(_ status: Int32, host: String, server: DNSServer, timeout: Double) -> String {
+    static func sentence(_ status: Int32, host: String, server: DNSServer, timeout: Duration) -> String {
         switch status {
         case ARES_ETIMEOUT, ARES_ECANCELLED:
             return
-                "no answer for \(host) within \(ResolutionError.format(timeout)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
+                "no answer for \(host) within \(ResolutionError.format(timeout.inSeconds)) s (none came, or only replies with a wrong id or for another question, which are dropped as dig drops them): check the address and port, that it serves DNS, any firewall between, and whether something on the path forges replies"
         case ARES_ECONNREFUSED:
             return
                 "refused the connection for \(host) (nothing listens on port \(server.port) there): check the address and port"

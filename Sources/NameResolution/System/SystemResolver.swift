@@ -21,10 +21,10 @@ public struct SystemResolver: Sendable {
 
     /// Resolves `host` for `families`.
     ///
-    /// - Parameter timeout: seconds; past it the answer is a timeout error and the lookup's
+    /// - Parameter timeout: past it the answer is a timeout error and the lookup's
     ///   thread is abandoned (its result is dropped when it finally returns).
     /// - Returns: the addresses found, the time taken, or the reason in words.
-    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Double) async -> SystemAnswer {
+    public func resolve(_ host: String, families: Set<IPFamily>, timeout: Duration) async -> SystemAnswer {
         if let dnsServer {
             var resolver = DNSServerResolver(server: dnsServer)
             resolver.gate = lookups
@@ -44,10 +44,7 @@ public struct SystemResolver: Sendable {
                     thread.start()
                 }
             }
-            ?? SystemAnswer(
-                error:
-                    "system DNS timed out after \(ResolutionError.format(timeout)) s (at most \(lookups.limit) lookups run at once; the rest wait their turn within that time)"
-            )
+            ?? SystemAnswer(error: .systemDNS(.timedOut(seconds: timeout.inSeconds, lookups: lookups.limit)))
         var timed = answer
         timed.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         return timed
@@ -55,7 +52,7 @@ public struct SystemResolver: Sendable {
 
     /// The blocking lookup itself.
     static func lookup(_ host: String, families: Set<IPFamily>) -> SystemAnswer {
-        if families.isEmpty { return SystemAnswer(error: "no address family asked for") }
+        if families.isEmpty { return SystemAnswer(error: .noFamilyAsked) }
         var hints = addrinfo()
         hints.ai_family = families == [.v4] ? AF_INET : families == [.v6] ? AF_INET6 : AF_UNSPEC
         #if canImport(Darwin)
@@ -66,18 +63,22 @@ public struct SystemResolver: Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, nil, &hints, &list)
         defer { if let list { freeaddrinfo(list) } }
-        guard status == 0 else { return SystemAnswer(error: describe(status, host: host)) }
-        var v4: [String] = []
-        var v6: [String] = []
+        guard status == 0 else { return SystemAnswer(error: .systemDNS(failure(status, host: host))) }
+        var v4: [IPAddress] = []
+        var v6: [IPAddress] = []
         var node = list
         while let info = node {
-            if let address = info.pointee.ai_addr, let text = numericHost(address, length: info.pointee.ai_addrlen) {
-                if info.pointee.ai_family == AF_INET, !v4.contains(text) { v4.append(text) }
-                if info.pointee.ai_family == AF_INET6, !v6.contains(text) { v6.append(text) }
+            // getaddrinfo's text goes through the one parser too: an address with a zone
+            // (`fe80::1%eth0`) is not a literal a URL or a pin can carry, and is left out.
+            if let address = info.pointee.ai_addr,
+                let ip = numericHost(address, length: info.pointee.ai_addrlen).flatMap(IPAddress.init)
+            {
+                if ip.family == .v4, !v4.contains(ip) { v4.append(ip) }
+                if ip.family == .v6, !v6.contains(ip) { v6.append(ip) }
             }
             node = info.pointee.ai_next
         }
-        if v4.isEmpty, v6.isEmpty { return SystemAnswer(error: "system DNS: no address for \(host)") }
+        if v4.isEmpty, v6.isEmpty { return SystemAnswer(error: .systemDNS(.noAddress(host: host))) }
         return SystemAnswer(ipv4: families.contains(.v4) ? v4 : [], ipv6: families.contains(.v6) ? v6 : [])
     }
 
@@ -89,17 +90,17 @@ public struct SystemResolver: Sendable {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func describe(_ status: Int32, host: String) -> String {
+    static func failure(_ status: Int32, host: String) -> SystemDNSFailure {
         switch status {
-        case EAI_NONAME: return "system DNS: no such name \(host)"
-        case EAI_AGAIN: return "system DNS: temporary failure resolving \(host) (no DNS server answered)"
-        case EAI_FAIL: return "system DNS: the DNS server failed for \(host)"
+        case EAI_NONAME: return .noSuchName(host: host)
+        case EAI_AGAIN: return .temporary(host: host)
+        case EAI_FAIL: return .serverFailed(host: host)
         default:
             #if !canImport(Darwin)
                 // glibc's EAI_NODATA (-5) and EAI_ADDRFAMILY (-9) need _GNU_SOURCE to be visible.
-                if status == -5 || status == -9 { return "system DNS: \(host) has no address of that family" }
+                if status == -5 || status == -9 { return .noAddressOfFamily(host: host) }
             #endif
-            return "system DNS: " + String(cString: gai_strerror(status)) + " (\(host))"
+            return .other(message: String(cString: gai_strerror(status)), host: host)
         }
     }
 }

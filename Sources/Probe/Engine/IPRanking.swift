@@ -13,7 +13,7 @@ import TerminalText
 /// One address of a host, with where it came from, how fast a TCP connect to it was, and
 /// where the SDK would put it.
 public struct RankedIP: Sendable, Codable, Equatable, Hashable {
-    public var ip: String
+    public var ip: IPAddress
     /// Every answer that gave this address (HTTPDNS or its cache, system DNS).
     public var sources: [IPSource]
     /// Milliseconds from `connect()` to the socket becoming writable; nil when it failed.
@@ -27,7 +27,7 @@ public struct RankedIP: Sendable, Codable, Equatable, Hashable {
     public var usedBy: [Scenario]
 
     public init(
-        ip: String, sources: [IPSource], connectMs: Double? = nil, error: String? = nil, sdkRank: Int? = nil,
+        ip: IPAddress, sources: [IPSource], connectMs: Double? = nil, error: String? = nil, sdkRank: Int? = nil,
         usedBy: [Scenario] = []
     ) {
         self.ip = ip
@@ -48,11 +48,11 @@ public struct IPRanking: Sendable, Codable, Equatable, Hashable {
     /// Fastest first, failures last.
     public var ips: [RankedIP]
     /// HTTPDNS addresses in the order the SDK would use after ranking.
-    public var sdkOrder: [String]
+    public var sdkOrder: [IPAddress]
     /// When the SDK would not rank this answer at all (it ranks 2 to 9 addresses), why.
     public var note: String?
 
-    public init(host: String, port: Int, ips: [RankedIP], sdkOrder: [String], note: String? = nil) {
+    public init(host: String, port: Int, ips: [RankedIP], sdkOrder: [IPAddress], note: String? = nil) {
         self.host = host
         self.port = port
         self.ips = ips
@@ -61,18 +61,18 @@ public struct IPRanking: Sendable, Codable, Equatable, Hashable {
     }
 
     /// How long one connect may take, as in the SDK.
-    public static let defaultTimeout: Double = 2
+    public static let defaultTimeout: Duration = .seconds(2)
     /// How many connects run at once.
     public static let defaultParallel = 4
 
     /// The addresses to rank: HTTPDNS's first (in its order), then those only system DNS gave.
     ///
     /// - Parameter resolution: both answers for the host.
-    /// - Returns: each literal address once, with every source that gave it.
-    public static func candidates(_ resolution: HostResolution) -> [(ip: String, sources: [IPSource])] {
-        var found: [(ip: String, sources: [IPSource])] = []
-        func add(_ ips: [String], _ source: IPSource) {
-            for ip in ips where IPLiteral.isLiteral(ip) {
+    /// - Returns: each address once, with every source that gave it.
+    public static func candidates(_ resolution: HostResolution) -> [(ip: IPAddress, sources: [IPSource])] {
+        var found: [(ip: IPAddress, sources: [IPSource])] = []
+        func add(_ ips: [IPAddress], _ source: IPSource) {
+            for ip in ips {
                 if let at = found.firstIndex(where: { $0.ip == ip }) {
                     if !found[at].sources.contains(source) { found[at].sources.append(source) }
                 } else {
@@ -94,11 +94,11 @@ public struct IPRanking: Sendable, Codable, Equatable, Hashable {
     ///   - resolution: both answers for the host.
     ///   - port: the URL's port (the SDK connects to the port the app names for the host).
     ///   - attempts: the last probe's attempts, to say which scenario used which address.
-    ///   - timeout: seconds one connect may take.
+    ///   - timeout: how long one connect may take.
     ///   - parallel: how many connects run at once.
     /// - Returns: the ranking.
     public static func rank(
-        _ resolution: HostResolution, port: Int, attempts: [Attempt] = [], timeout: Double = defaultTimeout,
+        _ resolution: HostResolution, port: Int, attempts: [Attempt] = [], timeout: Duration = defaultTimeout,
         parallel: Int = defaultParallel
     ) async -> IPRanking {
         let candidates = candidates(resolution)
@@ -154,12 +154,12 @@ public enum TCPConnectTimer {
     /// Times a TCP connect to each address.
     ///
     /// - Parameters:
-    ///   - ips: IPv4 or IPv6 literals.
+    ///   - ips: the addresses.
     ///   - port: the port to connect to.
-    ///   - timeout: seconds each connect may take.
+    ///   - timeout: how long each connect may take.
     ///   - parallel: how many connects are in flight at once.
     /// - Returns: one timing per address, in the order given.
-    public static func measure(_ ips: [String], port: Int, timeout: Double, parallel: Int) async -> [Timing] {
+    public static func measure(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) async -> [Timing] {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: measureBlocking(ips, port: port, timeout: timeout, parallel: parallel))
@@ -175,9 +175,9 @@ public enum TCPConnectTimer {
         var started: UInt64
     }
 
-    static func measureBlocking(_ ips: [String], port: Int, timeout: Double, parallel: Int) -> [Timing] {
+    static func measureBlocking(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) -> [Timing] {
         var results = [Timing](repeating: Timing(ms: nil, error: "not measured"), count: ips.count)
-        let timeoutNs = UInt64(max(timeout, 0.001) * 1e9)
+        let timeoutNs = UInt64(max(timeout.inSeconds, 0.001) * 1e9)
         var next = 0
         var pending: [Pending] = []
         while next < ips.count || !pending.isEmpty {
@@ -187,7 +187,7 @@ public enum TCPConnectTimer {
                 switch start(ips[index], port: port) {
                 case .connected(let ms): results[index] = Timing(ms: ms, error: nil)
                 case .failed(let code):
-                    results[index] = Timing(ms: nil, error: sentence(code, IPLiteral.hostPort(ips[index], port: port)))
+                    results[index] = Timing(ms: nil, error: sentence(code, ips[index].hostPort(port)))
                 case .invalid:
                     results[index] = Timing(ms: nil, error: "\(ips[index]) is not an IP address")
                 case .inProgress(let fd, let started): pending.append(Pending(index: index, fd: fd, started: started))
@@ -211,14 +211,15 @@ public enum TCPConnectTimer {
                     results[item.index] =
                         code == 0
                         ? Timing(ms: Double(after - item.started) / 1e6, error: nil)
-                        : Timing(ms: nil, error: sentence(code, IPLiteral.hostPort(ip, port: port)))
+                        : Timing(ms: nil, error: sentence(code, ip.hostPort(port)))
                     close(item.fd)
                 } else if after >= item.started + timeoutNs {
-                    let seconds = timeout == timeout.rounded() ? "\(Int(timeout))" : "\(timeout)"
+                    let limit = timeout.inSeconds
+                    let seconds = limit == limit.rounded() ? "\(Int(limit))" : "\(limit)"
                     results[item.index] = Timing(
                         ms: nil,
                         error:
-                            "no answer from \(IPLiteral.hostPort(ip, port: port)) within \(seconds) s: a firewall may drop the packets, or the address is not reachable from here"
+                            "no answer from \(ip.hostPort(port)) within \(seconds) s: a firewall may drop the packets, or the address is not reachable from here"
                     )
                     close(item.fd)
                 } else {
@@ -237,8 +238,8 @@ public enum TCPConnectTimer {
         case invalid
     }
 
-    private static func start(_ ip: String, port: Int) -> Start {
-        let isV6 = ip.contains(":")
+    private static func start(_ ip: IPAddress, port: Int) -> Start {
+        let isV6 = ip.family == .v6
         guard let (address, length) = socketAddress(ip, port: port) else { return .invalid }
         var storage = address
         #if canImport(Glibc)
@@ -265,8 +266,8 @@ public enum TCPConnectTimer {
         return .failed(code)
     }
 
-    /// The socket address of an IP literal and port; nil when `ip` is not one.
-    private static func socketAddress(_ ip: String, port: Int) -> (sockaddr_storage, socklen_t)? {
+    /// The socket address of an address and port; nil when `inet_pton` does not take it.
+    private static func socketAddress(_ ip: IPAddress, port: Int) -> (sockaddr_storage, socklen_t)? {
         let networkPort = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
         /// `address` copied into the storage every family fits in, with its own length.
         func stored<Address>(_ address: Address) -> (sockaddr_storage, socklen_t) {
@@ -275,17 +276,17 @@ public enum TCPConnectTimer {
             }
             return (storage, socklen_t(MemoryLayout<Address>.size))
         }
-        if ip.contains(":") {
+        if ip.family == .v6 {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = networkPort
-            guard inet_pton(AF_INET6, ip, &address.sin6_addr) == 1 else { return nil }
+            guard inet_pton(AF_INET6, ip.text, &address.sin6_addr) == 1 else { return nil }
             return stored(address)
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = networkPort
-        guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return nil }
+        guard inet_pton(AF_INET, ip.text, &address.sin_addr) == 1 else { return nil }
         return stored(address)
     }
 
@@ -309,7 +310,7 @@ extension IPRanking {
     public func tableLines() -> [String] {
         let rows = ips.enumerated().map { index, entry in
             [
-                "\(index + 1)", entry.ip, entry.sources.map(\.rawValue).joined(separator: "+"),
+                "\(index + 1)", entry.ip.text, entry.sources.map(\.rawValue).joined(separator: "+"),
                 entry.connectMs.map { String(format: "%.1f", $0) } ?? "failed",
                 entry.sdkRank.map { "\($0)" } ?? "-",
                 entry.usedBy.isEmpty ? "-" : entry.usedBy.map(\.rawValue).joined(separator: ","),
@@ -321,7 +322,7 @@ extension IPRanking {
             indent: "  ")
         for entry in ips {
             if let error = entry.error {
-                lines.append("  \(TerminalText.escaped(entry.ip)): \(TerminalText.escaped(error))")
+                lines.append("  \(entry.ip): \(TerminalText.escaped(error))")
             }
         }
         if let note { lines.append("  \(note)") }

@@ -12,10 +12,10 @@ enum OutcomeReading {
     ///   - target: where the exchange went, for the sentence ("127.0.0.1:443").
     ///   - checkedName: the name the certificate had to match, nil for http.
     ///   - sni: the SNI sent, nil when none.
-    ///   - timeout: the per-request timeout, seconds.
+    ///   - timeout: the per-request timeout.
     ///   - usesTLS: whether the exchange was https.
     static func read(
-        _ record: TransferRecord, target: String, checkedName: String?, sni: String?, timeout: Double,
+        _ record: TransferRecord, target: String, checkedName: String?, sni: String?, timeout: Duration,
         usesTLS: Bool
     ) -> (Outcome, String?) {
         if let tls = record.tls, let problem = tls.problem {
@@ -86,7 +86,7 @@ enum OutcomeReading {
     }
 
     private static func transportFailure(
-        _ failure: CurlError, _ record: TransferRecord, target: String, sni: String?, timeout: Double,
+        _ failure: CurlError, _ record: TransferRecord, target: String, sni: String?, timeout: Duration,
         usesTLS: Bool
     ) -> (Outcome, String?) {
         let detail = failure.message
@@ -97,7 +97,7 @@ enum OutcomeReading {
             let reason = failure.osErrno != 0 ? String(cString: strerror(Int32(failure.osErrno))) : detail
             return (.connectFailed, "could not connect to \(target): \(reason)")
         case .timeout:
-            let seconds = String(format: "%g", timeout)
+            let seconds = String(format: "%g", timeout.inSeconds)
             if record.connectUs == 0 {
                 return (.timeout, "no connection to \(target) within \(seconds) s")
             }

@@ -36,8 +36,8 @@ public final class ProbeEngine: Sendable {
         parent = nil
     }
 
-    private init(sharing parent: ProbeEngine, options: ProbeOptions) {
-        resolve = parent.resolve
+    private init(sharing parent: ProbeEngine, resolve: HostResolver? = nil, options: ProbeOptions) {
+        self.resolve = resolve ?? parent.resolve
         self.options = options
         proxyVariables = parent.proxyVariables
         loop = parent.loop
@@ -50,6 +50,12 @@ public final class ProbeEngine: Sendable {
     /// requests under way) but other options: a target's own scenarios, method or headers.
     public func with(options: ProbeOptions) -> ProbeEngine {
         ProbeEngine(sharing: self, options: options)
+    }
+
+    /// An engine sharing this one's multi loop that resolves names another way (`/probe`'s
+    /// `provider=` and `dns_server=`).
+    public func with(resolve: @escaping HostResolver, options: ProbeOptions) -> ProbeEngine {
+        ProbeEngine(sharing: self, resolve: resolve, options: options)
     }
 
     /// Probes one URL, reporting as it goes.
@@ -88,7 +94,7 @@ public final class ProbeEngine: Sendable {
             emit(.rejected(error))
             return nil
         }
-        let resolution = await memo.resolution(of: url.host) { await self.resolution(of: $0) }
+        let resolution = await memo.resolution(of: url.host) { _ in await self.resolution(of: url) }
         emit(.resolved(resolution))
         let plans = plan(url, resolution)
         let finished = await withTaskGroup(of: (Int, Attempt, [String]).self) { group in
@@ -127,10 +133,10 @@ public final class ProbeEngine: Sendable {
     struct Plan: Sendable {
         var id = UUID()
         var scenario: Scenario
-        var ip: String?
+        var ip: IPAddress?
         var source: IPSource?
         /// For system-dns: every address system DNS gave, pinned together as an app would see them.
-        var pins: [String] = []
+        var pins: [IPAddress] = []
         /// For system-dns: the DNS server asked instead of getaddrinfo, when one was chosen.
         var dnsServer: DNSServer?
         /// Set when the attempt is not made: the outcome and why.
@@ -143,10 +149,11 @@ public final class ProbeEngine: Sendable {
         var reason: String
     }
 
-    private func resolution(of host: String) async -> HostResolution {
-        if IPLiteral.isLiteral(host) {
-            let v4 = IPLiteral.isIPv4(host) ? [host] : []
-            let v6 = v4.isEmpty ? [host] : []
+    private func resolution(of url: ProbeURL) async -> HostResolution {
+        let host = url.host
+        if let literal = url.literalHost {
+            let v4 = literal.family == .v4 ? [literal] : []
+            let v6 = v4.isEmpty ? [literal] : []
             return HostResolution(
                 host: host, system: SystemAnswer(ipv4: v4, ipv6: v6),
                 httpdns: HTTPDNSAnswer(provider: "literal", ipv4: v4, ipv6: v6))
@@ -157,10 +164,10 @@ public final class ProbeEngine: Sendable {
     func plan(_ url: ProbeURL, _ resolution: HostResolution) -> [Plan] {
         let httpdns = resolution.httpdns
         let system = resolution.system
-        let httpdnsIPs = httpdns.error == nil ? (httpdns.ipv4 + httpdns.ipv6).filter(IPLiteral.isLiteral) : []
-        let systemIPs = system.error == nil ? (system.ipv4 + system.ipv6).filter(IPLiteral.isLiteral) : []
+        let httpdnsIPs = httpdns.error == nil ? httpdns.ipv4 + httpdns.ipv6 : []
+        let systemIPs = system.error == nil ? system.ipv4 + system.ipv6 : []
 
-        var targets: [(ip: String, source: IPSource)] = []
+        var targets: [(ip: IPAddress, source: IPSource)] = []
         if !httpdnsIPs.isEmpty {
             let source = Self.ipSource(of: httpdns)
             targets = (options.allIPs ? httpdnsIPs : [httpdnsIPs[0]]).map { ($0, source) }
@@ -175,7 +182,7 @@ public final class ProbeEngine: Sendable {
             targets = [(first, .system)]
         }
         let noAddress =
-            "neither HTTPDNS (\(httpdns.error ?? "no address")) nor system DNS (\(system.error ?? "no address")) gave an address for \(url.host)"
+            "neither HTTPDNS (\(httpdns.error?.sentence ?? "no address")) nor system DNS (\(system.error?.sentence ?? "no address")) gave an address for \(url.host)"
 
         var plans: [Plan] = []
         for scenario in Scenario.allCases where options.scenarios.contains(scenario) {
@@ -186,8 +193,8 @@ public final class ProbeEngine: Sendable {
                     plans.append(
                         Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs, dnsServer: server))
                 } else {
-                    let error = system.error ?? "no address for \(url.host)"
-                    let reason = error.hasPrefix("system DNS") ? error : "system DNS: \(error)"
+                    let reason =
+                        system.error?.sentence(from: "system DNS") ?? "system DNS: no address for \(url.host)"
                     plans.append(
                         Plan(
                             scenario: scenario, dnsServer: server,
@@ -316,9 +323,9 @@ public final class ProbeEngine: Sendable {
 
     /// Where a redirect to a new host connects, asked the way the attempt's scenario asks.
     private struct RedirectAddress: Sendable {
-        var ip: String
+        var ip: IPAddress
         /// For system-dns: every address system DNS gave (pinned together); empty otherwise.
-        var pins: [String]
+        var pins: [IPAddress]
         var source: IPSource
     }
 
@@ -334,14 +341,13 @@ public final class ProbeEngine: Sendable {
         of next: RedirectChain.Request, scenario: Scenario, memo: ResolutionMemo
     ) async -> RedirectResolution {
         let host = next.url.host
-        let answer = await memo.resolution(of: host) { await self.resolution(of: $0) }
+        let answer = await memo.resolution(of: host) { _ in await self.resolution(of: next.url) }
         if scenario == .systemDNS {
-            let ips = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
-            let pins = ips.filter(IPLiteral.isLiteral)
+            let pins = answer.system.error == nil ? (answer.system.ipv4 + answer.system.ipv6) : []
             if let first = pins.first { return .found(RedirectAddress(ip: first, pins: pins, source: .system)) }
         } else {
             let ips = answer.httpdns.error == nil ? (answer.httpdns.ipv4 + answer.httpdns.ipv6) : []
-            if let first = ips.first(where: IPLiteral.isLiteral) {
+            if let first = ips.first {
                 return .found(RedirectAddress(ip: first, pins: [], source: Self.ipSource(of: answer.httpdns)))
             }
         }
@@ -351,7 +357,7 @@ public final class ProbeEngine: Sendable {
             Hop(
                 url: next.url.text, originalURL: next.url.text, method: next.method.rawValue,
                 resolver: scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
-                error: "\(which) gave no address for \(host): \(reason ?? "empty answer")"))
+                error: "\(which) gave no address for \(host): \(reason?.sentence ?? "empty answer")"))
     }
 
     /// The attempt its hops make: the first hop's address and certificate, the last hop's outcome.
@@ -379,7 +385,7 @@ public final class ProbeEngine: Sendable {
 
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
     private func reproduction(
-        _ scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod,
+        _ scenario: Scenario, url: ProbeURL, ip: IPAddress?, pins: [IPAddress] = [], method: RequestMethod,
         body: [UInt8]? = nil, dnsServer: DNSServer? = nil
     ) -> ReproduceCommand.Exchange {
         ReproduceCommand.Exchange(
@@ -394,7 +400,8 @@ public final class ProbeEngine: Sendable {
     /// - Returns: the hop as traces keep it (redacted unless `--no-redact`), and the `Location`
     ///   the server sent, unredacted, for the redirect to follow.
     private func exchange(
-        _ scenario: Scenario, url: ProbeURL, ip: String, pins: [String], resolver: IPSource, method: RequestMethod,
+        _ scenario: Scenario, url: ProbeURL, ip: IPAddress, pins: [IPAddress], resolver: IPSource,
+        method: RequestMethod,
         body: [UInt8]?, headers extra: [HeaderField], notes: [String]
     ) async -> (Hop, location: String?) {
         let ipInURL = scenario == .directHTTP || scenario == .directHTTPS
@@ -429,7 +436,7 @@ public final class ProbeEngine: Sendable {
         let expectedSNI = url.isHTTPS && !ipInURL && !url.hostIsIPLiteral ? url.host : nil
         let sni = record.tls.map { $0.sni } ?? expectedSNI
         let port = url.port
-        let target = IPLiteral.hostPort(ip, port: port)
+        let target = ip.hostPort(port)
         let shortage = OutcomeReading.shortage(record)
         let (outcome, error) =
             shortage.map { (Outcome.skipped, "not attempted: \($0.sentence); \(target) was not tried") }
@@ -441,7 +448,8 @@ public final class ProbeEngine: Sendable {
         var hop = Hop(
             url: requestURL, originalURL: url.text, method: method.rawValue,
             requestHeaders: record.requestLine == nil ? headers : record.requestHeaders,
-            requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP, remotePort: record.remotePort,
+            requestBodyBytes: record.requestBodyBytes, remoteIP: record.remoteIP.flatMap(IPAddress.init),
+            remotePort: record.remotePort,
             resolver: resolver, sni: sni, checkedName: checkedName, outcome: outcome,
             status: reached ? record.status : nil, httpVersion: reached ? record.httpVersion : nil,
             responseHeaders: record.responseHeaders.map(Self.cleaned), responseBytes: record.responseBytes,
@@ -481,7 +489,7 @@ public final class ProbeEngine: Sendable {
 
 extension ProbeURL {
     /// A `CURLOPT_RESOLVE` entry pinning the host to several addresses (libcurl tries them in order).
-    func resolvePin(toAll ips: [String]) -> String {
-        "\(host):\(port):" + ips.map(IPLiteral.authorityForm).joined(separator: ",")
+    func resolvePin(toAll ips: [IPAddress]) -> String {
+        "\(host):\(port):" + ips.map(\.authorityForm).joined(separator: ",")
     }
 }

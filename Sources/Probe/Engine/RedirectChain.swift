@@ -100,10 +100,10 @@ struct RedirectChain: Sendable {
 
     /// Whether the hop to `next` may connect to `addresses` (those it would connect to, whatever
     /// `Location` named), under `ProbeOptions.linkLocal`.
-    func judge(connectingTo addresses: [String], for next: ProbeURL) -> AddressJudgement {
-        guard let address = addresses.first(where: IPLiteral.isLinkLocalOrMetadata) else { return .connect }
+    func judge(connectingTo addresses: [IPAddress], for next: ProbeURL) -> AddressJudgement {
+        guard let address = addresses.first(where: \.isLinkLocalOrMetadata) else { return .connect }
         // "169.254.169.254", or "169.254.169.254 (metadata.example)" when a name led there.
-        let place = IPLiteral.isLiteral(next.host) ? address : "\(address) (\(next.host))"
+        let place = next.hostIsIPLiteral ? address.text : "\(address) (\(next.host))"
         let shownNext = options.shown(next)
         switch options.linkLocal {
         case .refuse:

@@ -72,7 +72,7 @@ enum VerdictWriting {
             systemTries.contains(where: worked), !dnsTries.contains(where: worked)
         {
             notes.append(
-                "the system IP \(systemTries[0].ip ?? "?") works where the HTTPDNS IP \(dnsTries[0].ip ?? "?") does not: the address is at fault, not the technique"
+                "the system IP \(systemTries[0].ip?.text ?? "?") works where the HTTPDNS IP \(dnsTries[0].ip?.text ?? "?") does not: the address is at fault, not the technique"
             )
         }
         if !proxyVariables.isEmpty {
@@ -138,9 +138,8 @@ enum VerdictWriting {
             "\(resolution.system.resolver.label) sent \(resolution.host) to \(localIP), where the request failed (\(why)); HTTPDNS's \(goodIP) works with \(good.scenario.rawValue): the local DNS answer is wrong or hijacked"
     }
 
-    /// "system DNS: no such name x", whether or not the error already names its resolver.
-    private static func labelled(_ resolver: String, _ error: String?) -> String {
-        let error = error ?? "no address"
-        return error.lowercased().hasPrefix(resolver.lowercased()) ? error : "\(resolver): \(error)"
+    /// "system DNS: no such name x", whether or not the failure's sentence already names its resolver.
+    private static func labelled(_ resolver: String, _ error: ResolutionFailure?) -> String {
+        error?.sentence(from: resolver) ?? "\(resolver): no address"
     }
 }

@@ -51,15 +51,31 @@ public enum ProbeExport {
     /// for an attempt that could not be made, none for a skipped one.
     static func harEntries(_ report: URLReport, redact: Bool) -> [JSONValue] {
         var entries: [JSONValue] = []
+        let httpdns = harHTTPDNS(report.resolution.httpdns)
         for attempt in report.attempts where attempt.outcome != .skipped {
             if attempt.hops.isEmpty {
-                entries.append(harEntry(unmade: redact ? Redaction.attempt(attempt) : attempt))
+                entries.append(harEntry(unmade: redact ? Redaction.attempt(attempt) : attempt, httpdns: httpdns))
             }
             for (index, hop) in attempt.hops.enumerated() {
-                entries.append(harEntry(hop, index: index, attempt: attempt, redact: redact))
+                entries.append(harEntry(hop, index: index, attempt: attempt, redact: redact, httpdns: httpdns))
             }
         }
         return entries
+    }
+
+    /// The `_httpdns` field of each entry: what HTTPDNS said about the URL's host, with each
+    /// family's TTL and, from the legacy API, `origin_ttl` and `extra`.
+    static func harHTTPDNS(_ answer: HTTPDNSAnswer) -> JSONValue {
+        func ttl(_ value: FamilyTTL) -> JSONValue {
+            .object(IPFamily.allCases.compactMap { family in value[family].map { (family.rawValue, .int($0)) } })
+        }
+        var fields: [(String, JSONValue)] = [
+            ("provider", .string(answer.provider.rawValue)), ("source", .string(answer.source.rawValue)),
+            ("ttl", ttl(answer.ttl)),
+        ]
+        if let origin = answer.originTTL { fields.append(("originTTL", ttl(origin))) }
+        if let extra = answer.extra { fields.append(("extra", .string(extra))) }
+        return .object(fields)
     }
 
     /// One HAR entry pretty-printed and indented as an element of `log.entries`.
@@ -108,7 +124,9 @@ public enum ProbeExport {
         )
     }
 
-    private static func harEntry(_ hop: Hop, index: Int, attempt: Attempt, redact: Bool) -> JSONValue {
+    private static func harEntry(
+        _ hop: Hop, index: Int, attempt: Attempt, redact: Bool, httpdns: JSONValue
+    ) -> JSONValue {
         let hop = redact ? Redaction.hop(hop) : hop
         let usesTLS = hop.url.lowercased().hasPrefix("https:")
         let (time, timings) = harTimings(hop.timings, usesTLS: usesTLS)
@@ -147,7 +165,7 @@ public enum ProbeExport {
             ("request", .object(request)), ("response", .object(response)), ("cache", .object([])),
             ("timings", .object(timings)),
         ]
-        if let ip = hop.remoteIP, IPLiteral.isLiteral(ip) { entry.append(("serverIPAddress", .string(ip))) }
+        if let ip = hop.remoteIP { entry.append(("serverIPAddress", .string(ip.text))) }
         if let port = hop.remotePort { entry.append(("connection", .string(String(port)))) }
         entry += [
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),
@@ -156,12 +174,12 @@ public enum ProbeExport {
             ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map(JSONValue.string) ?? .null),
             ("_originalURL", .string(hop.originalURL)), ("_hop", .int(index + 1)),
             ("_attempt", .string(attempt.id.uuidString)),
-            ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null),
+            ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null), ("_httpdns", httpdns),
         ]
         return .object(entry)
     }
 
-    private static func harEntry(unmade attempt: Attempt) -> JSONValue {
+    private static func harEntry(unmade attempt: Attempt, httpdns: JSONValue) -> JSONValue {
         let (time, timings) = harTimings(PhaseTimings(), usesTLS: false)
         return .object([
             ("startedDateTime", .string(ProbeJSON.timestamp(Date()))), ("time", .number(time)),
@@ -186,7 +204,7 @@ public enum ProbeExport {
             ("_resolver", .string(attempt.ipSource?.rawValue ?? "none")),
             ("_outcome", .string(attempt.outcome.rawValue)),
             ("_error", attempt.error.map(JSONValue.string) ?? .null), ("_attempt", .string(attempt.id.uuidString)),
-            ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null),
+            ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null), ("_httpdns", httpdns),
         ])
     }
 

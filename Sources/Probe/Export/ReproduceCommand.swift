@@ -15,9 +15,9 @@ public enum ReproduceCommand {
         public var url: ProbeURL
         /// The address connected to; nil for system-dns when system DNS gave none (the command
         /// then asks system DNS itself, as the attempt did).
-        public var ip: String?
+        public var ip: IPAddress?
         /// For system-dns: every address system DNS gave (pinned together, in order).
-        public var pins: [String]
+        public var pins: [IPAddress]
         public var method: RequestMethod
         /// The request headers the user asked for (`Host` is the engine's own).
         public var headers: [HeaderField]
@@ -26,8 +26,8 @@ public enum ReproduceCommand {
         public var bodyFile: String?
         /// The PEM file of trusted CAs, when one was given.
         public var caFile: String?
-        /// Seconds before the attempt gives up.
-        public var timeout: Double
+        /// How long the attempt may take before it gives up.
+        public var timeout: Duration
         /// For system-dns: the DNS server asked instead of getaddrinfo (`--dns-server`); the
         /// command then asks it with `dig` first, as the attempt did.
         public var dnsServer: DNSServer?
@@ -35,9 +35,9 @@ public enum ReproduceCommand {
         public var secretNames: RedactionNames
 
         public init(
-            scenario: Scenario, url: ProbeURL, ip: String?, pins: [String] = [], method: RequestMethod = .get,
+            scenario: Scenario, url: ProbeURL, ip: IPAddress?, pins: [IPAddress] = [], method: RequestMethod = .get,
             headers: [HeaderField] = [], body: [UInt8]? = nil, bodyFile: String? = nil, caFile: String? = nil,
-            timeout: Double = ProbeOptions.defaultTimeout, dnsServer: DNSServer? = nil,
+            timeout: Duration = ProbeOptions.defaultTimeout, dnsServer: DNSServer? = nil,
             secretNames: RedactionNames = .builtIn
         ) {
             self.secretNames = secretNames
@@ -128,7 +128,8 @@ public enum ReproduceCommand {
                 words += ["--data-binary", "@-"]
             }
         }
-        let target = ipInURL ? ((try? url.replacingHost(with: exchange.ip ?? url.host)) ?? url.text) : url.text
+        let address = exchange.ip ?? url.literalHost
+        let target = ipInURL ? (address.flatMap { try? url.replacingHost(with: $0) } ?? url.text) : url.text
         words.append(urlWord(target, exchange.secretNames, variables: &variables))
         let line = words.joined(separator: " ")
         return input.map { "\($0) | \(line)" } ?? line
@@ -139,11 +140,12 @@ public enum ReproduceCommand {
     /// The lookup the system column made at a chosen server: A and AAAA, addresses only. The
     /// `grep` keeps the address lines, so the line fails, as the attempt did, when the server gave
     /// no address (NXDOMAIN, no answer, a timeout that dig reports on stdout).
-    private static func dig(_ name: String, at server: DNSServer, timeout: Double) -> String {
-        var words = ["dig", "@" + server.address]
+    private static func dig(_ name: String, at server: DNSServer, timeout: Duration) -> String {
+        var words = ["dig", "@" + server.address.text]
         if server.port != 53 { words += ["-p", String(server.port)] }
         words += [
-            "+short", "+tries=1", "+time=\(max(1, Int(timeout.rounded(.up))))", quoted(name), "A", quoted(name), "AAAA",
+            "+short", "+tries=1", "+time=\(max(1, Int(timeout.inSeconds.rounded(.up))))", quoted(name), "A",
+            quoted(name), "AAAA",
             "|", "grep", "-E", quoted("^([0-9]+[.]){3}[0-9]+$|^[0-9a-fA-F:]*:[0-9a-fA-F:.]*$"),
         ]
         return words.joined(separator: " ")
@@ -160,7 +162,8 @@ public enum ReproduceCommand {
     {
         let url = exchange.url
         var client = [
-            "openssl", "s_client", "-connect", quoted(IPLiteral.hostPort(exchange.ip ?? url.host, port: url.port)),
+            "openssl", "s_client", "-connect",
+            quoted(exchange.ip?.hostPort(url.port) ?? IPLiteral.hostPort(url.host, port: url.port)),
             "-noservername", "-verify_hostname", quoted(url.host), "-verify_return_error",
         ]
         if let caFile = exchange.caFile { client += ["-CAfile", quoted(caFile)] }
@@ -333,7 +336,8 @@ public enum ReproduceCommand {
         "'" + bytes.map { String(format: "\\%03o", $0) }.joined() + "'"
     }
 
-    private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
+    private static func seconds(_ duration: Duration) -> String {
+        let value = duration.inSeconds
+        return value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
     }
 }

@@ -128,7 +128,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     public var method: String
     public var requestHeaders: [HeaderField]
     public var requestBodyBytes: Int
-    public var remoteIP: String?
+    public var remoteIP: IPAddress?
     public var remotePort: Int?
     /// Which resolver gave this hop's address: `httpdns`, `system`, `cache`.
     public var resolver: IPSource
@@ -161,7 +161,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
 
     public init(
         url: String, originalURL: String, method: String, requestHeaders: [HeaderField] = [],
-        requestBodyBytes: Int = 0, remoteIP: String? = nil, remotePort: Int? = nil, resolver: IPSource,
+        requestBodyBytes: Int = 0, remoteIP: IPAddress? = nil, remotePort: Int? = nil, resolver: IPSource,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, responseHeaders: [HeaderField] = [], responseBytes: Int = 0,
         bodyPreview: String = "", timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
@@ -198,7 +198,7 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     public var url: String
     public var scenario: Scenario
     /// The IP connected to; nil for a skipped attempt or when system DNS failed.
-    public var ip: String?
+    public var ip: IPAddress?
     public var ipSource: IPSource?
     /// The name sent in SNI; nil when none was sent.
     public var sni: String?
@@ -226,7 +226,7 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     }
 
     public init(
-        id: UUID = UUID(), url: String, scenario: Scenario, ip: String? = nil, ipSource: IPSource? = nil,
+        id: UUID = UUID(), url: String, scenario: Scenario, ip: IPAddress? = nil, ipSource: IPSource? = nil,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
         error: String? = nil, hops: [Hop] = [], reproduce: String? = nil, shortage: ResourceShortage? = nil

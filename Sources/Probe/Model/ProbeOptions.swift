@@ -21,11 +21,11 @@ public struct ProbeOptions: Sendable {
     /// Whether `caFile` adds to the system's CAs (`--cacert`) rather than replacing them (the
     /// lab's CA). Reproduce commands name `caFile` itself either way.
     public var caFileAddsToSystem = false
-    /// Per-request timeout in seconds.
-    public var timeout: Double
+    /// Per-request timeout.
+    public var timeout: Duration
     /// The per-request timeout when none is given (`--probe-timeout`'s default; reproduce
     /// commands built without options use it too).
-    public static let defaultTimeout: Double = 10
+    public static let defaultTimeout: Duration = .seconds(10)
     /// How many requests may run at once.
     public var concurrency: Int
     /// Hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets in traces and exports.
@@ -47,7 +47,7 @@ public struct ProbeOptions: Sendable {
 
     public init(
         scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: RequestMethod = .get,
-        body: [UInt8]? = nil, headers: [HeaderField] = [], caFile: String? = nil, timeout: Double = defaultTimeout,
+        body: [UInt8]? = nil, headers: [HeaderField] = [], caFile: String? = nil, timeout: Duration = defaultTimeout,
         concurrency: Int = 16, redact: Bool = true, maxRedirects: Int = 10
     ) {
         self.scenarios = scenarios
@@ -64,7 +64,7 @@ public struct ProbeOptions: Sendable {
 }
 
 /// What the engine does with a redirect to a link-local or cloud metadata address
-/// (`IPLiteral.isLinkLocalOrMetadata`), where a server could steer a prober into the host's
+/// (`IPAddress.isLinkLocalOrMetadata`), where a server could steer a prober into the host's
 /// instance credentials.
 public enum LinkLocalPolicy: String, Sendable {
     /// Follow it, and say so in the hop's trace and the verdict (a person at a terminal probing
@@ -80,10 +80,10 @@ public struct PlannedAttempt: Sendable, Equatable {
     public var id: UUID
     public var url: String
     public var scenario: Scenario
-    public var ip: String?
+    public var ip: IPAddress?
     public var ipSource: IPSource?
 
-    public init(id: UUID, url: String, scenario: Scenario, ip: String?, ipSource: IPSource?) {
+    public init(id: UUID, url: String, scenario: Scenario, ip: IPAddress?, ipSource: IPSource?) {
         self.id = id
         self.url = url
         self.scenario = scenario

@@ -37,6 +37,8 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     public let port: Int
     /// Whether the URL names a port other than the scheme's default.
     public let hasExplicitPort: Bool
+    /// The host when it is an IP address (`https://127.0.0.1/`): parsed once, here.
+    public let literalHost: IPAddress?
 
     /// Parses a URL; one without a scheme means https.
     ///
@@ -89,6 +91,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
         self.host = host
         self.port = port
         self.hasExplicitPort = hasExplicitPort
+        literalHost = IPAddress(host)
     }
 
     public var description: String { text }
@@ -97,7 +100,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     public var isHTTPS: Bool { scheme == "https" }
 
     /// Whether the host is already an IP address.
-    public var hostIsIPLiteral: Bool { IPLiteral.isLiteral(host) }
+    public var hostIsIPLiteral: Bool { literalHost != nil }
 
     /// The `Host` header value: the name, with the port when it is not the scheme's default.
     public var hostHeader: String {
@@ -106,24 +109,21 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The `CURLOPT_RESOLVE` entry pinning this URL's host and port to an address.
-    public func resolvePin(to ip: String) -> String {
-        "\(host):\(port):\(IPLiteral.authorityForm(ip))"
+    public func resolvePin(to ip: IPAddress) -> String {
+        "\(host):\(port):\(ip.authorityForm)"
     }
 
     /// The same URL with the authority's host replaced by an IP (bracketed when IPv6).
     /// Path, query and port stay as they are, even when they contain the host name.
     ///
-    /// - Parameter ip: an IPv4 or IPv6 literal.
+    /// - Parameter ip: the address.
     /// - Returns: the rewritten URL as text.
     /// - Throws: `ProbeURLError` when the address cannot be put in the URL. Never the URL
     ///   unchanged instead: a "direct" request to the host name would silently use system DNS.
-    public func replacingHost(with ip: String) throws(ProbeURLError) -> String {
-        guard IPLiteral.isLiteral(ip) else {
-            throw ProbeURLError(url: text, reason: "'\(ip)' is not an IP address, so it cannot replace the host")
-        }
+    public func replacingHost(with ip: IPAddress) throws(ProbeURLError) -> String {
         do {
             let url = try CurlURL(text)
-            try url.set(.host, IPLiteral.authorityForm(ip))
+            try url.set(.host, ip.authorityForm)
             guard let rewritten = url.text else {
                 throw ProbeURLError(url: text, reason: "libcurl could not render the URL with \(ip) as its host")
             }

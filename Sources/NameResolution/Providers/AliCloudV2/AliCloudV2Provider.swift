@@ -23,9 +23,10 @@ public struct AliCloudV2Provider: BatchResolving {
     let now: @Sendable () -> Date
     /// Chosen once per run, as the SDKs choose one per app launch (12 base62 characters).
     let sessionID: String
-
-    /// A signature stays valid this long; the SDKs use 10 minutes.
-    static let signatureLifetime = 600
+    /// Whose requests are sent (`--sdk`).
+    let profile: SDKProfile
+    /// The client address the answer is asked for (`--client-ip`, `cip`); nil for this machine's.
+    let clientIP: String?
     /// At most this many names go in one request (`HTTPDNS_PRE_RESOLVE_BATCH_SIZE`).
     public static let batchLimit = 5
 
@@ -37,6 +38,7 @@ public struct AliCloudV2Provider: BatchResolving {
         case .aesCBC: parts.append("aes-cbc")
         case .aesGCM: parts.append("aes-gcm")
         }
+        parts += profile.nameParts(clientIP: clientIP)
         return parts.isEmpty ? "alicloud" : "alicloud (\(parts.joined(separator: ", ")))"
     }
 
@@ -44,8 +46,15 @@ public struct AliCloudV2Provider: BatchResolving {
     ///   or a malformed `sdns` key.
     init(
         servers: AliCloudServiceIPs, account: String, secret: String?, cipher: HTTPDNSCipher, key: String?,
-        sdns: [String: String], transport: HTTPDNSTransport, now: @escaping @Sendable () -> Date = { Date() }
+        sdns: [String: String], transport: HTTPDNSTransport, now: @escaping @Sendable () -> Date = { Date() },
+        profile: SDKProfile = .ipdirect, clientIP: String? = nil, sessionID: String? = nil
     ) throws(ResolutionError) {
+        try profile.check(for: .alicloud)
+        if profile == .node10, cipher != .none || !sdns.isEmpty {
+            throw .misconfigured("--sdk node-1.0 sends names in the clear and no sdns-*: drop --cipher and --sdns")
+        }
+        self.profile = profile
+        self.clientIP = clientIP
         self.servers = servers
         self.account = account
         self.transport = transport
@@ -88,7 +97,7 @@ public struct AliCloudV2Provider: BatchResolving {
             }
         }
         self.sdns = sdns
-        sessionID = Self.newSessionID()
+        self.sessionID = sessionID ?? Self.newSessionID()
     }
 
     /// A session id as the SDKs make one per launch: 12 base62 characters.
@@ -102,14 +111,22 @@ public struct AliCloudV2Provider: BatchResolving {
         families == [.v6] ? "6" : families == [.v4] ? "4" : "4,6"
     }
 
-    /// The path and query of a request for `hosts`, exactly as the SDK orders it:
-    /// `id m exp v`, then `enc` or the clear `dn q sdns-*`, then `s`, then the unsigned `sid sdk`.
+    /// The path and query of a request for `hosts`, exactly as the profile's SDK sends it.
     ///
     /// - Throws: `.misconfigured` when the key cannot seal.
     func target(for hosts: [String], families: Set<IPFamily>) throws(ResolutionError) -> String {
-        let expiry = Int(now().timeIntervalSince1970) + Self.signatureLifetime
+        let expiry = Int(now().timeIntervalSince1970) + profile.signatureLifetime
+        switch profile {
+        case .node10: return nodeTarget(for: hosts, families: families, expiry: expiry)
+        case .android26: return try androidTarget(for: hosts, families: families, expiry: expiry)
+        case .ipdirect, .ios34, .c22: break
+        }
+        // iOS 3.4.2 (HttpdnsRemoteResolver.m): `id m exp v`, then `enc` or the clear `dn q
+        // sdns-*` (URL-encoded), then `s`, then the unsigned `sid net sdk`.
         var secretParameters: [(String, String)] = [("dn", hosts.joined(separator: ",")), ("q", Self.query(families))]
         secretParameters += sdns.sorted { $0.key < $1.key }.map { ("sdns-\($0.key)", $0.value) }
+        // No SDK read sends `cip`; the service takes it as a signed parameter (DESIGN, v2).
+        if let clientIP { secretParameters.append(("cip", clientIP)) }
         var signed: [String: String] = ["id": account, "m": String(mode.rawValue), "exp": String(expiry), "v": "1.0"]
         var query = "id=\(queryEscaped(account))&m=\(mode.rawValue)&exp=\(expiry)&v=1.0"
         if mode == .plain {
@@ -118,24 +135,76 @@ public struct AliCloudV2Provider: BatchResolving {
                 query += "&\(name)=\(queryEscaped(value))"
             }
         } else {
-            var object: [String: String] = [:]
-            for (name, value) in secretParameters { object[name] = value }
-            let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-            let sealed: [UInt8]
-            do {
-                sealed = try mode.seal(Array(json), key: key)
-            } catch {
-                throw .misconfigured("the AES key cannot seal the query: \(error)")
-            }
-            let enc = Hex.encode(sealed)
+            let enc = try sealed(Dictionary(secretParameters, uniquingKeysWith: { $1 }))
             signed["enc"] = enc
             query += "&enc=\(enc)"
         }
         if let secret, let signature = AliCloudV2Signing.signature(signed, secret: secret) {
             query += "&s=\(signature)"
         }
-        query += "&sid=\(sessionID)&sdk=\(IPDirectVersion.sdkTag)"
+        query +=
+            profile == .ios34
+            ? "&sid=\(sessionID)&net=wifi&sdk=ios_\(profile.platform.version)"
+            : "&sid=\(sessionID)&sdk=\(IPDirectVersion.sdkTag)"
         return "/v2/d?" + query
+    }
+
+    /// The Node.js SDK 1.0's request (src/network.ts `buildSingleResolveURL`; alibaba.json):
+    /// `id dn q m`, values as they are, then only when signing `exp` (now + 300) and `s` over
+    /// `id dn q m exp`; no `v`, no identity parameters. Plain mode only.
+    private func nodeTarget(for hosts: [String], families: Set<IPFamily>, expiry: Int) -> String {
+        var signed = [
+            "id": account, "dn": hosts.joined(separator: ","), "q": Self.query(families), "m": String(mode.rawValue),
+        ]
+        if let clientIP { signed["cip"] = clientIP }
+        var query = "id=\(account)&dn=\(signed["dn"]!)&q=\(signed["q"]!)&m=\(mode.rawValue)"
+        if let clientIP { query += "&cip=\(clientIP)" }
+        if let secret {
+            signed["exp"] = String(expiry)
+            query += "&exp=\(expiry)"
+            if let signature = AliCloudV2Signing.signature(signed, secret: secret) { query += "&s=\(signature)" }
+        }
+        return "/v2/d?" + query
+    }
+
+    /// The Android SDK 2.6's request (ResolveHostHelper.java `getPath`, `buildQueryStr`): `id m`,
+    /// then the clear `dn q sdns-*` as they are (no `q` for IPv4 alone) or `enc`, then `v exp`
+    /// (always), `s` when signing, then `sdk=android_VERSION` and `sid`.
+    private func androidTarget(
+        for hosts: [String], families: Set<IPFamily>, expiry: Int
+    ) throws(ResolutionError) -> String {
+        let q = families == [.v4] ? nil : Self.query(families)
+        var clear: [(String, String)] = [("dn", hosts.joined(separator: ","))]
+        if let q { clear.append(("q", q)) }
+        clear += sdns.sorted { $0.key < $1.key }.map { ("sdns-\($0.key)", $0.value) }
+        if let clientIP { clear.append(("cip", clientIP)) }
+        var signed: [String: String] = ["id": account, "m": String(mode.rawValue), "v": "1.0", "exp": String(expiry)]
+        var query = "id=\(account)&m=\(mode.rawValue)"
+        if mode == .plain {
+            for (name, value) in clear {
+                signed[name] = value
+                query += "&\(name)=\(value)"
+            }
+        } else {
+            let enc = try sealed(Dictionary(clear, uniquingKeysWith: { $1 }))
+            signed["enc"] = enc
+            query += "&enc=\(enc)"
+        }
+        query += "&v=1.0&exp=\(expiry)"
+        if let secret, let signature = AliCloudV2Signing.signature(signed, secret: secret) {
+            query += "&s=\(signature)"
+        }
+        return "/v2/d?" + query + "&sdk=android_\(profile.platform.version)&sid=\(sessionID)"
+    }
+
+    /// `enc`: hex of the sealed JSON of the parameters that travel only inside it.
+    private func sealed(_ object: [String: String]) throws(ResolutionError) -> String {
+        let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        do {
+            return Hex.encode(try mode.seal(Array(json), key: key))
+        } catch {
+            throw .misconfigured("the AES key cannot seal the query: \(error)")
+        }
     }
 
     /// One request for up to 5 names, tried on each service IP in turn while the failure is
@@ -144,32 +213,15 @@ public struct AliCloudV2Provider: BatchResolving {
         _ hosts: [String], families: Set<IPFamily>
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let target = try target(for: hosts, families: families)
-        var lastError = ResolutionError.misconfigured("alicloud has no service IP to ask")
-        for _ in 0..<max(1, await servers.count()) {
-            let base = try await servers.current()
-            do throws(ResolutionError) {
-                // The display form never carries the query: it holds the signature.
-                let (response, ms) = try await transport.get(
-                    base.url + target, display: base.url, checkName: base.checkName)
-                return try parse(
-                    status: response.status, body: response.body,
-                    date: response.header("Date").map { TerminalText.escaped($0, cutAt: 64) }, hosts: hosts,
-                    families: families, ms: ms, server: base.label)
-            } catch {
-                lastError = error
-                guard Self.shouldRotate(error) else { throw error }
-                await servers.rotate(past: base)
-            }
-        }
-        throw lastError
-    }
-
-    static func shouldRotate(_ error: ResolutionError) -> Bool {
-        switch error {
-        case .timeout, .refused, .tls, .transport, .endpointUnresolvable: return true
-        case .http(let status, _): return status >= 500
-        case .service(let code, _): return code == "ServiceLevelDeny"
-        default: return false
+        return try await servers.ask { base throws(ResolutionError) in
+            // The display form never carries the query: it holds the signature.
+            let (response, ms) = try await transport.get(
+                base.url + target, headers: [HeaderField(name: "User-Agent", value: profile.userAgent)],
+                display: base.url, checkName: base.checkName)
+            return try parse(
+                status: response.status, body: response.body,
+                date: response.header("Date").map { TerminalText.escaped($0, cutAt: 64) }, hosts: hosts,
+                families: families, ms: ms, server: base.label)
         }
     }
 
@@ -261,15 +313,15 @@ public struct AliCloudV2Provider: BatchResolving {
             }
             do throws(ResolutionError) {
                 var raw: [IPFamily: [String]] = [:]
-                var ttls: [Int] = []
+                var ttl = FamilyTTL()
                 var notes: [String] = []
                 for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
                     let field = family == .v4 ? "v4" : "v6"
                     guard let part = answer[field] as? [String: Any] else { continue }
                     raw[family] = try strings(part["ips"], field: "\(field).ips")
                     // TTL <= 0 means 60, as both SDKs do (Android `HostItem`).
-                    let ttl = integer(part["ttl"]) ?? 0
-                    ttls.append(ttl <= 0 ? 60 : ttl)
+                    let given = integer(part["ttl"]) ?? 0
+                    ttl[family] = given <= 0 ? 60 : given
                     if let code = part["no_ip_code"] as? String, !code.isEmpty {
                         notes.append(
                             "no \(family == .v4 ? "A" : "AAAA") record (the service says \(TerminalText.quoted(code)))")
@@ -282,7 +334,7 @@ public struct AliCloudV2Provider: BatchResolving {
                     }
                 }
                 var result = try ProviderAnswer.screened(
-                    host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttls.min() ?? 60,
+                    host: host, rawV4: raw[.v4] ?? [], rawV6: raw[.v6] ?? [], ttl: ttl,
                     answered: families, ms: ms, clientIP: clientIP)
                 result.server = server
                 result.notes += notes
@@ -398,6 +450,65 @@ final class AliCloudServiceIPs: Sendable {
         var sessionID: String
         var transport: HTTPDNSTransport
         var serviceName: String
+        /// The legacy API's signing secret: `/ss` is then signed as the C SDK signs it. The v2
+        /// secret is not used (iOS SDK 3.4.2 asks `/ss` unsigned, Scheduler/HttpdnsScheduleExecutor.m).
+        var legacySecret: String? = nil
+        /// Whose `/ss` request is sent (`platform`, `sdk_version`, the User-Agent).
+        var profile: SDKProfile = .ipdirect
+        /// The clock `t` is read from, and the 12-hex nonce `n` (tests fix both).
+        var now: @Sendable () -> Date = { Date() }
+        var nonce: @Sendable () -> String = { AliCloudServiceIPs.newNonce() }
+    }
+
+    /// A nonce as the C SDK makes one for a signed `/ss`: 12 lowercase hex digits.
+    static func newNonce() -> String {
+        String((0..<12).map { _ in "0123456789abcdef".randomElement()! })
+    }
+
+    /// The `/ss` request: `region platform sdk_version sid`, then with a legacy secret `s t n`,
+    /// `t` = now and `s` = md5 of `n-secret-t` (C SDK 2.2.5, src/hdns_scheduler.c; the order of
+    /// its captured request in alibaba.json). iOS 3.4.2 sends region=global since 2024 (the
+    /// service schedules by proximity).
+    static func serviceListTarget(_ discovery: Discovery) -> String {
+        let platform = discovery.profile.platform
+        var target =
+            "/\(queryEscaped(discovery.account))/ss?region=global&platform=\(platform.name)"
+            + "&sdk_version=\(queryEscaped(platform.version))&sid=\(discovery.sessionID)"
+        // iOS adds the network type (Scheduler/HttpdnsScheduleExecutor.m `urlFormatSidNetBssid`).
+        if discovery.profile == .ios34 { target += "&net=wifi" }
+        if let secret = discovery.legacySecret {
+            let t = String(Int(discovery.now().timeIntervalSince1970))
+            let n = discovery.nonce()
+            let s = AliCloudLegacySigning.serviceListSignature(nonce: n, secret: secret, time: t)
+            target += "&s=\(s)&t=\(t)&n=\(n)"
+        }
+        return target
+    }
+
+    /// Asks the service IP in use, moving on to the next while the failure is the service IP's
+    /// (connection, timeout, HTTP 5xx, `ServiceLevelDeny`), as the SDKs rotate; once round the list at most.
+    func ask<T>(_ attempt: (Base) async throws(ResolutionError) -> T) async throws(ResolutionError) -> T {
+        var lastError = ResolutionError.misconfigured("alicloud has no service IP to ask")
+        for _ in 0..<max(1, await count()) {
+            let base = try await current()
+            do throws(ResolutionError) {
+                return try await attempt(base)
+            } catch {
+                lastError = error
+                guard Self.shouldRotate(error) else { throw error }
+                await rotate(past: base)
+            }
+        }
+        throw lastError
+    }
+
+    static func shouldRotate(_ error: ResolutionError) -> Bool {
+        switch error {
+        case .timeout, .refused, .tls, .transport, .endpointUnresolvable: return true
+        case .http(let status, _): return status >= 500
+        case .service(let code, _): return code == "ServiceLevelDeny"
+        default: return false
+        }
     }
 
     /// How old the list may grow before it is asked for again (the SDK's 24 hours).
@@ -467,7 +578,7 @@ final class AliCloudServiceIPs: Sendable {
                         "start_ips: \(TerminalText.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
                     )
                 }
-                return Base(url: url, label: host, checkName: IPLiteral.family(of: host) == nil ? nil : serviceName)
+                return Base(url: url, label: host, checkName: IPAddress(host) == nil ? nil : serviceName)
             }
         }
         guard let known = AliCloudRegion.named(region) else {
@@ -561,13 +672,12 @@ final class AliCloudServiceIPs: Sendable {
     ) async -> [Base]? {
         var failures: [String] = []
         for start in discovery.starts {
-            // iOS 3.4.2 sends region=global since 2024 (the service schedules by proximity).
-            let target =
-                "/\(queryEscaped(discovery.account))/ss?region=global&platform=ipdirect"
-                + "&sdk_version=\(IPDirectVersion.string)&sid=\(discovery.sessionID)"
+            let target = serviceListTarget(discovery)
             do throws(ResolutionError) {
                 let (response, _) = try await discovery.transport.get(
-                    start.url + target, display: start.url, checkName: start.checkName)
+                    start.url + target,
+                    headers: [HeaderField(name: "User-Agent", value: discovery.profile.userAgent)],
+                    display: start.url, checkName: start.checkName)
                 guard (200..<300).contains(response.status) else {
                     throw .http(status: response.status, code: serviceCode(response.body))
                 }
@@ -601,12 +711,33 @@ final class AliCloudServiceIPs: Sendable {
         if !junk.isEmpty { throw .notAnIP(cleaning: junk) }
         guard let components = URLComponents(string: start.url), let scheme = components.scheme else { return [] }
         let port = integer(object["service_port"]) ?? components.port
-        func base(_ ip: String) -> Base {
+        func base(_ ip: IPAddress) -> Base {
             Base(
-                url: "\(scheme)://\(IPLiteral.authorityForm(ip))" + (port.map { ":\($0)" } ?? ""), label: ip,
+                url: "\(scheme)://\(ip.authorityForm)" + (port.map { ":\($0)" } ?? ""), label: ip.text,
                 checkName: scheme == "https" ? serviceName : nil)
         }
         return (screened4.valid + screened6.valid).map(base)
+    }
+}
+
+extension AliCloudServiceIPs {
+    /// The service addresses a configuration asks for: its endpoint, or discovery from its
+    /// region's start IPs (or `start_ips`), for v2 and the legacy API alike.
+    ///
+    /// - Parameter legacySecret: the legacy API's secret, which signs `/ss`.
+    /// - Throws: `.misconfigured` for an unknown region or a start URL that is not one.
+    static func make(
+        _ configuration: ResolverConfiguration, account: String, endpoint: String?, legacySecret: String?
+    ) throws(ResolutionError) -> AliCloudServiceIPs {
+        if let endpoint { return AliCloudServiceIPs(endpoint: endpoint) }
+        return AliCloudServiceIPs(
+            discovery: .init(
+                starts: try starts(
+                    region: configuration.region, startIPs: configuration.startIPs,
+                    serviceName: configuration.serviceName),
+                account: account, sessionID: AliCloudV2Provider.newSessionID(),
+                transport: HTTPDNSTransport(configuration), serviceName: configuration.serviceName,
+                legacySecret: legacySecret, profile: configuration.sdk))
     }
 }
 
@@ -619,7 +750,6 @@ extension AliCloudV2Provider {
         _ configuration: ResolverConfiguration, account: String, endpoint: String?
     ) throws(ResolutionError) -> AliCloudV2Provider {
         let transport = HTTPDNSTransport(configuration)
-        let servers: AliCloudServiceIPs
         if let base = endpoint {
             let path = URLComponents(string: trimmedBase(base))?.path ?? ""
             if ["/d", "/sign_d", "/resolve"].contains(where: { path.hasSuffix($0) }) {
@@ -628,19 +758,12 @@ extension AliCloudV2Provider {
                         + "to keep the legacy API set provider = \"alicloud-legacy\" (or --provider alicloud-legacy); "
                         + "for v2 give the base URL only (scheme://host[:port])")
             }
-            servers = AliCloudServiceIPs(endpoint: base)
-        } else {
-            servers = AliCloudServiceIPs(
-                discovery: .init(
-                    starts: try AliCloudServiceIPs.starts(
-                        region: configuration.region, startIPs: configuration.startIPs,
-                        serviceName: configuration.serviceName),
-                    account: account, sessionID: AliCloudV2Provider.newSessionID(), transport: transport,
-                    serviceName: configuration.serviceName))
         }
+        let servers = try AliCloudServiceIPs.make(
+            configuration, account: account, endpoint: endpoint, legacySecret: nil)
         return try AliCloudV2Provider(
             servers: servers, account: account, secret: configuration.secret,
             cipher: configuration.cipher, key: configuration.key, sdns: configuration.sdns,
-            transport: transport)
+            transport: transport, profile: configuration.sdk, clientIP: configuration.clientIP)
     }
 }

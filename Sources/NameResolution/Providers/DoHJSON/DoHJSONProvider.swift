@@ -30,7 +30,9 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         if parts.allSatisfy({ $0.raw.isEmpty }) { throw .noData(host: host, families: Set(parts.map(\.family))) }
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.raw)
-        let ttl = parts.compactMap(\.ttl).min() ?? 60
+        // Each family keeps its own records' TTL (one query per family).
+        var ttl = FamilyTTL()
+        for part in parts { ttl[part.family] = part.ttl ?? 60 }
         return try ProviderAnswer.screened(
             host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: Set(parts.map(\.family)),
             ms: parts.map(\.ms).max() ?? 0)

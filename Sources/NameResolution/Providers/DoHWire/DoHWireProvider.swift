@@ -52,7 +52,9 @@ public struct DoHWireProvider: HTTPDNSProvider {
         if parts.allSatisfy({ $0.addresses.sent == 0 }) { throw .noData(host: host, families: answered) }
         let rawV4 = parts.filter { $0.family == .v4 }.flatMap(\.addresses.raw)
         let rawV6 = parts.filter { $0.family == .v6 }.flatMap(\.addresses.raw)
-        let ttl = parts.compactMap(\.addresses.ttl).min() ?? 60
+        // Each family keeps its own records' TTL (one query per family).
+        var ttl = FamilyTTL()
+        for part in parts { ttl[part.family] = part.addresses.ttl ?? 60 }
         return try ProviderAnswer.screened(
             host: host, rawV4: rawV4, rawV6: rawV6, ttl: ttl, answered: answered, ms: parts.map(\.ms).max() ?? 0,
             sent: [
@@ -74,15 +76,14 @@ public struct DoHWireProvider: HTTPDNSProvider {
                 throw ResolutionError.misconfigured("cannot ask the DoH server for \(host): the reply \(error.clause)")
             }
             let accept = HeaderField(name: "Accept", value: Self.mediaType)
-            let agent = HeaderField(name: "User-Agent", value: "ipdirect/\(IPDirectVersion.string)")
             let (response, ms): (TransferRecord, Double)
             switch method {
             case .get:
                 (response, ms) = try await transport.get(
-                    url(carrying: query), headers: [accept, agent], display: endpoint)
+                    url(carrying: query), headers: [accept], display: endpoint)
             case .post:
                 (response, ms) = try await transport.get(
-                    endpoint, headers: [accept, agent, HeaderField(name: "Content-Type", value: Self.mediaType)],
+                    endpoint, headers: [accept, HeaderField(name: "Content-Type", value: Self.mediaType)],
                     display: endpoint, body: query)
             }
             guard (200..<300).contains(response.status) else {

@@ -195,18 +195,25 @@ public struct TencentProvider: BatchResolving {
         if addrs, halves.count != 2 {
             throw .malformed(detail: "expected 'v4,ttl-v6,ttl', got \(preview(body))")
         }
-        var ttl: Int?
+        var ttls: [Int?] = []
         // The TTL follows the last comma; junk in the address list may hold commas of its own.
         func part(_ s: String) -> [String] {
             var list = Substring(s)
+            var ttl: Int?
             if let comma = s.lastIndex(of: ","), let t = Int(s[s.index(after: comma)...]) {
-                ttl = min(ttl ?? t, t)
+                ttl = t
                 list = s[..<comma]
             }
+            ttls.append(ttl)
             return list.split(separator: ";").map(String.init).filter { !$0.isEmpty && $0 != "0" }
         }
         let first = part(halves[0])
         let second = halves.count > 1 ? part(halves[1]) : []
+        // `type=addrs` gives each family its TTL (`v4ips,ttl-v6ips,ttl`); a single list gives one for both.
+        let ttl =
+            halves.count > 1
+            ? FamilyTTL(v4: ttls[0] ?? 60, v6: ttls[1] ?? 60).only(families)
+            : FamilyTTL(ttls[0] ?? 60, for: families)
         // Without type=addrs a single list comes back; its family is whatever each item is.
         var rawV4: [String] = []
         var rawV6: [String] = []
@@ -220,7 +227,7 @@ public struct TencentProvider: BatchResolving {
         }
         return try ProviderAnswer.screened(
             host: host, rawV4: families.contains(.v4) ? rawV4 : [], rawV6: families.contains(.v6) ? rawV6 : [],
-            ttl: ttl ?? 60, answered: families, ms: ms)
+            ttl: ttl, answered: families, ms: ms)
     }
 
     /// Splits `v4part-v6part` at the '-' that ends the IPv4 part: the one after its TTL

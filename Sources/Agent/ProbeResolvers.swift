@@ -1,0 +1,104 @@
+// The resolvers a `/probe` request may pick besides the agent's own: a `[[providers]]` entry by
+// name, a DNS server for the system column; each made once, kept, and bounded in number.
+import Foundation
+import NameResolution
+import Probe
+
+/// Makes and keeps the resolvers `provider=` and `dns_server=` name.
+public final class ProbeResolvers: Sendable {
+    /// Resolver choices kept at once; a request for another is refused (a relay must not let a
+    /// scraper grow the agent without end).
+    public static let kept = 16
+
+    private struct Choice: Hashable {
+        var provider: String?
+        var dnsServer: DNSServer?
+    }
+
+    private let configuration: ResolverConfiguration
+    private let environment: [String: String]
+    private let allow: ProbeAllowList
+    private let made = Locked([Choice: ResolverCache]())
+
+    /// - Parameters:
+    ///   - configuration: the agent's; its `[[providers]]` are what `provider=` may name.
+    ///   - allow: what a resolver may ask (a DNS server is an address like any other).
+    ///   - environment: where a provider's `secret_env`, `key_env` and `token_env` are read.
+    public init(
+        configuration: ResolverConfiguration, allow: ProbeAllowList = ProbeAllowList(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        var configuration = configuration
+        // These caches live in memory only: the agent's file is its own cache's.
+        configuration.cachePath = nil
+        configuration.prefetch = []
+        self.configuration = configuration
+        self.environment = environment
+        self.allow = allow
+    }
+
+    /// The resolver for a provider's name and a DNS server, each nil for the agent's.
+    ///
+    /// - Returns: nil when both are nil (the agent's own resolver serves).
+    /// - Throws: a sentence (400) for an unknown provider or a DNS server that is not one or is
+    ///   outside `--probe-allow` (403); 503 when `kept` choices are already kept.
+    func resolver(provider: String?, dnsServer: String?) throws(EndpointRefusal) -> HostResolver? {
+        var server: DNSServer?
+        if let dnsServer {
+            do {
+                server = try DNSServer.parse(dnsServer, setting: "dns_server=")
+            } catch {
+                throw EndpointRefusal(400, "\(error)")
+            }
+        }
+        return try resolver(provider: provider, dnsServer: server)
+    }
+
+    /// The resolver for a provider's name and a DNS server already read, each nil for the agent's.
+    func resolver(provider: String?, dnsServer server: DNSServer?) throws(EndpointRefusal) -> HostResolver? {
+        guard provider != nil || server != nil else { return nil }
+        var choice = Choice(provider: provider)
+        var settings = configuration
+        if let provider {
+            guard let setting = configuration.providers.first(where: { $0.name == provider }) else {
+                let names = configuration.providers.map(\.name)
+                throw EndpointRefusal(
+                    400,
+                    "provider=\(provider): no [[providers]] entry has that name"
+                        + (names.isEmpty
+                            ? " (the configuration has none)" : " (there are \(names.joined(separator: ", ")))"))
+            }
+            do {
+                settings = try setting.configuration(over: configuration, environment: environment)
+            } catch {
+                throw EndpointRefusal(400, "provider=\(provider): \(error)")
+            }
+        }
+        if let server {
+            if let reason = allow.refusal(address: server.address.text) {
+                throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
+            }
+            settings.dnsServer = server
+            choice.dnsServer = server
+        }
+        let made = made.withLock { made -> Result<ResolverCache, EndpointRefusal> in
+            if let cache = made[choice] { return .success(cache) }
+            guard made.count < Self.kept else {
+                return .failure(
+                    EndpointRefusal(
+                        503, "this agent keeps \(Self.kept) provider and DNS server choices for /probe, all in use"))
+            }
+            let provider: any HTTPDNSProvider
+            do {
+                provider = try ProviderFactory.make(settings)
+            } catch {
+                return .failure(EndpointRefusal(400, "cannot resolve through that provider: \(error)"))
+            }
+            let cache = ResolverCache(configuration: settings, provider: provider)
+            made[choice] = cache
+            return .success(cache)
+        }
+        let cache = try made.get()
+        return allow.guarding { await cache.resolve($0) }
+    }
+}

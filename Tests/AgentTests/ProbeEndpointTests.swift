@@ -1,0 +1,330 @@
+// `/probe` against the lab through the agent's listener: one probe's series under blackbox's names,
+// lint-clean for promtool, a debug trace, the scrape's budget, the bound on probes at once.
+import Agent
+import ConfigurationSources
+import Foundation
+import Lab
+import NameResolution
+import Probe
+import TestSupport
+import Testing
+
+/// promtool, from the prometheus package the end-to-end test installs.
+let promtoolBinary: String? = {
+    _ = prometheusBinary
+    return ["/usr/bin/promtool", "/usr/local/bin/promtool"].first { FileManager.default.isExecutableFile(atPath: $0) }
+}()
+
+/// What `promtool check metrics` says of an exposition: nil when it is clean.
+func promtoolProblems(_ exposition: String) async throws -> String? {
+    let result = try await ChildProcess.run(try #require(promtoolBinary), ["check", "metrics"], input: exposition)
+    return result.status == 0 ? nil : "status \(result.status): \(result.output)\(result.errors)"
+}
+
+/// The value of the series `name{labels}` in an exposition, nil when it is not there.
+func sample(_ exposition: String, _ name: String, _ labels: [String: String] = [:]) -> Double? {
+    for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
+        guard let space = line.lastIndex(of: " ") else { continue }
+        let series = line[..<space]
+        let bare = series.prefix { $0 != "{" }
+        guard bare == name else { continue }
+        let wanted = labels.allSatisfy { series.contains("\($0.key)=\"\($0.value)\"") }
+        if wanted { return Double(line[line.index(after: space)...]) }
+    }
+    return nil
+}
+
+@Suite("GET /probe", .serialized)
+struct ProbeEndpointTests {
+    /// The lab, an agent listener with `/probe`, and the URL of `/probe` on it.
+    private static func serve(
+        _ lab: Lab, settings: ProbeEndpointSettings = .standard
+    ) async throws -> (MetricsServer, String) {
+        let cache = try lab.resolverCache(labDNS: true)
+        var options = ProbeOptions()
+        options.linkLocal = .refuse
+        let metrics = AgentMetrics(labels: [AgentLabel(name: "region", value: "lab")])
+        let probe = ProbeEndpoint(engine: lab.engine(cache, options: options), settings: settings, metrics: metrics)
+        let server = try await MetricsServer(host: "127.0.0.1", port: 0, metrics: metrics, probe: probe) {
+            metrics.exposition()
+        }
+        return (server, "http://127.0.0.1:\(server.port)/probe")
+    }
+
+    private static func query(_ target: String, _ more: String = "") -> String {
+        let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target
+        return "?target=\(encoded)\(more)"
+    }
+
+    @Test(
+        "a name that needs SNI: probe_success 1 by direct-sni, direct-https 0, blackbox's names, no target label, lint-clean",
+        .enabled(if: promtoolBinary != nil, "promtool is not installed and could not be installed here"))
+    func probesOneTarget() async throws {
+        let lab = try await Lab.start()
+        let (server, probe) = try await Self.serve(lab)
+        let answer = try #require(await fetch(probe + Self.query(lab.url("sni-a.lab.test"))))
+        let metrics = try #require(await fetch("http://127.0.0.1:\(server.port)/metrics"))
+        await server.close()
+        try await lab.shutdown()
+
+        #expect(answer.status == 200)
+        let text = answer.body
+        #expect(sample(text, "probe_success") == 1)
+        #expect(sample(text, "probe_http_status_code") == 200)
+        #expect(sample(text, "probe_http_ssl") == 1)
+        #expect(sample(text, "probe_ip_protocol") == 4)
+        #expect((sample(text, "probe_ssl_earliest_cert_expiry") ?? 0) > Date().timeIntervalSince1970)
+        #expect(sample(text, "probe_tls_version_info", ["version": "TLS 1.3"]) == 1)
+        #expect(sample(text, "probe_http_duration_seconds", ["phase": "tls"]).map { $0 > 0 } == true)
+        #expect(sample(text, "ipdirect_probe_scenario_success", ["scenario": "direct-sni"]) == 1)
+        #expect(sample(text, "ipdirect_probe_scenario_success", ["scenario": "direct-https"]) == 0)
+        #expect(sample(text, "ipdirect_probe_dns_agreement", ["agreement": "same"]) == 1)
+        #expect(
+            sample(
+                text, "ipdirect_probe_address_info",
+                ["scenario": "direct-sni", "address": "127.0.0.1", "source": "httpdns"])
+                == 1)
+        // One target an answer: the scraper adds the target label by relabeling.
+        #expect(!text.contains("target="))
+        #expect(try await promtoolProblems(text) == nil)
+        #expect(try await promtoolProblems(metrics.body) == nil)
+    }
+
+    @Test("a hijacked name: the direct techniques still work, and system DNS disagrees with HTTPDNS")
+    func hijackedTarget() async throws {
+        let lab = try await Lab.start()
+        let (server, probe) = try await Self.serve(lab)
+        let answer = try #require(await fetch(probe + Self.query(lab.url("hijacked.lab.test"))))
+        await server.close()
+        try await lab.shutdown()
+        #expect(sample(answer.body, "probe_success") == 1)
+        #expect(sample(answer.body, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(
+            sample(answer.body, "ipdirect_probe_address_info", ["scenario": "system-dns", "address": "127.0.0.2"]) == 1)
+    }
+
+    @Test("debug=true answers the trace: the attempts, curl's log, the verdict and the series")
+    func debugTrace() async throws {
+        let lab = try await Lab.start()
+        let (server, probe) = try await Self.serve(lab)
+        let answer = try #require(
+            await fetch(probe + Self.query(lab.url("sni-a.lab.test"), "&scenario=direct-sni&debug=true")))
+        await server.close()
+        try await lab.shutdown()
+        #expect(answer.status == 200)
+        #expect(answer.body.contains("verdict: use direct-sni"))
+        #expect(answer.body.contains("curl log of direct-sni to 127.0.0.1:"))
+        #expect(answer.body.contains("Metrics that would have been returned:\n"))
+        #expect(answer.body.contains("probe_success 1"))
+        // Only the scenario asked for was tried.
+        #expect(!answer.body.contains("direct-https"))
+    }
+
+    @Test("requests that cannot run say why: no target, an unknown module, a bad scenario")
+    func refusals() async throws {
+        let lab = try await Lab.start()
+        let (server, probe) = try await Self.serve(lab)
+        let missing = await fetch(probe)
+        let module = await fetch(probe + Self.query(lab.url("plain.lab.test"), "&module=nope"))
+        let scenario = await fetch(probe + Self.query(lab.url("plain.lab.test"), "&scenario=carrier-pigeon"))
+        await server.close()
+        try await lab.shutdown()
+        #expect(missing?.status == 400)
+        #expect(missing?.body.contains("/probe needs target=URL") == true)
+        #expect(module?.status == 400)
+        #expect(module?.body.contains("unknown module nope") == true)
+        #expect(scenario?.status == 400)
+        #expect(scenario?.body.contains("is not a scenario") == true)
+    }
+
+    @Test("a slow origin is answered probe_success 0 within the scrape timeout Prometheus sends")
+    func budgetFromHeader() async throws {
+        let lab = try await Lab.start(LabOptions(slowOriginDelay: 60))
+        // A wide margin: this machine may be busy; the budget is 2 s, where the probe's own
+        // timeout would take 10.
+        let (server, probe) = try await Self.serve(
+            lab, settings: ProbeEndpointSettings(concurrency: 16, margin: 3, timeout: ProbeOptions.defaultTimeout))
+        // The client gives up when Prometheus would: at the scrape timeout it sent.
+        let answer = await fetch(
+            probe + Self.query(lab.url("slow.lab.test"), "&scenario=direct-sni"),
+            headers: ["X-Prometheus-Scrape-Timeout-Seconds": "5"], timeout: 5)
+        await server.close()
+        try await lab.shutdown()
+        let body = try #require(answer?.body, "no answer within the scrape timeout")
+        #expect(answer?.status == 200)
+        #expect(sample(body, "probe_success") == 0)
+    }
+
+    @Test("[modules.NAME] in the configuration file: read, checked with the module's name, and used by module=")
+    func modules() async throws {
+        let toml = """
+            [modules.sni_only]
+            scenarios = ["direct-sni"]
+            method = "HEAD"
+            headers = ["X-Probe: prometheus"]
+            timeout = 5
+            expect_status = [200, "300-399"]
+            fail_if_not_ssl = true
+
+            [modules.not_found]
+            expect_status = ["404"]
+            """
+        let layer = try ConfigurationLayer.toml(toml, path: "config.toml")
+        #expect(layer.warnings.isEmpty)
+        let modules = try ProbeModule.configured(layer.layer.resolved(defaultCachePath: nil).agent.modules)
+        #expect(modules.keys.sorted() == ["default", "not_found", "sni_only"])
+        let sniOnly = try #require(modules["sni_only"])
+        #expect(
+            sniOnly.settings
+                == TargetSettings(
+                    scenarios: [.directSNI], method: .head, headers: [HeaderField(name: "X-Probe", value: "prometheus")]
+                ))
+        #expect(sniOnly.timeout == 5)
+        #expect(sniOnly.expectStatus == [200...200, 300...399])
+        #expect(sniOnly.failIfNotSSL)
+
+        for (entry, reason) in [
+            ("scenarios = [\"direct-ssl\"]", "'direct-ssl' is not a scenario"),
+            ("method = \"POST\"", "the agent sends GET or HEAD"),
+            ("expect_status = [\"2xx\"]", "expect_status takes statuses and ranges"),
+            ("timeout = 0", "timeout must be more than 0"),
+            ("provider = \"aliyun\"", "provider aliyun is not the name of a [[providers]] entry"),
+            ("dns_server = \"not a server\"", "dns_server"),
+        ] {
+            let file = try ConfigurationLayer.toml("[modules.broken]\n\(entry)\n", path: "config.toml")
+            do {
+                _ = try ProbeModule.configured(file.layer.resolved(defaultCachePath: nil).agent.modules)
+                Issue.record("accepted: \(entry)")
+            } catch {
+                #expect(error.reason.contains("[modules.broken]"), "\(error)")
+                #expect(error.reason.contains(reason), "\(error)")
+            }
+        }
+
+        // The lab's origin answers 200: a module that expects 404 fails where the default succeeds.
+        let lab = try await Lab.start()
+        let probe = ProbeEndpoint(engine: lab.engine(try lab.resolverCache()), modules: modules)
+        let target = Self.query(lab.url("sni-a.lab.test"), "&scenario=direct-sni")
+        let expected = await probe.answer(uri: "/probe" + target + "&module=not_found", scrapeTimeout: nil)
+        let standard = await probe.answer(uri: "/probe" + target, scrapeTimeout: nil)
+        let unknown = await probe.answer(uri: "/probe" + target + "&module=http_2xx", scrapeTimeout: nil)
+        try await lab.shutdown()
+        #expect(sample(String(decoding: expected.body, as: UTF8.self), "probe_success") == 0)
+        #expect(sample(String(decoding: expected.body, as: UTF8.self), "probe_http_status_code") == 200)
+        #expect(sample(String(decoding: standard.body, as: UTF8.self), "probe_success") == 1)
+        #expect(unknown.status == 400)
+        #expect(String(decoding: unknown.body, as: UTF8.self).contains("default, not_found, sni_only"))
+    }
+
+    @Test(
+        "--probe-allow: a name outside it, an HTTPDNS answer or a redirect leading outside it are refused, and nothing is sent there"
+    )
+    func allowList() async throws {
+        let lab = try await Lab.start()
+        let cache = try lab.resolverCache()
+        func endpoint(_ entries: [String]) throws -> ProbeEndpoint {
+            let allow = try ProbeAllowList(parsing: entries)
+            var options = ProbeOptions()
+            options.caFile = lab.endpoints.ca
+            options.linkLocal = .refuse
+            let engine = ProbeEngine(
+                resolve: allow.guarding { await cache.resolve($0) }, options: options, environment: [:])
+            return ProbeEndpoint(engine: engine, allow: allow)
+        }
+        func text(_ answer: EndpointAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
+        let sni = Self.query(lab.url("sni-a.lab.test"), "&scenario=direct-sni")
+
+        // By name: refused before anything is resolved or sent.
+        let byName = try await endpoint(["*.example.com"]).answer(uri: "/probe" + sni, scrapeTimeout: nil)
+        #expect(byName.status == 403)
+        #expect(text(byName).contains("sni-a.lab.test is not among the names --probe-allow allows"))
+        // By the HTTPDNS answer: the name may be probed, the address it resolves to may not.
+        let byAnswer = try await endpoint(["127.0.0.2/32"]).answer(
+            uri: "/probe" + sni + "&debug=true", scrapeTimeout: nil)
+        #expect(byAnswer.status == 200)
+        #expect(text(byAnswer).contains("127.0.0.1 is outside the address ranges --probe-allow allows"))
+        #expect(text(byAnswer).contains("probe_success 0"))
+        // By a redirect: redirect.lab.test may be probed, the sni-b.lab.test it sends to may not.
+        let redirect = Self.query(lab.url("redirect.lab.test"), "&scenario=direct-sni")
+        let byRedirect = try await endpoint(["redirect.lab.test"]).answer(uri: "/probe" + redirect, scrapeTimeout: nil)
+        #expect(sample(text(byRedirect), "probe_success") == 0)
+        // A metadata address needs naming, whatever range is allowed.
+        let metadata = try await endpoint(["0.0.0.0/0"]).answer(
+            uri: "/probe?target=http%3A%2F%2F169.254.169.254%2Flatest%2Fmeta-data%2F", scrapeTimeout: nil)
+        #expect(metadata.status == 403)
+        #expect(text(metadata).contains("link-local or cloud metadata"))
+        #expect(throws: AgentSettingError.self) { try ProbeAllowList(parsing: ["10.0.0.0/33"]) }
+        #expect(throws: AgentSettingError.self) { try ProbeAllowList(parsing: ["exa mple.com"]) }
+
+        let seen = lab.originRequests()
+        try await lab.shutdown()
+        #expect(!seen.contains { $0.host.hasPrefix("sni-a.lab.test") }, "a request reached sni-a: \(seen)")
+        #expect(!seen.contains { $0.host.hasPrefix("sni-b.lab.test") }, "the redirect was followed: \(seen)")
+        #expect(seen.contains { $0.host.hasPrefix("redirect.lab.test") })
+    }
+
+    @Test(
+        "dns_server= (or a module's) asks that DNS server for the system column; provider= names a [[providers]] entry"
+    )
+    func resolverOverrides() async throws {
+        let lab = try await Lab.start()
+        var configuration = ResolverConfiguration(
+            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
+        configuration.fallbackToSystem = false
+        configuration.providers = [
+            .inMemory(
+                name: "lab-doh", kind: .doh, endpoint: lab.endpoints.httpdnsTLS + "/dns-query", account: nil,
+                secret: nil,
+                key: nil, caFile: lab.endpoints.ca)
+        ]
+        let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
+        var carrier = ProbeModuleFileSettings(name: "carrier")
+        carrier.dnsServer = lab.endpoints.dns
+        let probe = ProbeEndpoint(
+            engine: lab.engine(try lab.resolverCache()),
+            modules: try ProbeModule.configured([carrier], providers: ["lab-doh"]), allow: allow,
+            resolvers: ProbeResolvers(configuration: configuration, allow: allow))
+        func text(_ more: String) async -> (Int, String) {
+            let answer = await probe.answer(
+                uri: "/probe" + Self.query(lab.url("hijacked.lab.test"), more), scrapeTimeout: nil)
+            return (answer.status, String(decoding: answer.body, as: UTF8.self))
+        }
+        let dns = lab.endpoints.dns.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let own = await text("")
+        let chosen = await text("&dns_server=\(dns)")
+        let doh = await text("&provider=lab-doh&dns_server=\(dns)")
+        let module = await text("&module=carrier")
+        let unknown = await text("&provider=nope")
+        let outside = await text("&dns_server=10.0.0.53")
+        try await lab.shutdown()
+        // getaddrinfo knows no lab name; the lab's DNS server hijacks this one.
+        #expect(sample(own.1, "ipdirect_probe_dns_agreement", ["agreement": "system-failed"]) == 1)
+        #expect(sample(chosen.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(sample(chosen.1, "probe_success") == 1)
+        #expect(sample(doh.1, "ipdirect_probe_httpdns_success") == 1)
+        #expect(sample(doh.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(sample(module.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
+        #expect(unknown.0 == 400 && unknown.1.contains("lab-doh"), "\(unknown)")
+        #expect(outside.0 == 403 && outside.1.contains("10.0.0.53 is outside"), "\(outside)")
+    }
+
+    @Test("17 probes at once at --probe-concurrency 16: one is answered 503 at once, the others probe")
+    func concurrencyBound() async throws {
+        let lab = try await Lab.start(LabOptions(slowOriginDelay: 5))
+        let cache = try lab.resolverCache()
+        let probe = ProbeEndpoint(engine: lab.engine(cache), settings: .standard)
+        let uri = "/probe" + Self.query(lab.url("slow.lab.test"), "&scenario=direct-sni")
+        let answers = await withTaskGroup(of: EndpointAnswer.self) { group in
+            for _ in 0..<17 { group.addTask { await probe.answer(uri: uri, scrapeTimeout: "30") } }
+            var all: [EndpointAnswer] = []
+            for await answer in group { all.append(answer) }
+            return all
+        }
+        try await lab.shutdown()
+        let refused = answers.filter { $0.status == 503 }
+        #expect(refused.count == 1)
+        #expect(answers.filter { $0.status == 200 }.count == 16)
+        #expect(refused.first.map { String(decoding: $0.body, as: UTF8.self).contains("--probe-concurrency") } == true)
+        #expect(probe.probesRunning == 0)
+    }
+}
