@@ -80,13 +80,22 @@ let package = Package(
         // handle per loop, driven by its owner thread), URLs, and failures classified once.
         .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
 
-        // System DNS, a chosen DNS server (c-ares), HTTPDNS providers, the resolver cache, configuration.
+        // System DNS, a chosen DNS server (c-ares), HTTPDNS providers and their registry, the resolver
+        // cache, and the resolver's settings as one merged value.
         .target(
             name: "NameResolution",
             dependencies: [
                 "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText",
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+
+        // Where settings come from: one field list, read from the bundled defaults, the TOML file, the
+        // environment and the command line, layered and resolved; the console's and agent's sections.
+        .target(
+            name: "ConfigurationSources",
+            dependencies: [
+                "NameResolution", "BundledResources", .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict),
 
@@ -114,7 +123,9 @@ let package = Package(
         .target(
             name: "Console",
             dependencies: [
-                "Probe", "NameResolution", "CNcurses", "BundledResources", "TerminalText", "Signals", "LabFaults",
+                "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "BundledResources", "TerminalText",
+                "Signals",
+                "LabFaults",
             ],
             swiftSettings: strict),
 
@@ -140,7 +151,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Probe", "NameResolution", "Signals", "TerminalText", "CCrypt",
+                "Probe", "NameResolution", "ConfigurationSources", "Signals", "TerminalText", "CCrypt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -158,7 +169,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console", "TerminalText", "Signals", "Agent",
+                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console", "TerminalText", "Signals", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -168,7 +179,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect-bench",
             dependencies: [
-                "Lab", "NameResolution", "Probe", "Console",
+                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console",
             ],
             swiftSettings: strict),
 
@@ -176,7 +187,9 @@ let package = Package(
         // the libFuzzer executable `make fuzz` builds with -sanitize=fuzzer,address.
         .target(
             name: "FuzzTargets",
-            dependencies: ["Probe", "NameResolution", "CurlTransport", "TerminalText", "Console"],
+            dependencies: [
+                "Probe", "NameResolution", "ConfigurationSources", "CurlTransport", "TerminalText", "Console",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "ipdirect-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
 
@@ -191,26 +204,30 @@ let package = Package(
         .testTarget(
             name: "NameResolutionTests",
             dependencies: [
-                "NameResolution", "NameResolutionTesting", "Lab", "WireCiphers", "CurlTransport", "TestSupport",
+                "NameResolution", "ConfigurationSources", "NameResolutionTesting", "Lab", "WireCiphers",
+                "CurlTransport",
+                "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "AgentTests",
             dependencies: [
-                "Agent", "Probe", "Lab", "NameResolution", "TestSupport",
+                "Agent", "Probe", "Lab", "NameResolution", "ConfigurationSources", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(
-            name: "ProbeTests", dependencies: ["Probe", "Lab", "TestSupport"], exclude: ["RecordedOutputs"],
+            name: "ProbeTests", dependencies: ["Probe", "ConfigurationSources", "Lab", "TestSupport"],
+            exclude: ["RecordedOutputs"],
             swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
         .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "ConsoleTests", dependencies: ["Console", "Lab", "TestSupport"], exclude: ["__Snapshots__"],
+            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Lab", "TestSupport"],
+            exclude: ["__Snapshots__"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -238,7 +238,7 @@ public final class AgentMetrics: ReportExporter {
         }
         // Only a fresh answer measures the service; a cache hit measures the cache.
         if httpdns.source == .httpdns || httpdns.error != nil {
-            let provider = [("provider", httpdns.provider)]
+            let provider = [("provider", httpdns.provider.rawValue)]
             if httpdns.error != nil {
                 counter("httpdns_errors", "total", "HTTPDNS queries that failed, per provider.", provider).increment()
             } else {

@@ -1,5 +1,6 @@
 // The agent's target list: the `probe --input` format (a URL a line with its own settings, '#'
 // comments), re-read when it changes or on SIGHUP; a gone or unusable file keeps the last good list.
+import ConfigurationSources
 import Foundation
 import NameResolution
 import Probe

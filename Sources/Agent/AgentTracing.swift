@@ -125,7 +125,7 @@ public final class AgentTracing: ReportExporter {
         attributes["ipdirect.recommended"] = shown.verdict.recommended?.rawValue ?? "none"
         attributes["ipdirect.works"] = shown.verdict.works.map(\.rawValue).joined(separator: ",")
         attributes["ipdirect.dns.agreement"] = shown.resolution.agreement.rawValue
-        attributes["ipdirect.httpdns.provider"] = shown.resolution.httpdns.provider
+        attributes["ipdirect.httpdns.provider"] = shown.resolution.httpdns.provider.rawValue
         attributes["ipdirect.httpdns.source"] = shown.resolution.httpdns.source.rawValue
         root.attributes.merge(attributes)
         var resolved: SpanAttributes = [:]

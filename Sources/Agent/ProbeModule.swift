@@ -1,5 +1,6 @@
 // `/probe` modules: named settings a request picks with `module=` (scenarios, method, headers,
 // timeout, all IPs, which statuses count, TLS required), checked once at start.
+import ConfigurationSources
 import Foundation
 import NameResolution
 import Probe

@@ -1,5 +1,6 @@
 // The one table of key bindings: the reducer dispatches through it and the help view is
 // generated from it, so the two can never disagree. `[keys]` in the configuration remaps it.
+import ConfigurationSources
 import NameResolution
 
 /// A key as the console understands it, whatever the terminal sent.

@@ -679,7 +679,7 @@ func exportReports(_ records: [TraceRecord], state: ConsoleState) -> [URLReport]
             context.resolution
             ?? HostResolution(
                 host: host, system: SystemAnswer(error: "not recorded"),
-                httpdns: HTTPDNSAnswer(provider: state.engine.provider, error: "not recorded"))
+                httpdns: HTTPDNSAnswer(provider: ProviderID(state.engine.provider), error: "not recorded"))
         let verdict =
             context.verdict
             ?? Verdict(

@@ -1,5 +1,6 @@
 // The fuzz targets: every parser that takes bytes from outside, one entry point each, shared by
 // the libFuzzer executable (`make fuzz`) and the corpus replay test in `make test`.
+import ConfigurationSources
 import Console
 import CurlTransport
 import Foundation
@@ -8,37 +9,56 @@ import Probe
 import TerminalText
 
 /// One parser under fuzzing. The raw value names its corpus folder, `Tests/Fuzz/Corpus/<name>/`.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+public enum FuzzTarget: Hashable, CaseIterable, Sendable, RawRepresentable {
     /// A URL as typed: parsing, host rewriting, the pin, Host, query items, redaction.
     case url
     /// A `probe --input` list (the agent's targets too): lines, comments, `key=value` words, then
     /// each URL as the probe takes it. A name it accepts fits DNS and libcurl's pins; an error
     /// quotes the line cut short.
-    case inputLines = "input-lines"
+    case inputLines
     /// A redirect: the first line is the base URL (a default when it does not parse), the rest
     /// the `Location` value resolved against it.
     case location
-    /// Alibaba Cloud answers: v2 (clear, and the payload of an AES-CBC or AES-GCM answer once
-    /// opened; the `/ss` service-IP list) and legacy JSON (single and batch).
-    case alicloud
-    /// Tencent DNSPod D+ text answers (one name or a line per name; sealed answers opened).
-    case tencent
-    /// DoH JSON answers.
-    case dohJSON = "doh-json"
-    /// DNS wire-format replies (RFC 8484 DoH and `--dns-server`), read by c-ares.
-    case dohWire = "doh-wire"
+    /// A provider's answers: every parser a row of `ProviderRegistry` fuzzes under this corpus
+    /// (alicloud v2 and legacy share `alicloud`; Tencent; DoH JSON; DNS wire replies).
+    case providerAnswers(corpus: String)
     /// The persistent cache file.
-    case cacheFile = "cache-file"
+    case cacheFile
     /// The TOML configuration file.
     case configuration
     /// HTTP header buffers as the transfer loop splits them.
-    case headerLines = "header-lines"
+    case headerLines
     /// The terminal sanitizer: it must never emit a control.
-    case terminalText = "terminal-text"
+    case terminalText
     /// A service's words (error codes, messages, `extra`) through every provider's paths, then
     /// every output they reach: what is kept, the resolve table, JSON, the console's cells. None
     /// may hold a control, a line break of its own, a C1 control or a bidi override.
-    case serviceText = "service-text"
+    case serviceText
+
+    /// Every target: the fixed ones and one per provider corpus the registry names.
+    public static var allCases: [FuzzTarget] {
+        [.url, .inputLines, .location] + ProviderRegistry.fuzzCorpora.map { .providerAnswers(corpus: $0) }
+            + [.cacheFile, .configuration, .headerLines, .terminalText, .serviceText]
+    }
+
+    public init?(rawValue: String) {
+        guard let target = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = target
+    }
+
+    public var rawValue: String {
+        switch self {
+        case .url: return "url"
+        case .inputLines: return "input-lines"
+        case .location: return "location"
+        case .providerAnswers(let corpus): return corpus
+        case .cacheFile: return "cache-file"
+        case .configuration: return "configuration"
+        case .headerLines: return "header-lines"
+        case .terminalText: return "terminal-text"
+        case .serviceText: return "service-text"
+        }
+    }
 
     /// Runs the target on one input. A trap here is a finding.
     public func run(_ bytes: [UInt8]) {
@@ -57,12 +77,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             let location = parts.count > 1 ? String(parts[1]) : String(parts[0])
             if let next = try? base.resolving(location) { Self.exercise(next.text) }
             _ = Redaction.url(location)
-        case .alicloud:
-            ParserEntryPoints.aliCloudV2(bytes)
-            ParserEntryPoints.aliCloud(bytes)
-        case .tencent: ParserEntryPoints.tencent(bytes)
-        case .dohJSON: ParserEntryPoints.dohJSON(bytes)
-        case .dohWire: ParserEntryPoints.dohWire(bytes)
+        case .providerAnswers(let corpus): ProviderRegistry.fuzz(corpus: corpus, bytes)
         case .cacheFile: ParserEntryPoints.cacheFile(bytes, path: Self.scratchFile)
         case .configuration: ParserEntryPoints.configuration(bytes)
         case .headerLines:

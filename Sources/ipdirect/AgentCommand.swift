@@ -2,6 +2,7 @@
 // Prometheus /metrics, exporting OTLP traces and JSON Lines; SIGHUP re-reads the targets file.
 import Agent
 import ArgumentParser
+import ConfigurationSources
 import Foundation
 import Logging
 import NameResolution
@@ -305,7 +306,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
             ProbeEndpoint(
                 engine: ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options),
                 settings: settings, modules: modules, allow: allow,
-                resolvers: ProbeResolvers(configuration: session.configuration, allow: allow),
+                resolvers: ProbeResolvers(configuration: session.configuration.resolver, allow: allow),
                 rewrite: { session.labTarget($0) }, metrics: metrics)
         }
     }

@@ -1,6 +1,7 @@
 // `ipdirect cache list|clear|path`: the persistent resolver cache seen from outside the console:
 // what it holds, with TTLs left, emptying it, and where it lives.
 import ArgumentParser
+import ConfigurationSources
 import Foundation
 import NameResolution
 import TerminalText

@@ -127,7 +127,7 @@ struct PinnedAddress: Equatable {
         let v6 = addresses.filter { $0.family == .v6 }
         return HostResolution(
             host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),
-            httpdns: HTTPDNSAnswer(provider: chooser, ipv4: v4, ipv6: v6))
+            httpdns: HTTPDNSAnswer(provider: ProviderID(chooser), ipv4: v4, ipv6: v6))
     }
 }
 

@@ -6,22 +6,17 @@ import NameResolution
 import TerminalText
 
 enum CompareProviders {
-    /// The lab's providers, one of each kind it serves, its secrets handed over in memory.
+    /// The lab's providers, one of each kind its registry row puts in the comparison set, its
+    /// secrets handed over in memory.
     static func labProviders(_ e: LabEndpoints) -> [ProviderSetting] {
-        [
-            .inMemory(
-                name: "lab-alicloud", kind: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret,
-                key: nil, caFile: e.ca),
-            .inMemory(
-                name: "lab-alicloud-legacy", kind: .alicloudLegacy, endpoint: e.httpdnsTLS, account: e.account,
-                secret: e.secret, key: nil, caFile: e.ca),
-            .inMemory(
-                name: "lab-tencent", kind: .tencent, endpoint: e.httpdns, account: e.keys.tencentID, cipher: .des,
-                secret: nil, key: e.keys.tencentDESKey, caFile: e.ca),
-            .inMemory(
-                name: "lab-doh", kind: .doh, endpoint: e.httpdnsTLS + "/dns-query", account: nil, secret: nil,
-                key: nil, caFile: e.ca),
-        ]
+        ProviderRegistry.all.compactMap { entry in
+            guard let route = entry.lab, let cipher = route.compared else { return nil }
+            return .inMemory(
+                name: "lab-\(entry.kind.rawValue)", kind: entry.kind, endpoint: e.endpoint(route),
+                account: entry.settings.contains(.account) ? e.account(route) : nil, cipher: cipher,
+                secret: entry.settings.contains(.secret) ? e.secret : nil, key: route.keys[cipher].map(e.key),
+                caFile: e.ca)
+        }
     }
 
     /// Compares the providers for each host and prints the result.
@@ -30,7 +25,7 @@ enum CompareProviders {
     static func run(
         hosts: [String], family: AddressFamily?, format: TableOrJSON, pretty: Bool?, session: ResolverSession
     ) async throws -> Bool {
-        let configuration = session.configuration
+        let configuration = session.configuration.resolver
         let providers = ComparedProvider.build(configuration.providers, base: configuration)
         let families = (family ?? configuration.family).concrete()
         let system = SystemResolver(dnsServer: configuration.dnsServer)
@@ -76,5 +71,27 @@ enum CompareProviders {
         lines += TextTable.lines(header: header, rows: rows, rightAligned: [3, 4], indent: "  ")
         lines += notes.map { "  " + TerminalText.escaped($0) }
         return lines
+    }
+}
+
+extension LabEndpoints {
+    /// Where a registry row's lab route points in this lab: the one seam between the registry's
+    /// words for the lab's services and the lab's own endpoints.
+    func endpoint(_ route: LabRoute) -> String {
+        (route.listener == .tls ? httpdnsTLS : httpdns) + route.path
+    }
+
+    /// The account a route takes: the lab's Alibaba account or its Tencent AUTH_ID.
+    func account(_ route: LabRoute) -> String {
+        route.account == .tencent ? keys.tencentID : account
+    }
+
+    /// One of the keys the lab made.
+    func key(_ key: LabRoute.Key) -> String {
+        switch key {
+        case .aes: return keys.aesKey
+        case .tencentDES: return keys.tencentDESKey
+        case .tencentAES: return keys.tencentAESKey
+        }
     }
 }

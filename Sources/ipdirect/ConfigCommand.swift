@@ -1,6 +1,7 @@
 // `ipdirect config init|path|show`: write the commented default file, say where it lives,
 // and show the configuration in force after every source is merged, secret redacted.
 import ArgumentParser
+import ConfigurationSources
 import Foundation
 import NameResolution
 
@@ -71,7 +72,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
         func run() throws {
             let path = providerOptions.config ?? ConfigurationPaths.configFile()
-            let loaded: (configuration: ResolverConfiguration, warnings: [String])
+            let loaded: (configuration: IPDirectConfiguration, warnings: [String])
             do {
                 loaded = try ConfigurationLoader.load(commandLine: providerOptions.commandLineLayer, file: path)
             } catch {

@@ -1,6 +1,7 @@
 // `ipdirect [console]`: the interactive console (the default subcommand), and the adapter that
 // puts the real engine (probe engine, resolver cache, lab) behind the console's seam.
 import ArgumentParser
+import ConfigurationSources
 import Console
 import Foundation
 import Lab
@@ -107,7 +108,7 @@ final class LiveConsoleEngine: ConsoleEngine {
         cache = session.cache
         prober = probe
         lab = session.lab
-        compared = ComparedProvider.build(session.configuration.providers, base: session.configuration)
+        compared = ComparedProvider.build(session.configuration.providers, base: session.configuration.resolver)
         let configuration = session.configuration
         description = EngineDescription(
             provider: session.cache.provider.name, endpoint: configuration.effectiveEndpoint ?? "system DNS",

@@ -2,6 +2,7 @@
 // exports (table, JSON, JSON Lines, HAR) written as each URL finishes. Exit 0 all work, 1 one has
 // no direct way, 2 bad input, 130 interrupted (the table: ExitStatus).
 import ArgumentParser
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

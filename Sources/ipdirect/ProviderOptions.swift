@@ -1,6 +1,7 @@
 // The provider options every front end shares (`resolve`, `probe`, `agent`, `config show`, the
 // console): which HTTPDNS service, how long to wait, or `--lab` to use the lab's. Never a secret on argv.
 import ArgumentParser
+import ConfigurationSources
 import CurlTransport
 import Foundation
 import Lab
@@ -15,10 +16,7 @@ extension DoHMethod: ExpressibleByArgument {}
 /// `--provider --endpoint --account --preset --timeout --lab ...`, merged with the environment
 /// and the configuration file into a ready resolver by `start()`.
 struct ProviderOptions: ParsableArguments {
-    @Option(
-        help: ArgumentHelp(
-            "HTTPDNS flavour: alicloud (v2), alicloud-legacy, tencent, doh (RFC 8484), doh-json, or system (no HTTPDNS).",
-            valueName: "PROVIDER"))
+    @Option(help: ArgumentHelp(ProviderRegistry.helpSentence, valueName: "PROVIDER"))
     var provider: ProviderKind?
 
     @Option(
@@ -130,9 +128,14 @@ struct ProviderOptions: ParsableArguments {
 
     /// What the command line says, as a configuration layer (no secret: argv has none).
     var commandLineLayer: ConfigurationLayer {
-        var layer = ConfigurationLayer(
-            provider: provider, endpoint: endpoint, account: account, caFile: httpdnsCA, timeout: timeout,
-            fallbackToSystem: noFallback ? false : nil, reuseExpired: reuseExpired ? true : nil)
+        var layer = ConfigurationLayer()
+        layer.provider = provider
+        layer.endpoint = endpoint
+        layer.account = account
+        layer.caFile = httpdnsCA
+        layer.timeout = timeout
+        layer.fallbackToSystem = noFallback ? false : nil
+        layer.reuseExpired = reuseExpired ? true : nil
         layer.cipher = cipher
         if !sdns.isEmpty {
             var values: [String: String] = [:]
@@ -158,7 +161,7 @@ struct ProviderOptions: ParsableArguments {
     /// Warnings (unknown settings, a readable secret file, a corrupt cache file) go to stderr.
     /// - Throws: `ValidationError` for an unusable configuration, or the lab's start-up error.
     func start() async throws -> ResolverSession {
-        var configuration: ResolverConfiguration
+        var configuration: IPDirectConfiguration
         var warnings: [String]
         do {
             (configuration, warnings) = try ConfigurationLoader.load(commandLine: commandLineLayer, file: config)
@@ -182,26 +185,15 @@ struct ProviderOptions: ParsableArguments {
             startedLab = running
             let e = running.endpoints
             let kind = provider ?? .alicloud
+            let route = ProviderRegistry.entry(kind).lab
             configuration.provider = kind
-            configuration.account = e.account
+            configuration.account = route.map(e.account) ?? e.account
             configuration.secret = e.secret
             configuration.caFile = e.ca
             configuration.cipher = cipher ?? .none
-            switch (kind, configuration.cipher) {
-            case (.alicloud, .aesCBC), (.alicloud, .aesGCM): configuration.key = e.keys.aesKey
-            case (.tencent, .des): configuration.key = e.keys.tencentDESKey
-            case (.tencent, .aesCBC): configuration.key = e.keys.tencentAESKey
-            default: configuration.key = nil
-            }
-            if kind == .tencent { configuration.account = e.keys.tencentID }
+            configuration.key = route?.keys[configuration.cipher].map(e.key)
             configuration.token = nil
-            switch kind {
-            case .alicloud, .alicloudLegacy: configuration.endpoint = e.httpdnsTLS
-            case .tencent: configuration.endpoint = e.httpdns
-            case .dohJSON: configuration.endpoint = e.httpdnsTLS + "/resolve"
-            case .doh: configuration.endpoint = e.httpdnsTLS + "/dns-query"
-            case .system: configuration.endpoint = nil
-            }
+            configuration.endpoint = route.map(e.endpoint)
             // The lab's DNS server stands in for the carrier's LocalDNS, so the system column
             // compares with HTTPDNS at once; --dns-server on the command line still wins.
             if dnsServer == nil { configuration.dnsServer = try? DNSServer.parse(e.dns) }
@@ -214,12 +206,12 @@ struct ProviderOptions: ParsableArguments {
         }
         let httpdns: any HTTPDNSProvider
         do {
-            httpdns = try ProviderFactory.make(configuration)
+            httpdns = try ProviderFactory.make(configuration.resolver)
         } catch {
             try? await startedLab?.shutdown()
-            throw ValidationError(error.description)
+            throw ValidationError(ConfigurationField.phrased(error))
         }
-        let cache = ResolverCache(configuration: configuration, provider: httpdns)
+        let cache = ResolverCache(configuration: configuration.resolver, provider: httpdns)
         warnings += cache.loadWarnings
         for warning in warnings { ResolutionOutput.warn("warning: \(warning)") }
         return ResolverSession(
@@ -231,7 +223,7 @@ struct ProviderOptions: ParsableArguments {
 /// A resolver ready to use: the merged configuration, the cache, and the lab when `--lab`
 /// started one. Call `close()` when done: it saves the cache and stops the lab.
 struct ResolverSession: Sendable {
-    let configuration: ResolverConfiguration
+    let configuration: IPDirectConfiguration
     let cache: ResolverCache
     let lab: Lab?
     let temporaryDirectory: String?

@@ -1,6 +1,7 @@
 // What the agent tests share: labs, a lab-backed engine and resolver cache, a log that keeps
 // its lines for the test to read, and small waits that poll instead of sleeping blind.
 import Agent
+import ConfigurationSources
 import Foundation
 import Lab
 import Logging

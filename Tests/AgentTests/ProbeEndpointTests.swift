@@ -1,6 +1,7 @@
 // `/probe` against the lab through the agent's listener: one probe's series under blackbox's names,
 // lint-clean for promtool, a debug trace, the scrape's budget, the bound on probes at once.
 import Agent
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

@@ -1,6 +1,7 @@
 // The agent's targets file: the `probe --input` format, re-read on change; a deleted, broken or
 // emptied file keeps the last good list, and says so once.
 import Agent
+import ConfigurationSources
 import Foundation
 import NameResolution
 import Probe

@@ -1,5 +1,6 @@
 // The compare view (`v`), `[keys]` remapping and the light and dark themes: snapshots of what a
 // person sees, the reducer's effects, and the sentences a bad `[keys]` entry gets.
+import ConfigurationSources
 import Console
 import Foundation
 import NameResolution

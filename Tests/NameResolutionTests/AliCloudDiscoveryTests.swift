@@ -1,5 +1,6 @@
 // Alibaba Cloud service discovery against the lab: /{account}/ss names two service IPs on
 // loopback; answers say which one answered, and a failing one is rotated past.
+import ConfigurationSources
 import Foundation
 import Lab
 import Testing

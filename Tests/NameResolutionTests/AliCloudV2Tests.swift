@@ -1,5 +1,6 @@
 // Alibaba Cloud HTTPDNS v2 against the lab (unsigned, signed, sealed with AES-CBC and AES-GCM,
 // batches, every refusal explained) and the ciphers against vectors computed outside our code.
+import ConfigurationSources
 import Foundation
 import Lab
 import Testing

@@ -1,5 +1,6 @@
 // Answers kept per provider: an answer belongs to the provider identity that gave it (kind,
 // endpoint or service set, account, cipher), in memory and in the persistent file.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

@@ -1,5 +1,6 @@
 // The resolver cache's promises, on a clock moved by hand: TTL expiry, expired-IP reuse with
 // a background refresh, one request per name, persistence across restarts, a corrupt file.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

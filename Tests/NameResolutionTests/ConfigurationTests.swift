@@ -1,6 +1,7 @@
 // Configuration: command line over environment over file over defaults, the secret never
 // from argv and never printed, presets by name, and `config init`'s file.
 import BundledResources
+import ConfigurationSources
 import Foundation
 import NameResolution
 import TestSupport
@@ -38,7 +39,7 @@ struct ConfigurationTests {
         chmod(path, 0o600)
         let env = ["HOME": dir.path, "IPDIRECT_ENDPOINT": "https://env.example", "IPDIRECT_ACCOUNT": "222"]
         let (config, warnings) = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(account: "333"), environment: env, file: path)
+            commandLine: ConfigurationLayer { $0.account = "333" }, environment: env, file: path)
         #expect(warnings.isEmpty)
         #expect(config.provider == .alicloud)
         #expect(config.endpoint == "https://env.example")
@@ -79,12 +80,14 @@ struct ConfigurationTests {
         let dir = try ScratchDirectory("config")
         defer { dir.remove() }
         let dnspod = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(endpoint: "dnspod"), environment: ["HOME": dir.path]
+            commandLine: ConfigurationLayer { $0.endpoint = "dnspod" }, environment: ["HOME": dir.path]
         ).configuration
         #expect(dnspod.provider == .tencent)
         #expect(dnspod.effectiveEndpoint == "http://119.29.29.29")
         let google = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(provider: .dohJSON, endpoint: "google"), environment: ["HOME": dir.path]
+            commandLine: ConfigurationLayer {
+                $0.provider = .dohJSON; $0.endpoint = "google"
+            }, environment: ["HOME": dir.path]
         ).configuration
         #expect(google.effectiveEndpoint == "https://dns.google/resolve")
         #expect(Set(ProviderPreset.all.map(\.name)) == ["alidns", "dnspod", "google", "cloudflare"])
@@ -200,13 +203,17 @@ struct ConfigurationTests {
         let none = dir.path + "/none.toml"
         let withSecret = ["HOME": dir.path, "IPDIRECT_HTTPDNS_SECRET": "s3cr3t-value"]
         let (_, warned) = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(provider: .alicloudLegacy, endpoint: "http://203.0.113.9", account: "1"),
+            commandLine: ConfigurationLayer {
+                $0.provider = .alicloudLegacy; $0.endpoint = "http://203.0.113.9"; $0.account = "1"
+            },
             environment: withSecret, file: none)
         #expect(warned.filter { $0.contains("http://203.0.113.9 over plain HTTP") }.count == 1, "\(warned)")
         #expect(!warned.joined().contains("s3cr3t-value"))
         // No endpoint: service discovery over HTTPS from the region's start IPs, nothing to warn about.
         let (legacy, quiet) = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(provider: .alicloudLegacy, account: "1"), environment: withSecret,
+            commandLine: ConfigurationLayer {
+                $0.provider = .alicloudLegacy; $0.account = "1"
+            }, environment: withSecret,
             file: none)
         #expect(legacy.effectiveEndpoint == "service discovery (region cn)")
         #expect(quiet.isEmpty, "\(quiet)")
@@ -229,16 +236,22 @@ struct ConfigurationTests {
         let none = dir.path + "/none.toml"
         let withToken = ["HOME": dir.path, "IPDIRECT_HTTPDNS_TOKEN": "tok-value-93b1"]
         let (_, warned) = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(provider: .tencent, endpoint: "http://203.0.113.7"),
+            commandLine: ConfigurationLayer {
+                $0.provider = .tencent; $0.endpoint = "http://203.0.113.7"
+            },
             environment: withToken, file: none)
         #expect(warned.filter { $0.contains("http://203.0.113.7") && $0.contains("token") }.count == 1, "\(warned)")
         #expect(!warned.joined().contains("tok-value-93b1"))
         let (_, overTLS) = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(provider: .tencent, endpoint: "https://203.0.113.7"),
+            commandLine: ConfigurationLayer {
+                $0.provider = .tencent; $0.endpoint = "https://203.0.113.7"
+            },
             environment: withToken, file: none)
         #expect(overTLS.isEmpty, "\(overTLS)")
         let (_, keyOnly) = try ConfigurationLoader.load(
-            commandLine: ConfigurationLayer(provider: .tencent, endpoint: "http://203.0.113.7", account: "12"),
+            commandLine: ConfigurationLayer {
+                $0.provider = .tencent; $0.endpoint = "http://203.0.113.7"; $0.account = "12"
+            },
             environment: ["HOME": dir.path, "IPDIRECT_HTTPDNS_KEY": "aB3dE5gH"], file: none)
         #expect(keyOnly.isEmpty, "\(keyOnly)")
     }
@@ -250,7 +263,7 @@ struct ConfigurationTests {
         let configuration = layer.resolved(defaultCachePath: nil)
         #expect(configuration.redact == ["X-My-Header", "tenant"])
         #expect(configuration.redactedLines.contains { $0.key == "redact" && $0.value == "X-My-Header, tenant" })
-        #expect(ResolverConfiguration.defaults.redact.isEmpty)
+        #expect(IPDirectConfiguration.defaults.redact.isEmpty)
         #expect(throws: ConfigurationError.self) { try ConfigurationLayer.toml("redact = \"x\"\n", path: "c.toml") }
         #expect(throws: ConfigurationError.self) { try ConfigurationLayer.toml("redact = [1]\n", path: "c.toml") }
     }
@@ -274,7 +287,7 @@ struct ProviderFactoryTests {
         do {
             _ = try ProviderFactory.make(config)
         } catch {
-            #expect(error.description.contains("use --provider doh-json"))
+            #expect(ConfigurationField.phrased(error).contains("use --provider doh-json"))
         }
     }
 
@@ -284,7 +297,7 @@ struct ProviderFactoryTests {
             _ = try ProviderFactory.make(ResolverConfiguration(provider: .alicloud))
             Issue.record("alicloud without an account was accepted")
         } catch {
-            #expect(error.description.contains("IPDIRECT_ACCOUNT"))
+            #expect(ConfigurationField.phrased(error).contains("IPDIRECT_ACCOUNT"))
         }
     }
 

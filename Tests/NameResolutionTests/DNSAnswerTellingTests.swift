@@ -1,5 +1,6 @@
 // DNS answers told as they are, through the lab's DNS server and its RFC 8484 endpoint (GET and POST):
 // every address kept or the cut said truly, each RCODE by its name, NODATA apart from NXDOMAIN.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

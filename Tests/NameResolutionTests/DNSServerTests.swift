@@ -1,5 +1,6 @@
 // A chosen DNS server as the system column, against the lab's LocalDNS stand-in through c-ares:
 // agreement and hijack, UDP then TCP on truncation, and every failure as a sentence naming the server.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

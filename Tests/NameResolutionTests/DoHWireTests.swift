@@ -1,5 +1,6 @@
 // RFC 8484 against the lab over real libcurl: GET and POST queries built by c-ares, A and AAAA with
 // their TTLs, a CNAME chain followed within the answer, NXDOMAIN and junk bodies as sentences.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

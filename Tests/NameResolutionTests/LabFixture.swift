@@ -1,5 +1,6 @@
 // What the resolution tests share: a lab started per test (free ports, shut down after) and
 // configurations pointed at each of its HTTPDNS formats.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

@@ -1,5 +1,6 @@
 // Every HTTPDNS format against the real lab over real libcurl and TLS: every name resolves,
 // signing works and fails the way a user can act on, families come out right, junk is refused.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

@@ -1,5 +1,6 @@
 // Several providers from the configuration file, compared against the real lab: what each
 // answered, who agrees with whom and with the system column, and secrets kept out of the file.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

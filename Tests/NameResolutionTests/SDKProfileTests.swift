@@ -1,6 +1,7 @@
 // The SDK wire profiles against the requests Alibaba's SDKs sent (Tests/SDKVectors/alibaba.json):
 // each request rebuilt from its inputs under the matching profile (fixed clock, sid and nonce) is
 // the captured one byte for byte, and the lab, set up as that SDK's user, answers it.
+import ConfigurationSources
 import Foundation
 import Lab
 import Testing

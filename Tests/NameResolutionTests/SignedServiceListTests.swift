@@ -1,5 +1,6 @@
 // The service list (/ss) as the C SDK 2.2.5 asks it when it has a secret (signed, s = md5(n-secret-t)),
 // and service discovery for the legacy API, against the lab that checks the signature.
+import ConfigurationSources
 import Foundation
 import Lab
 import Testing

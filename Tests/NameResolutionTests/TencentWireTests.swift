@@ -1,5 +1,6 @@
 // Tencent DNSPod D+ against the lab in every form (plain, DES, AES, HTTPS token), and its
 // ciphers against vectors computed with openssl on the command line.
+import ConfigurationSources
 import Foundation
 import Lab
 import Testing
@@ -93,11 +94,13 @@ struct TencentWireTests {
         config.cipher = .des
         #expect(throws: ResolutionError.self) { try ProviderFactory.make(config) }
         do { _ = try ProviderFactory.make(config) } catch {
-            #expect(error.description.contains("IPDIRECT_HTTPDNS_KEY"))
+            #expect(ConfigurationField.phrased(error).contains("IPDIRECT_HTTPDNS_KEY"))
         }
         config.key = "k3yDES42"
         config.account = nil
-        do { _ = try ProviderFactory.make(config) } catch { #expect(error.description.contains("--account")) }
+        do { _ = try ProviderFactory.make(config) } catch {
+            #expect(ConfigurationField.phrased(error).contains("--account"))
+        }
         config.cipher = .aesGCM
         config.account = "1"
         do { _ = try ProviderFactory.make(config) } catch { #expect(error.description.contains("no AES-GCM")) }

@@ -82,7 +82,7 @@ struct JSONLinesBytesTests {
             url: "https://a.test/\(hostile)", host: "a.test",
             resolution: HostResolution(
                 host: "a.test", system: SystemAnswer(error: .reported(hostile)),
-                httpdns: HTTPDNSAnswer(provider: hostile)),
+                httpdns: HTTPDNSAnswer(provider: ProviderID(hostile))),
             attempts: attempts,
             verdict: Verdict(
                 works: [.directSNI, .directHTTPS], recommended: nil, summary: hostile, notes: [hostile, ""]))

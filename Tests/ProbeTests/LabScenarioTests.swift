@@ -1,5 +1,6 @@
 // Every lab origin probed over real libcurl and real TLS: each applicable scenario gets the
 // outcome the lab's design implies, and a server that fails the check never sees a request.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

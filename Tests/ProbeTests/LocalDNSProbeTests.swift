@@ -1,5 +1,6 @@
 // The probe with a chosen DNS server as its system column, against the lab's LocalDNS stand-in:
 // a hijacked or dead-end answer fails the system-dns attempt while the HTTPDNS address works.
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

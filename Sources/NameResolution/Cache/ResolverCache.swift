@@ -349,7 +349,8 @@ public final class ResolverCache: Sendable {
                 ipv4: literal.family == .v4 ? [literal] : [], ipv6: literal.family == .v6 ? [literal] : [])
             return HostResolution(
                 host: name, system: sys,
-                httpdns: HTTPDNSAnswer(provider: provider.name, ipv4: sys.ipv4, ipv6: sys.ipv6, source: .cache))
+                httpdns: HTTPDNSAnswer(
+                    provider: ProviderID(provider.name), ipv4: sys.ipv4, ipv6: sys.ipv6, source: .cache))
         }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
         let held = afresh ? heldBefore ?? heldEntries(name, families: families) : [:]
@@ -471,7 +472,7 @@ public final class ResolverCache: Sendable {
         emit(events)
         if !staleRefresh.isEmpty { startFetch(name, families: staleRefresh) }
 
-        var answer = HTTPDNSAnswer(provider: provider.name)
+        var answer = HTTPDNSAnswer(provider: ProviderID(provider.name))
         answer.ipv4 = cached[.v4]?.ips ?? []
         answer.ipv6 = cached[.v6]?.ips ?? []
         // Each family's own TTL, for the families that have addresses; what the legacy API said beside them.

@@ -35,6 +35,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
     case notAnIP(junk: [String])
     /// The configuration makes a request impossible (no account, bad endpoint...).
     case misconfigured(String)
+    /// No provider can be built from the configuration: the setting it needs, typed.
+    case setup(ProviderSetupError)
     /// System DNS (getaddrinfo) failed.
     case system(detail: String)
     /// Some other transport failure, with libcurl's words.
@@ -80,6 +82,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
                 : "HTTPDNS answered \(listed), which are not IP addresses: answer refused"
         case .misconfigured(let detail):
             return detail
+        case .setup(let problem):
+            return problem.description
         case .system(let detail):
             return detail
         case .transport(let detail):

@@ -167,7 +167,7 @@ public struct SystemAnswer: Sendable, Codable, Equatable {
 
 /// HTTPDNS's answer for one name (the `httpdns` object of `resolve --format json`).
 public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
-    public var provider: String
+    public var provider: ProviderID
     public var ipv4: [IPAddress]
     public var ipv6: [IPAddress]
     /// Seconds each family's addresses stay fresh (JSON `"ttl": {"v4": 120, "v6": 60}`); a
@@ -193,7 +193,7 @@ public struct HTTPDNSAnswer: Sendable, Codable, Equatable {
     public var extra: String?
 
     public init(
-        provider: String, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: FamilyTTL = FamilyTTL(),
+        provider: ProviderID, ipv4: [IPAddress] = [], ipv6: [IPAddress] = [], ttl: FamilyTTL = FamilyTTL(),
         ms: Double = 0, source: AnswerSource = .httpdns, error: ResolutionFailure? = nil, rejected: [String]? = nil
     ) {
         self.provider = provider

@@ -1,5 +1,5 @@
 // The seam between the resolver cache and an HTTPDNS service: one protocol, one small type
-// per wire format, and the factory that picks one from the configuration.
+// per wire format, and the factory that builds one through the provider registry.
 import CurlTransport
 import Foundation
 import TerminalText
@@ -208,55 +208,17 @@ extension HTTPDNSProvider {
     }
 }
 
-/// Builds the provider a configuration asks for.
+/// Builds the provider a configuration asks for, through its row in `ProviderRegistry`.
 public enum ProviderFactory {
-    /// - Throws: `ResolutionError.misconfigured` when a required setting is missing.
+    /// - Throws: `ResolutionError.setup` when a required setting is missing or unusable.
     public static func make(_ configuration: ResolverConfiguration) throws(ResolutionError) -> any HTTPDNSProvider {
         let endpoint = configuration.effectiveEndpoint
         if let named = configuration.endpoint, let preset = ProviderPreset.named(named),
             preset.kind != configuration.provider, configuration.provider != .system
         {
-            throw .misconfigured(
-                "preset '\(preset.name)' is a \(preset.kind.rawValue) service, not \(configuration.provider.rawValue): "
-                    + "use --provider \(preset.kind.rawValue) or another endpoint")
+            throw .setup(.presetOfAnotherKind(preset: preset.name, kind: preset.kind, provider: configuration.provider))
         }
-        switch configuration.provider {
-        case .alicloud:
-            guard let account = configuration.account, !account.isEmpty else {
-                throw .misconfigured(
-                    "alicloud needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
-                )
-            }
-            // No endpoint means service discovery, as the SDKs do.
-            let given = configuration.endpoint.flatMap { $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }
-            return try AliCloudV2Provider.make(configuration, account: account, endpoint: given)
-        case .alicloudLegacy:
-            guard let account = configuration.account, !account.isEmpty else {
-                throw .misconfigured(
-                    "alicloud-legacy needs an account ID: --account ID, IPDIRECT_ACCOUNT or 'account' in the configuration file"
-                )
-            }
-            return try AliCloudProvider.make(configuration, account: account)
-        case .tencent:
-            guard let endpoint else {
-                throw .misconfigured("tencent needs --endpoint (for example http://119.29.29.29)")
-            }
-            return try TencentProvider.make(
-                configuration, endpoint: endpoint, transport: HTTPDNSTransport(configuration))
-        case .dohJSON:
-            guard let endpoint else {
-                throw .misconfigured("doh-json needs --endpoint (for example https://dns.google/resolve)")
-            }
-            return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
-        case .doh:
-            guard let endpoint else {
-                throw .misconfigured("doh needs --endpoint (for example https://dns.alidns.com/dns-query)")
-            }
-            return DoHWireProvider(
-                endpoint: endpoint, method: configuration.dohMethod, transport: HTTPDNSTransport(configuration))
-        case .system:
-            return SystemProvider(timeout: configuration.timeout)
-        }
+        return try ProviderRegistry.entry(configuration.provider).make(configuration, endpoint)
     }
 }
 

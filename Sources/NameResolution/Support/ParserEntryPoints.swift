@@ -155,8 +155,4 @@ public enum ParserEntryPoints {
         }
     }
 
-    /// The TOML configuration file.
-    public static func configuration(_ bytes: [UInt8]) {
-        _ = try? ConfigurationLayer.toml(String(decoding: bytes, as: UTF8.self), path: "fuzz.toml")
-    }
 }

@@ -231,7 +231,7 @@ public final class ProbeEngine: Sendable {
     /// Where an HTTPDNS-side answer's addresses came from; with `--provider system` (no
     /// HTTPDNS at all) they are system DNS's, fresh or cached.
     static func ipSource(of answer: HTTPDNSAnswer) -> IPSource {
-        answer.provider == ProviderKind.system.rawValue ? .system : ipSource(answer.source)
+        answer.provider == .system ? .system : ipSource(answer.source)
     }
 
     static func ipSource(_ source: AnswerSource) -> IPSource {

@@ -70,7 +70,7 @@ public enum ProbeExport {
             .object(IPFamily.allCases.compactMap { family in value[family].map { (family.rawValue, .int($0)) } })
         }
         var fields: [(String, JSONValue)] = [
-            ("provider", .string(answer.provider)), ("source", .string(answer.source.rawValue)),
+            ("provider", .string(answer.provider.rawValue)), ("source", .string(answer.source.rawValue)),
             ("ttl", ttl(answer.ttl)),
         ]
         if let origin = answer.originTTL { fields.append(("originTTL", ttl(origin))) }

@@ -9,7 +9,7 @@ import WireCiphers
 ///
 /// Requests follow iOS SDK 3.4.2 (`HttpdnsRemoteResolver.m`) where the SDKs differ; each
 /// difference is named where it matters.
-public struct AliCloudV2Provider: HTTPDNSProvider {
+public struct AliCloudV2Provider: BatchResolving {
     public let account: String
     /// Hex secret for the signature; nil sends unsigned requests.
     let secret: String?
@@ -70,13 +70,11 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         case .aesCBC: mode = .aesCBC
         case .aesGCM: mode = .aesGCM
         case .des:
-            throw .misconfigured("alicloud has no DES: use --cipher aes-cbc or aes-gcm (or none)")
+            throw .setup(.cipherNotSpoken(.des, provider: .alicloud, instead: [.aesCBC, .aesGCM, .none]))
         }
         if mode != .plain {
             guard let key, !key.isEmpty else {
-                throw .misconfigured(
-                    "--cipher \(cipher.rawValue) needs the AES key: set IPDIRECT_HTTPDNS_KEY or 'key' in the configuration file"
-                )
+                throw .setup(.missing(.key, provider: .alicloud, form: "\(cipher.rawValue) form"))
             }
             guard let bytes = Hex.decode(key), [16, 24, 32].contains(bytes.count) else {
                 throw .misconfigured(
@@ -209,21 +207,9 @@ public struct AliCloudV2Provider: HTTPDNSProvider {
         }
     }
 
-    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        try single(host, from: try await request([host], families: families))
-    }
-
-    public func resolveBatch(
-        _ hosts: [String], families: Set<IPFamily>
-    ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
-        await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
-            try await request(chunk, families: families)
-        }
-    }
-
     /// One request for up to 5 names, tried on each service IP in turn while the failure is
     /// the service IP's (connection, timeout, HTTP 5xx, `ServiceLevelDeny`), as the SDKs rotate.
-    func request(
+    public func request(
         _ hosts: [String], families: Set<IPFamily>
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         let target = try target(for: hosts, families: families)

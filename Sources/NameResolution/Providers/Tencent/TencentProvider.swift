@@ -7,7 +7,7 @@ import WireCiphers
 /// Tencent's DNSPod D+ service: the plain debug form, the encrypted production form (DES or
 /// AES, by account), or the HTTPS form with a token. Requests follow the DNSPod Android SDK
 /// (`RequestBuilder`, `DesHttpDnsConfig`, `AesHttpDnsConfig`, `HttpsDnsConfig`).
-public struct TencentProvider: HTTPDNSProvider {
+public struct TencentProvider: BatchResolving {
     /// How queries travel.
     enum Form: Sendable, Equatable {
         /// `/d?dn=H`: the public debug service (119.29.29.29).
@@ -24,7 +24,7 @@ public struct TencentProvider: HTTPDNSProvider {
     let transport: HTTPDNSTransport
     /// At most this many names a request (the SDK's batch lines have no documented limit;
     /// five keeps the URL short and matches alicloud).
-    static let batchLimit = 5
+    public static let batchLimit = 5
 
     public var name: String {
         switch form {
@@ -46,16 +46,15 @@ public struct TencentProvider: HTTPDNSProvider {
     /// The provider a configuration asks for: the token form when IPDIRECT_HTTPDNS_TOKEN is
     /// set, the encrypted form when a key is, else the plain form.
     ///
-    /// - Throws: `.misconfigured` naming what is missing (the account, the key) or a cipher
-    ///   tencent has not.
+    /// - Throws: `.setup` naming what is missing (the account, the key) or a cipher tencent has
+    ///   not; `.misconfigured` for a key that cannot seal.
     static func make(
         _ configuration: ResolverConfiguration, endpoint: String, transport: HTTPDNSTransport
     ) throws(ResolutionError) -> TencentProvider {
         let account = configuration.account.flatMap { $0.isEmpty ? nil : $0 }
         if let token = configuration.token, !token.isEmpty {
             guard account != nil else {
-                throw .misconfigured(
-                    "tencent's HTTPS form needs the account: --account AUTH_ID (with IPDIRECT_HTTPDNS_TOKEN)")
+                throw .setup(.missing(.account, provider: .tencent, form: "HTTPS form (with a token)"))
             }
             return TencentProvider(endpoint: endpoint, account: account, transport: transport, form: .token(token))
         }
@@ -64,15 +63,14 @@ public struct TencentProvider: HTTPDNSProvider {
         case .none: algorithm = configuration.key == nil ? nil : .des
         case .des: algorithm = .des
         case .aesCBC: algorithm = .aes
-        case .aesGCM: throw .misconfigured("tencent has no AES-GCM: use --cipher des (its SDK's default) or aes-cbc")
+        case .aesGCM: throw .setup(.cipherNotSpoken(.aesGCM, provider: .tencent, instead: [.des, .aesCBC]))
         }
         guard let algorithm else { return TencentProvider(endpoint: endpoint, account: account, transport: transport) }
         guard let key = configuration.key, !key.isEmpty else {
-            throw .misconfigured(
-                "tencent's encrypted form needs the key: set IPDIRECT_HTTPDNS_KEY (or 'key' in the configuration file)")
+            throw .setup(.missing(.key, provider: .tencent, form: "encrypted form"))
         }
         guard account != nil else {
-            throw .misconfigured("tencent's encrypted form needs the account: --account AUTH_ID")
+            throw .setup(.missing(.account, provider: .tencent, form: "encrypted form"))
         }
         // Check the key (and, for DES, OpenSSL's legacy provider) now rather than per query.
         do {
@@ -111,19 +109,7 @@ public struct TencentProvider: HTTPDNSProvider {
         }
     }
 
-    public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
-        try single(host, from: try await request([host], families: families))
-    }
-
-    public func resolveBatch(
-        _ hosts: [String], families: Set<IPFamily>
-    ) async -> [String: Result<ProviderAnswer, ResolutionError>] {
-        await resolveInChunks(hosts, limit: Self.batchLimit) { chunk throws(ResolutionError) in
-            try await request(chunk, families: families)
-        }
-    }
-
-    func request(
+    public func request(
         _ hosts: [String], families: Set<IPFamily>
     ) async throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         // The display form never carries the query: it holds the token or the sealed name.

@@ -1,0 +1,232 @@
+// The configuration's field list: each setting once, with its key in the file, its variable and
+// its flag; reading the file, the environment, layering and `config show`'s keys follow from it.
+import NameResolution
+import TOMLKit
+
+/// One setting of `ResolverConfiguration`: where it lives in the resolved value, how the file
+/// spells and types it, and which variable and flag give it.
+///
+/// Holds key paths, which are immutable values the standard library does not mark Sendable.
+public struct ConfigurationField: @unchecked Sendable {
+    /// Its key in the TOML file (`ca_file`), also how sentences name it.
+    public let key: String
+    /// The environment variable that gives it, if any.
+    public let variable: String?
+    /// The command-line flag that gives it, if any (`--httpdns-ca`).
+    public let flag: String?
+    let path: AnyKeyPath
+    /// Reads the file's value; throws naming the key and what it must be.
+    let read: (any TOMLValueConvertible, _ file: String) throws(ConfigurationError) -> (any Sendable)?
+    /// Reads the variable's value.
+    let readVariable: (String) throws(ConfigurationError) -> (any Sendable)?
+    /// Writes a layer's value into a configuration.
+    let write: (any Sendable, inout ResolverConfiguration) -> Void
+
+    init<T: Sendable>(
+        _ key: String, _ path: WritableKeyPath<ResolverConfiguration, T>, variable: String? = nil, flag: String? = nil,
+        _ type: SettingType<T>
+    ) {
+        self.init(key, path, variable, flag, type) { value, configuration in configuration[keyPath: path] = value }
+    }
+
+    /// A setting that may be unset in the resolved configuration (`endpoint`, `dns_server`).
+    init<T: Sendable>(
+        _ key: String, _ path: WritableKeyPath<ResolverConfiguration, T?>, variable: String? = nil,
+        flag: String? = nil, _ type: SettingType<T>
+    ) {
+        self.init(key, path, variable, flag, type) { value, configuration in configuration[keyPath: path] = value }
+    }
+
+    private init<T: Sendable>(
+        _ key: String, _ path: AnyKeyPath, _ variable: String?, _ flag: String?, _ type: SettingType<T>,
+        assign: @escaping (T, inout ResolverConfiguration) -> Void
+    ) {
+        self.key = key
+        self.variable = variable
+        self.flag = flag
+        self.path = path
+        read = { value, file throws(ConfigurationError) in try type.read(value, key, file) }
+        readVariable = { text throws(ConfigurationError) in try type.readVariable(text, variable ?? key) }
+        write = { value, configuration in
+            if let value = value as? T { assign(value, &configuration) }
+        }
+    }
+}
+
+/// How a setting is typed in the file and the environment, and what a wrong value is told.
+struct SettingType<T: Sendable>: Sendable {
+    /// The value, or nil for a value that means "not given" (an empty string).
+    let read: @Sendable (any TOMLValueConvertible, _ key: String, _ file: String) throws(ConfigurationError) -> T?
+    let readVariable: @Sendable (String, _ variable: String) throws(ConfigurationError) -> T?
+
+    init(
+        read: @escaping @Sendable (any TOMLValueConvertible, String, String) throws(ConfigurationError) -> T?,
+        readVariable: @escaping @Sendable (String, String) throws(ConfigurationError) -> T? = { _, _ in nil }
+    ) {
+        self.read = read
+        self.readVariable = readVariable
+    }
+}
+
+extension SettingType where T == String {
+    /// A string; an empty one is "not given". From the environment, trimmed of blanks.
+    static let text = SettingType(
+        read: { value, key, file throws(ConfigurationError) in
+            guard let text = value.string else { throw .wrongType(file, key, "a string") }
+            return text.isEmpty ? nil : text
+        },
+        readVariable: { text, _ in
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            return trimmed.isEmpty ? nil : trimmed
+        })
+
+    /// A credential: as `text`, but a variable's value is taken exactly as it is set.
+    static let credential = SettingType(
+        read: text.read, readVariable: { value, _ in value.isEmpty ? nil : value })
+}
+
+extension SettingType where T == String {
+    /// An IPv4 or IPv6 literal (`client_ip`); anything else, a name included, is refused.
+    static let ipLiteral = SettingType(read: { value, key, file throws(ConfigurationError) in
+        guard let text = try SettingType<String>.text.read(value, key, file) else { return nil }
+        guard IPLiteral.family(of: text) != nil else {
+            throw .invalid("\(file): \(key)", text, expected: ["an IPv4 or IPv6 address"])
+        }
+        return text
+    })
+}
+
+extension SettingType where T == Bool {
+    static let flag = SettingType(read: { value, key, file throws(ConfigurationError) in
+        guard let flag = value.bool else { throw .wrongType(file, key, "true or false") }
+        return flag
+    })
+}
+
+extension SettingType where T == Double {
+    /// Seconds above 0 and at most `ResolverConfiguration.maxTimeout`.
+    static let seconds = SettingType(read: { value, key, file throws(ConfigurationError) in
+        // inf, nan and 1e300 are TOML numbers too; converting them to milliseconds would trap.
+        guard let seconds = value.double ?? value.int.map(Double.init), seconds > 0,
+            seconds <= ResolverConfiguration.maxTimeout
+        else {
+            throw .wrongType(
+                file, key,
+                "a number of seconds above 0 and at most \(ResolutionError.format(ResolverConfiguration.maxTimeout))")
+        }
+        return seconds
+    })
+}
+
+extension SettingType where T == [String] {
+    /// An array of strings; `shape` says what the file must hold (`an array of names`).
+    static func list(_ shape: String) -> SettingType {
+        SettingType(read: { value, key, file throws(ConfigurationError) in
+            guard let array = value.array else { throw .wrongType(file, key, shape) }
+            var items: [String] = []
+            for item in array {
+                guard let text = item.string else { throw .wrongType(file, key, shape) }
+                items.append(text)
+            }
+            return items
+        })
+    }
+}
+
+extension SettingType where T == [String: String] {
+    /// A table of strings (`sdns = { region = "east" }`).
+    static let stringTable = SettingType(read: { value, key, file throws(ConfigurationError) in
+        guard let table = value.table else { throw .wrongType(file, key, "a table of strings ({ k = \"v\" })") }
+        var values: [String: String] = [:]
+        for (name, item) in table {
+            guard let text = item.string else { throw .wrongType(file, "\(key).\(name)", "a string") }
+            values[name] = text
+        }
+        return values
+    })
+}
+
+extension SettingType where T == DNSServer {
+    /// `HOST[:PORT]`, parsed as `--dns-server` is.
+    static let dnsServer = SettingType(read: { value, key, file throws(ConfigurationError) in
+        guard let text = try SettingType<String>.text.read(value, key, file) else { return nil }
+        return try DNSServer.parse(text, setting: "\(file): \(key)")
+    })
+}
+
+extension SettingType where T: RawRepresentable & CaseIterable, T.RawValue == String {
+    /// One of a closed set, by name; a name outside it is told the set.
+    static var choice: SettingType {
+        SettingType(
+            read: { value, key, file throws(ConfigurationError) in
+                guard let name = try SettingType<String>.text.read(value, key, file) else { return nil }
+                guard let choice = T(rawValue: name) else {
+                    throw .invalid("\(file): \(key)", name, expected: T.allCases.map(\.rawValue))
+                }
+                return choice
+            },
+            readVariable: { text, variable throws(ConfigurationError) in
+                guard let name = try SettingType<String>.text.readVariable(text, variable) else { return nil }
+                guard let choice = T(rawValue: name) else {
+                    throw .invalid(variable, name, expected: T.allCases.map(\.rawValue))
+                }
+                return choice
+            })
+    }
+}
+
+extension ConfigurationField {
+    /// Every setting of the resolver, in the order the file is checked (the first wrong value
+    /// is the one reported).
+    public static let all: [ConfigurationField] = [
+        ConfigurationField("provider", \.provider, variable: "IPDIRECT_PROVIDER", flag: "--provider", .choice),
+        ConfigurationField("family", \.family, .choice),
+        ConfigurationField("endpoint", \.endpoint, variable: "IPDIRECT_ENDPOINT", flag: "--endpoint", .text),
+        ConfigurationField("account", \.account, variable: "IPDIRECT_ACCOUNT", flag: "--account", .text),
+        ConfigurationField("secret", \.secret, variable: "IPDIRECT_HTTPDNS_SECRET", .credential),
+        ConfigurationField("ca_file", \.caFile, flag: "--httpdns-ca", .text),
+        ConfigurationField("cache_path", \.cachePath, .text),
+        ConfigurationField("dns_server", \.dnsServer, flag: "--dns-server", .dnsServer),
+        ConfigurationField("doh_method", \.dohMethod, flag: "--doh-method", .choice),
+        ConfigurationField("sdk", \.sdk, flag: "--sdk", .choice),
+        ConfigurationField("client_ip", \.clientIP, flag: "--client-ip", .ipLiteral),
+        ConfigurationField("key", \.key, variable: "IPDIRECT_HTTPDNS_KEY", .credential),
+        ConfigurationField("token", \.token, variable: "IPDIRECT_HTTPDNS_TOKEN", .credential),
+        ConfigurationField("region", \.region, .text),
+        ConfigurationField("service_name", \.serviceName, .text),
+        ConfigurationField(
+            "start_ips", \.startIPs, .list("an array of base URLs ([\"http://127.0.0.1:8080\"])")),
+        ConfigurationField("cipher", \.cipher, flag: "--cipher", .choice),
+        ConfigurationField("sdns", \.sdns, flag: "--sdns", .stringTable),
+        ConfigurationField("timeout", \.timeout, flag: "--timeout", .seconds),
+        ConfigurationField("fallback_to_system", \.fallbackToSystem, flag: "--no-fallback", .flag),
+        ConfigurationField("reuse_expired", \.reuseExpired, flag: "--reuse-expired", .flag),
+        ConfigurationField("prefetch", \.prefetch, .list("an array of names")),
+    ]
+
+    /// The field of a key path, if it is one of the list's.
+    static func field(_ path: AnyKeyPath) -> ConfigurationField? { all.first { $0.path == path } }
+}
+
+extension ConfigurationField {
+    /// How a setting is given, as the command line tells its user: its flag, its variable and
+    /// its key in the file (`--account, IPDIRECT_ACCOUNT or 'account' in the configuration file`);
+    /// with a value, the flag that gives it (`--cipher des`).
+    public static func waysToGive(_ setting: ProviderSettingName, value: String?) -> String {
+        let field = all.first { $0.key == setting.rawValue }
+        if let value {
+            return field?.flag.map { "\($0) \(value)" }
+                ?? "\(setting.rawValue) = \"\(value)\" in the configuration file"
+        }
+        let file = "'\(setting.rawValue)' in the configuration file"
+        let ways = [field?.flag, field?.variable].compactMap { $0 } + [file]
+        return ways.count == 1 ? file : ways.dropLast().joined(separator: ", ") + " or " + file
+    }
+
+    /// A resolution failure in the command line's words: a provider that cannot be built names
+    /// the flags, variables and keys that give what it lacks; any other failure reads as it is.
+    public static func phrased(_ error: ResolutionError) -> String {
+        guard case .setup(let problem) = error else { return error.description }
+        return problem.phrased(naming: waysToGive)
+    }
+}

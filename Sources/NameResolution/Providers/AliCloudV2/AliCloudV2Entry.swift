@@ -1,0 +1,20 @@
+// Alibaba Cloud v2's row in the provider registry: its settings, service discovery by default,
+// its factory, where the lab serves it and the parser `make fuzz` runs.
+
+extension ProviderEntry {
+    /// `--provider alicloud`.
+    static let aliCloudV2 = ProviderEntry(
+        kind: .alicloud, helpName: "alicloud (v2)",
+        settings: [.endpoint, .account, .secret, .key, .cipher, .sdns, .region, .startIPs, .serviceName],
+        defaultService: .discovery, wireCredential: .signedQuery,
+        make: { configuration, _ throws(ResolutionError) in
+            guard let account = configuration.account, !account.isEmpty else {
+                throw .setup(.missing(.account, provider: configuration.provider))
+            }
+            // No endpoint means service discovery, as the SDKs do.
+            let given = configuration.endpoint.flatMap { $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }
+            return try AliCloudV2Provider.make(configuration, account: account, endpoint: given)
+        },
+        lab: LabRoute(listener: .tls, keys: [.aesCBC: .aes, .aesGCM: .aes], compared: HTTPDNSCipher.none),
+        fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloudV2))
+}
