@@ -16,9 +16,6 @@ public enum DefaultService: Sendable, Equatable {
     case none
     /// Service discovery from the region's start IPs, as the SDKs do (alicloud v2 and legacy).
     case discovery
-    /// A public address: `plain` unsigned, `signed` when a signing secret is set (signed queries
-    /// stay off the wire in the clear).
-    case fixed(plain: String, signed: String)
     /// The first preset of its kind in Resources/providers.json (the default preset when it is one).
     case preset
 }

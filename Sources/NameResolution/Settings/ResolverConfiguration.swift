@@ -94,9 +94,6 @@ public struct ResolverConfiguration: Sendable, Equatable {
         case .discovery:
             return startIPs.isEmpty
                 ? "service discovery (region \(region))" : "service discovery from \(startIPs.joined(separator: ", "))"
-        case .fixed(let plain, let signed):
-            // The public service speaks HTTPS too: signed queries go there when a secret is set.
-            return secret == nil ? plain : signed
         case .preset:
             return ProviderPreset.defaultPreset(for: provider)?.endpoint
         }
