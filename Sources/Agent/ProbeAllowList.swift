@@ -145,3 +145,8 @@ public struct ProbeAllowList: Sendable, Equatable {
         return nil
     }
 }
+
+extension ProbeAllowList: DestinationPolicy {
+    /// Why `/probe` may not connect to `address`; nil when it may.
+    public func refusal(address: IPAddress) -> String? { refusal(address: address.text) }
+}

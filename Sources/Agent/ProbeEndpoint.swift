@@ -146,7 +146,9 @@ public final class ProbeEndpoint: Sendable {
     ///   - settings: concurrency, margin and timeout.
     ///   - modules: what `module=` may name (`ProbeModule.configured`); `default` when absent.
     ///   - allow: what may be probed; the engine's resolver must be guarded by the same list
-    ///     (`ProbeAllowList.guarding`), which this checks the target's own name or address against.
+    ///     (`ProbeAllowList.guarding`), which this checks the target's own name or address against,
+    ///     and which the engine asks at each redirect (a `Location` naming an address is resolved by
+    ///     no resolver).
     ///   - resolvers: what `provider=` and `dns_server=` resolve through; nil refuses them.
     ///   - rewrite: applied to each target (the lab's port for a lab name).
     ///   - metrics: where a probe that could not start for want of a resource is counted.
@@ -157,7 +159,7 @@ public final class ProbeEndpoint: Sendable {
         resolvers: ProbeResolvers? = nil,
         rewrite: @escaping @Sendable (String) -> String = { $0 }, metrics: AgentMetrics? = nil
     ) {
-        self.engine = engine
+        self.engine = engine.with(destinations: allow)
         self.settings = settings
         self.modules = modules
         self.allow = allow

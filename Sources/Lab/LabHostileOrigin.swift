@@ -24,6 +24,9 @@ public enum LabHostilePath {
     public static let linkLocalV6 = "/redirect-link-local-v6"
     /// A 302 to `http://metadata.lab.test/`, a name a test's resolver answers with a link-local address.
     public static let metadataName = "/redirect-metadata-name"
+    /// A 302 to an address literal, the hijacker's site (`https://127.0.0.2:PORT/`): an allow list
+    /// of 127.0.0.1 alone must not let a target it allows lead there.
+    public static let address = "/redirect-address"
 
     /// How large `/huge-header`'s header is.
     public static let hugeHeaderBytes = 1 << 20
@@ -54,6 +57,11 @@ func hostileOriginResponder(name: String, ledger: LabLedger) -> LabResponder {
             let target = request.path == LabHostilePath.away307 ? "sni-b.lab.test" : "plain.lab.test"
             let location = (ledger.hosts[target] ?? "https://\(target)/") + "echo"
             response = .text(request.path == LabHostilePath.away307 ? 307 : 302, line + " ; redirect=\(location)\n")
+            response.headers.append(("Location", location))
+        case LabHostilePath.address:
+            let site = ledger.hosts["hijacked.lab.test"] ?? "https://hijacked.lab.test/"
+            let location = site.replacingOccurrences(of: "hijacked.lab.test", with: LabLocalDNS.hijackAddress)
+            response = .text(302, line + " ; redirect=\(location)\n")
             response.headers.append(("Location", location))
         case LabHostilePath.hugeHeader:
             response.headers.append(("X-Huge", String(repeating: "a", count: LabHostilePath.hugeHeaderBytes)))

@@ -248,6 +248,16 @@ struct ProbeEndpointTests {
         let redirect = Self.query(lab.url("redirect.lab.test"), "&scenario=direct-sni")
         let byRedirect = try await endpoint(["redirect.lab.test"]).answer(uri: "/probe" + redirect, scrapeTimeout: nil)
         #expect(sample(text(byRedirect), "probe_success") == 0)
+        // By a redirect straight to an address literal: hostile.lab.test (127.0.0.1) may be probed,
+        // the 127.0.0.2 its Location names may not, and no connection goes there.
+        let address = Self.query(lab.url("hostile.lab.test", LabHostilePath.address), "&scenario=direct-sni")
+        let byAddress = text(
+            try await endpoint(["*.lab.test", "127.0.0.1/32"]).answer(
+                uri: "/probe" + address + "&debug=true", scrapeTimeout: nil))
+        #expect(byAddress.contains("127.0.0.2 is outside the address ranges --probe-allow allows"), "\(byAddress)")
+        #expect(byAddress.contains("redirect-refused"), "\(byAddress)")
+        #expect(!byAddress.contains("Trying 127.0.0.2"), "a connection went to 127.0.0.2: \(byAddress)")
+        #expect(sample(byAddress, "probe_success") == 0)
         // A metadata address needs naming, whatever range is allowed.
         let metadata = try await endpoint(["0.0.0.0/0"]).answer(
             uri: "/probe?target=http%3A%2F%2F169.254.169.254%2Flatest%2Fmeta-data%2F", scrapeTimeout: nil)
@@ -261,6 +271,7 @@ struct ProbeEndpointTests {
         #expect(!seen.contains { $0.host.hasPrefix("sni-a.lab.test") }, "a request reached sni-a: \(seen)")
         #expect(!seen.contains { $0.host.hasPrefix("sni-b.lab.test") }, "the redirect was followed: \(seen)")
         #expect(seen.contains { $0.host.hasPrefix("redirect.lab.test") })
+        #expect(!seen.contains { $0.origin == "hijacker" }, "a request reached 127.0.0.2: \(seen)")
     }
 
     @Test(

@@ -66,4 +66,39 @@ struct HostileOriginLimitsTests {
             #expect(report.verdict.notes.contains { $0.contains("link-local") && $0.contains("fe80::1") })
         }
     }
+
+    @Test(
+        "a destination policy: a redirect whose new host system DNS or HTTPDNS answers with a refused address is not followed"
+    )
+    func policyRefusesResolvedAddress() async throws {
+        /// Refuses one address, as `--probe-allow` refuses what lies outside its ranges.
+        struct Refusing: DestinationPolicy {
+            var address: String
+            func refusal(host: String) -> String? { nil }
+            func refusal(address: IPAddress) -> String? {
+                address.text == self.address ? "\(address) is outside what this prober may reach" : nil
+            }
+        }
+        try await withLab { lab in
+            var options = ProbeOptions(scenarios: [.systemDNS, .directSNI])
+            options.caFile = lab.endpoints.ca
+            // The resolver lets everything through: the engine itself asks the policy.
+            let resolve = zoneResolver(
+                lab, system: ["hostile.lab.test": ["127.0.0.1"], "sni-b.lab.test": ["127.0.0.1"]])
+            let engine = ProbeEngine(resolve: resolve, options: options, environment: [:])
+                .with(destinations: Refusing(address: "127.0.0.1"))
+            let report = try #require(
+                await engine.probeAll([lab.url("hostile.lab.test", LabHostilePath.away307)]).first)
+            for scenario in [Scenario.systemDNS, .directSNI] {
+                let attempt = try #require(report.attempts(scenario).first)
+                // One hop: the 307. sni-b.lab.test's address was never connected to.
+                #expect(attempt.hops.count == 1, "\(scenario): \(attempt.hops.map(\.url))")
+                #expect(attempt.outcome == .redirectRefused, "\(scenario): \(attempt.outcome)")
+                #expect(
+                    attempt.error?.contains("127.0.0.1 is outside what this prober may reach") == true,
+                    "\(attempt.error ?? "")")
+            }
+            #expect(!lab.originRequests().contains { $0.host.hasPrefix("sni-b.lab.test") })
+        }
+    }
 }

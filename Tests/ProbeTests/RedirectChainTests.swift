@@ -1,6 +1,7 @@
 // The redirect rules of one attempt as a value, without a network: the limit, loops, the method
 // and body on 301/302/303, credentials across origins, downgrades, link-local addresses.
 import Foundation
+import NameResolution
 import Testing
 
 @testable import Probe
@@ -192,5 +193,28 @@ struct RedirectChainTests {
                 == .refuse(
                     "refused to follow a redirect to http://[fe80::1]/: it connects to fe80::1, a link-local "
                         + "address where cloud metadata services answer; this prober does not go there"))
+    }
+
+    @Test("a destination policy: a refused name or address stops the redirect with the policy's reason")
+    func destinations() {
+        struct OffLimits: DestinationPolicy {
+            func refusal(host: String) -> String? { host == "evil.test" ? "\(host) is off limits" : nil }
+            func refusal(address: IPAddress) -> String? {
+                address.text.hasPrefix("10.") ? "\(address) is off limits" : nil
+            }
+        }
+        var options = ProbeOptions()
+        options.linkLocal = .refuse
+        let chain = RedirectChain(start: url("http://a.test/"), options: options)
+        #expect(chain.refusal(of: url("http://b.test/"), by: OffLimits()) == nil)
+        #expect(
+            chain.refusal(of: url("http://evil.test/x"), by: OffLimits())
+                == "refused to follow a redirect to http://evil.test/x: evil.test is off limits")
+        #expect(chain.judge(connectingTo: ["127.0.0.1"], for: url("http://b.test/"), by: OffLimits()) == .connect)
+        // Every address the hop may connect to is asked, not only the first.
+        #expect(
+            chain.judge(connectingTo: ["127.0.0.1", "10.0.0.1"], for: url("http://b.test/"), by: OffLimits())
+                == .refuse("refused to follow a redirect to http://b.test/: 10.0.0.1 is off limits"))
+        #expect(chain.judge(connectingTo: ["10.0.0.1"], for: url("http://b.test/")) == .connect)
     }
 }

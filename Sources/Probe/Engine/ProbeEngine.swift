@@ -11,6 +11,9 @@ public final class ProbeEngine: Sendable {
     /// Proxy variables found in the environment (names only, never their values).
     public let proxyVariables: [String]
     private let resolve: HostResolver
+    /// Asked about every redirect's new host and its addresses; nil lets redirects go anywhere
+    /// the other rules allow.
+    private let destinations: (any DestinationPolicy)?
     private let loop: TransferLoop
     /// The engine whose multi loop this one shares (`with(options:)`), kept alive with it;
     /// nil when the loop is this engine's own.
@@ -27,6 +30,7 @@ public final class ProbeEngine: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.resolve = resolve
+        destinations = nil
         self.options = options
         proxyVariables = environment.keys
             .filter { ["http_proxy", "https_proxy", "all_proxy"].contains($0.lowercased()) }
@@ -36,8 +40,12 @@ public final class ProbeEngine: Sendable {
         parent = nil
     }
 
-    private init(sharing parent: ProbeEngine, resolve: HostResolver? = nil, options: ProbeOptions) {
+    private init(
+        sharing parent: ProbeEngine, resolve: HostResolver? = nil, options: ProbeOptions,
+        destinations: (any DestinationPolicy)? = nil
+    ) {
         self.resolve = resolve ?? parent.resolve
+        self.destinations = destinations ?? parent.destinations
         self.options = options
         proxyVariables = parent.proxyVariables
         loop = parent.loop
@@ -56,6 +64,12 @@ public final class ProbeEngine: Sendable {
     /// `provider=` and `dns_server=`).
     public func with(resolve: @escaping HostResolver, options: ProbeOptions) -> ProbeEngine {
         ProbeEngine(sharing: self, resolve: resolve, options: options)
+    }
+
+    /// An engine like this one whose redirects go only where `destinations` allows (a prober on
+    /// others' word); the engines `with` makes from it keep the policy.
+    public func with(destinations: any DestinationPolicy) -> ProbeEngine {
+        ProbeEngine(sharing: self, options: options, destinations: destinations)
     }
 
     /// Probes one URL, reporting as it goes.
@@ -282,6 +296,12 @@ public final class ProbeEngine: Sendable {
                 notes = followNotes
             }
             guard next.url.host != request.url.host else { continue }
+            // A name the policy refuses is not even resolved.
+            if let error = chain.refusal(of: next.url, by: destinations) {
+                hops[hops.count - 1].outcome = .redirectRefused
+                hops[hops.count - 1].error = error
+                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
+            }
             // A new host is resolved again, with the technique of this attempt.
             switch await address(of: next, scenario: plan.scenario, memo: memo) {
             case .none(let failed):
@@ -289,7 +309,9 @@ public final class ProbeEngine: Sendable {
                 return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
             case .found(let found):
                 // Judged by the addresses the hop would connect to, whatever Location named.
-                switch chain.judge(connectingTo: found.pins.isEmpty ? [found.ip] : found.pins, for: next.url) {
+                switch chain.judge(
+                    connectingTo: found.pins.isEmpty ? [found.ip] : found.pins, for: next.url, by: destinations)
+                {
                 case .connect:
                     break
                 case .connectNoting(let note):

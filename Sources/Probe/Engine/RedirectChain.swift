@@ -7,7 +7,8 @@ import NameResolution
 ///
 /// Pure: it never touches the network. The engine makes each hop, hands the response's status and
 /// `Location` to `next(status:location:)`, resolves a new host itself, and asks
-/// `judge(connectingTo:for:)` about the addresses it would connect to.
+/// `refusal(of:by:)` about that host and `judge(connectingTo:for:by:)` about the addresses it
+/// would connect to.
 struct RedirectChain: Sendable {
     /// The request a hop makes.
     struct Request: Sendable, Equatable {
@@ -98,13 +99,30 @@ struct RedirectChain: Sendable {
         return .follow(following, notes: notes)
     }
 
+    /// Why the hop to `next` may not go to its host under `destinations`; nil when it may (or
+    /// there is no policy). Asked before the host is resolved.
+    func refusal(of next: ProbeURL, by destinations: (any DestinationPolicy)?) -> String? {
+        guard let reason = destinations?.refusal(host: next.host) else { return nil }
+        return "refused to follow a redirect to \(options.shown(next)): \(reason)"
+    }
+
     /// Whether the hop to `next` may connect to `addresses` (those it would connect to, whatever
-    /// `Location` named), under `ProbeOptions.linkLocal`.
-    func judge(connectingTo addresses: [IPAddress], for next: ProbeURL) -> AddressJudgement {
-        guard let address = addresses.first(where: \.isLinkLocalOrMetadata) else { return .connect }
+    /// `Location` named), under `ProbeOptions.linkLocal`, then `destinations`.
+    func judge(
+        connectingTo addresses: [IPAddress], for next: ProbeURL, by destinations: (any DestinationPolicy)? = nil
+    ) -> AddressJudgement {
+        let shownNext = options.shown(next)
+        guard let address = addresses.first(where: \.isLinkLocalOrMetadata) else {
+            // Every address is asked: system-dns pins them all, and curl may connect to any.
+            for address in addresses {
+                if let reason = destinations?.refusal(address: address) {
+                    return .refuse("refused to follow a redirect to \(shownNext): \(reason)")
+                }
+            }
+            return .connect
+        }
         // "169.254.169.254", or "169.254.169.254 (metadata.example)" when a name led there.
         let place = next.hostIsIPLiteral ? address.text : "\(address) (\(next.host))"
-        let shownNext = options.shown(next)
         switch options.linkLocal {
         case .refuse:
             return .refuse(
