@@ -2,6 +2,7 @@
 // SIGHUP and file changes reload the targets, a broken or deleted file keeps the last good
 // list, SIGTERM ends it cleanly (exit 0, exporters flushed).
 import Foundation
+import Lab
 import NameResolution
 import TestSupport
 import Testing
@@ -15,15 +16,21 @@ final class AgentRun: @unchecked Sendable {
     let scratch: ScratchDirectory
 
     /// - Parameters:
-    ///   - arguments: after `ipdirect agent --lab --log-format json`.
+    ///   - arguments: after `ipdirect agent --lab --log-format json` (without `--lab` when `lab` is false).
     ///   - scratch: its configuration and cache directory.
     ///   - descriptorLimit: the agent's RLIMIT_NOFILE (`ulimit -n`, then exec: the pid is the agent's).
-    init(_ arguments: [String], scratch: ScratchDirectory, descriptorLimit: Int? = nil) throws {
+    ///   - lab: whether the agent starts a lab of its own (with no URL, the lab's names are its targets).
+    ///   - secrets: environment variables besides the scratch directories (`IPDIRECT_HTTPDNS_SECRET`).
+    init(
+        _ arguments: [String], scratch: ScratchDirectory, descriptorLimit: Int? = nil, lab: Bool = true,
+        secrets: [String: String] = [:]
+    ) throws {
         self.scratch = scratch
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = scratch.path
         environment["XDG_CACHE_HOME"] = scratch.path
-        let command = [ipdirectBinary!, "agent", "--lab", "--log-format", "json"] + arguments
+        environment.merge(secrets) { $1 }
+        let command = [ipdirectBinary!, "agent"] + (lab ? ["--lab"] : []) + ["--log-format", "json"] + arguments
         if let descriptorLimit {
             child = try ChildProcess(
                 "/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\""] + command,
@@ -161,6 +168,38 @@ struct AgentCommandTests {
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let refused = try AgentRun(["--interval", "1"], scratch: scratch)
         #expect(await refused.exitStatus(within: 30) == 2)
+    }
+
+    @Test(
+        "--metrics-listen and no URL: a pure on-demand prober; /probe?target= probes, /metrics answers, SIGTERM stops it",
+        .enabled(if: ipdirectBinary != nil, "the ipdirect binary was not built"))
+    func onDemandOnly() async throws {
+        let scratch = try ScratchDirectory("agent")
+        defer { scratch.remove() }
+        // The lab runs here; the agent knows only its HTTPDNS service and CA, as a provider and a CA file.
+        let lab = try await Lab.start()
+        let e = lab.endpoints
+        let run = try AgentRun(
+            [
+                "--metrics-listen", "127.0.0.1:0", "--interval", "1", "--provider", "alicloud", "--endpoint",
+                e.httpdns, "--account", e.account, "--cacert", e.ca,
+            ], scratch: scratch, lab: false, secrets: ["IPDIRECT_HTTPDNS_SECRET": e.secret])
+        let port = try #require(await run.metricsPort(), "\(run.child.errorsText)")
+        let target = lab.url("sni-a.lab.test").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let probe = await fetch("http://127.0.0.1:\(port)/probe?target=\(target)&scenario=direct-sni", timeout: 30)
+        #expect(probe?.status == 200)
+        #expect(sample(probe?.body ?? "", "probe_success") == 1, "\(probe?.body ?? "no answer")")
+        #expect(lab.originRequests().contains { $0.host.hasPrefix("sni-a.lab.test") })
+        // Two seconds at --interval 1: it probed nothing of its own, and /metrics says so.
+        try await Task.sleep(for: .seconds(2))
+        let metrics = await fetch("http://127.0.0.1:\(port)/metrics")
+        #expect(metrics?.status == 200)
+        #expect(total(metrics?.body ?? "", "ipdirect_probe_outcomes_total") == 0, "\(metrics?.body ?? "")")
+        #expect(lab.originRequests().count == 1, "\(lab.originRequests())")
+        run.signal(SIGTERM)
+        #expect(await run.exitStatus(within: 10) == 0)
+        #expect(await fetch("http://127.0.0.1:\(port)/metrics", timeout: 2) == nil, "the listener outlived the agent")
+        try await lab.shutdown()
     }
 
     @Test("bad settings are refused with a sentence and exit 2", .enabled(if: ipdirectBinary != nil))
