@@ -15,8 +15,18 @@ import Prometheus
 /// The limits of the `/metrics` listener.
 public struct MetricsListenerLimits: Sendable, Equatable {
     /// Connections open at once. Past it a new connection takes the place of the one that has
-    /// waited longest for a request; when every one is being answered, the new one is closed.
+    /// waited longest for a request, once that one has waited its grace (`evictionGrace`,
+    /// `freshEvictionGrace`); until one has, the listener stops accepting and new connections wait
+    /// in the kernel's backlog (never closed unanswered, never reset).
     public var connections: Int
+    /// How long a connection that has had an answer must wait for its next request before a new
+    /// one may take its place: a keep-alive client about to reuse it (a scraper, a load
+    /// generator) is answered, not reset.
+    public var evictionGrace: Duration = .milliseconds(250)
+    /// The same for a connection that has sent nothing yet: long enough for the event loop to read
+    /// a request that came with the connection, short enough that an idle flood holds nothing
+    /// (with a cap of one, ten flood connections a second give way).
+    public var freshEvictionGrace: Duration = .milliseconds(100)
     /// A connection that sends nothing for this long, while no answer is under way, is closed.
     public var idleTimeout: Duration
     /// From the first byte of a request to its end (a slowloris client is closed at this).
@@ -50,10 +60,14 @@ public struct MetricsListenerLimits: Sendable, Equatable {
         urlsAtOnce * (Scenario.allCases.count + 1) + 64
     }
 
+    /// Connections the listener accepts in one read; past the cap, they are held (accepted, not
+    /// yet served) until there is room.
+    static let acceptedPerRead = 4
+
     /// These limits with the connection cap lowered where RLIMIT_NOFILE requires, so the listener
     /// never takes the descriptors kept for probing: the cap is at most the soft limit less the
-    /// descriptors open now, less `reserve`, less two (a connection over the cap is accepted
-    /// before it is closed). It is at least 1, so /metrics can answer; `room` says whether that
+    /// descriptors open now, less `reserve`, less one and the connections held past the cap
+    /// (`acceptedPerRead`). It is at least 1, so /metrics can answer; `room` says whether that
     /// fits (nil when the limit is unknown or unlimited).
     ///
     /// - Parameter reserve: descriptors kept for probing (`probingReserve(urlsAtOnce:)`).
@@ -64,7 +78,7 @@ public struct MetricsListenerLimits: Sendable, Equatable {
             return (limits, nil)
         }
         let open = max(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count ?? 1) - 1, 0)
-        let room = Int(clamping: limit.rlim_cur) - open - reserve - 2
+        let room = Int(clamping: limit.rlim_cur) - open - reserve - 1 - Self.acceptedPerRead
         limits.connections = max(1, min(connections, room))
         return (limits, room)
     }
@@ -72,7 +86,7 @@ public struct MetricsListenerLimits: Sendable, Equatable {
 
 /// Why the listener closed a connection; the raw value is the `reason` metric label.
 enum ListenerCloseReason: String, CaseIterable {
-    /// The listener was full: the connection waiting longest made room, or a new one was refused.
+    /// The listener was full: the connection waiting longest (past its grace) made room.
     case full
     /// Nothing arrived for `idleTimeout` and no answer was under way.
     case idle
@@ -124,15 +138,18 @@ extension AgentMetrics {
 final class ConnectionTable: @unchecked Sendable {
     private struct Entry {
         let channel: any Channel
-        /// When it began waiting for a request (a tick of `clock`); nil while it is answered.
-        var waitingSince: UInt64?
+        /// When it began waiting for a request; nil while it is answered.
+        var waitingSince: NIODeadline?
+        /// Whether it has had an answer (a keep-alive connection) or has sent nothing yet.
+        var answered = false
     }
 
     let limits: MetricsListenerLimits
     private let series: ListenerSeries?
     private let logger: Logger?
     private var entries: [ObjectIdentifier: Entry] = [:]
-    private var clock: UInt64 = 0
+    /// Told when a connection has gone (room for one held past the cap).
+    var roomMade: (() -> Void)?
     private let fullReports = ReportThrottle(every: 60)
     private let shortageReports = ReportThrottle(every: 60)
 
@@ -142,22 +159,34 @@ final class ConnectionTable: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Takes a new connection in, making room when full; false when it must be closed instead.
+    /// Takes a new connection in, making room when full; false when there is no room yet (the
+    /// caller holds it and stops accepting until `roomMade`, or until a grace has passed).
     func admit(_ channel: any Channel) -> Bool {
+        let now = NIODeadline.now()
         if entries.count >= limits.connections {
-            // Like nginx reusing keep-alive connections when out of them: a connection that
-            // has a request answered keeps its place, the one idle longest gives it up.
-            let oldest = entries.values.filter { $0.waitingSince != nil }.min { $0.waitingSince! < $1.waitingSince! }
+            // Like nginx reusing keep-alive connections when out of them: a connection that has a
+            // request answered keeps its place, the one idle longest gives it up; but only once it
+            // has idled its grace, so a request on its way is answered, not reset.
+            let grace = (fresh: TimeAmount(limits.freshEvictionGrace), answered: TimeAmount(limits.evictionGrace))
+            var oldest: Entry?
+            for entry in entries.values {
+                guard let since = entry.waitingSince, since + (entry.answered ? grace.answered : grace.fresh) <= now
+                else { continue }
+                if let found = oldest?.waitingSince, found <= since { continue }
+                oldest = entry
+            }
+            guard let oldest else {
+                reportFull()
+                return false
+            }
             closed(because: .full)
             reportFull()
-            guard let oldest else { return false }
-            forget(oldest.channel)
+            forget(oldest.channel, notifying: false)
             oldest.channel.close(promise: nil)
         }
-        clock += 1
-        entries[ObjectIdentifier(channel)] = Entry(channel: channel, waitingSince: clock)
+        entries[ObjectIdentifier(channel)] = Entry(channel: channel, waitingSince: now)
         series?.open.set(to: Double(entries.count))
-        channel.closeFuture.whenComplete { _ in self.forget(channel) }
+        channel.closeFuture.whenComplete { _ in self.forget(channel, notifying: true) }
         return true
     }
 
@@ -168,8 +197,8 @@ final class ConnectionTable: @unchecked Sendable {
 
     /// The connection's answer is written: it waits for a request, the newest to do so.
     func waiting(_ channel: any Channel) {
-        clock += 1
-        entries[ObjectIdentifier(channel)]?.waitingSince = clock
+        entries[ObjectIdentifier(channel)]?.waitingSince = .now()
+        entries[ObjectIdentifier(channel)]?.answered = true
     }
 
     /// Counts a connection the listener closed.
@@ -195,38 +224,82 @@ final class ConnectionTable: @unchecked Sendable {
         return .seconds(1)
     }
 
-    private func forget(_ channel: any Channel) {
+    /// Takes a closed connection out; `notifying` says so to `roomMade` (not when `admit` itself
+    /// made the room).
+    private func forget(_ channel: any Channel, notifying: Bool) {
         guard entries.removeValue(forKey: ObjectIdentifier(channel)) != nil else { return }
         series?.open.set(to: Double(entries.count))
+        if notifying { roomMade?() }
     }
 
     private func reportFull() {
         fullReports.report { suppressed in
-            let more = suppressed > 0 ? "; \(suppressed) more closed since the last report" : ""
+            let more = suppressed > 0 ? "; \(suppressed) more times since the last report" : ""
             logger?.warning(
-                "/metrics has its \(limits.connections) connections open: each new one takes the place of the one waiting longest for a request\(more)",
+                "/metrics has its \(limits.connections) connections open: new ones wait in the backlog, then each takes the place of the one waiting longest for a request\(more)",
                 metadata: ["event": "metrics-listener-full"])
         }
     }
 }
 
 /// On the server channel, before NIO's accept handler: each accepted connection goes through
-/// the table, which closes it or another to keep within the cap.
-final class ConnectionCap: ChannelInboundHandler, Sendable {
+/// the table. With no room, it is held (accepted, not yet served) and accepting stops, so the
+/// next ones wait in the kernel's backlog, until a connection closes or one has idled past its
+/// grace. Touched only on the listener's event loop.
+final class ConnectionCap: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = any Channel
     typealias InboundOut = any Channel
 
     private let table: ConnectionTable
+    private var context: ChannelHandlerContext?
+    /// Accepted past the cap, oldest first: at most what one read accepts.
+    private var held: [NIOAny] = []
+    /// While connections are held: the next look for a connection idle past the grace.
+    private var recheck: Scheduled<Void>?
 
     init(_ table: ConnectionTable) { self.table = table }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        table.roomMade = { [weak self] in self?.admitHeld() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        recheck?.cancel()
+        table.roomMade = nil
+        self.context = nil
+        // Never registered: closing one only closes its socket (as NIO's AcceptHandler does).
+        for data in held { unwrapInboundIn(data).close(promise: nil) }
+        held = []
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let accepted = unwrapInboundIn(data)
-        if table.admit(accepted) {
-            context.fireChannelRead(data)
+        held.append(data)
+        admitHeld()
+    }
+
+    /// Serves the held connections while there is room; accepts again once none is held.
+    private func admitHeld() {
+        guard let context else { return }
+        while let first = held.first, table.admit(unwrapInboundIn(first)) {
+            held.removeFirst()
+            context.fireChannelRead(first)
+        }
+        let options = context.channel.syncOptions
+        if held.isEmpty {
+            recheck?.cancel()
+            recheck = nil
+            // Turning autoRead on again reads (accepts) at once.
+            if (try? options?.getOption(.autoRead)) == false { try? options?.setOption(.autoRead, value: true) }
         } else {
-            // Not yet registered: closing it only closes its socket (as NIO's AcceptHandler does).
-            accepted.close(promise: nil)
+            try? options?.setOption(.autoRead, value: false)
+            if recheck == nil {
+                let grace = TimeAmount(min(table.limits.freshEvictionGrace, table.limits.evictionGrace))
+                recheck = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(grace.nanoseconds / 2)) {
+                    self.recheck = nil
+                    self.admitHeld()
+                }
+            }
         }
     }
 }

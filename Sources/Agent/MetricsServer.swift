@@ -14,7 +14,8 @@ import NameResolution
 /// - `AcceptBackoffHandler` on the server channel: accept pauses a second on EMFILE, ENFILE,
 ///   ENOBUFS, ENOMEM (ServerBootstrap's future-based `bind` does not add it, and without it
 ///   accept spins on a readable listening socket);
-/// - a handler of its own before NIO's accept handler for the connection cap (`ConnectionCap`);
+/// - a handler of its own before NIO's accept handler for the connection cap (`ConnectionCap`),
+///   which stops accepting (autoRead off) while it is full, leaving new connections in the backlog;
 /// - `IdleStateHandler` (read idle) for connections that send nothing;
 /// - the HTTP decoder's `NIOHTTPDecoderLimitConfiguration` for the size of a request's head;
 /// - `HTTPServerPipelineHandler` (pipelining assistance): it hands over one request at a time and
@@ -62,6 +63,8 @@ public final class MetricsServer: Sendable {
         }()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
+            // Past the cap, what one read accepted is held until there is room: a few.
+            .serverChannelOption(.maxMessagesPerRead, value: UInt(MetricsListenerLimits.acceptedPerRead))
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -49,10 +49,17 @@ enum ProbeEndpointBenchmark {
         let target = e.hosts["sni-a.lab.test"] ?? "https://sni-a.lab.test/"
         let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target
         let probeURL = URL(string: "http://127.0.0.1:\(port)/probe?target=\(encoded)&scenario=direct-sni")!
-        func get() async -> (seconds: Double, status: Int) {
+        /// One GET of `/probe`: its time, its status (0 when none came) and, then, why not.
+        func get() async -> (seconds: Double, status: Int, failure: String?) {
             let started = Date()
-            let status = (try? await session.data(from: probeURL)).flatMap { ($0.1 as? HTTPURLResponse)?.statusCode }
-            return (Date().timeIntervalSince(started), status ?? 0)
+            do {
+                let status = (try await session.data(from: probeURL).1 as? HTTPURLResponse)?.statusCode ?? 0
+                return (Date().timeIntervalSince(started), status, nil)
+            } catch {
+                // What a failed request met, by kind: the count of each is printed.
+                let failure = (error as? URLError).map { "URLError \($0.code.rawValue): \($0.localizedDescription)" }
+                return (Date().timeIntervalSince(started), 0, failure ?? "\(error)")
+            }
         }
         var ready = false
         for _ in 0..<100 where !ready {
@@ -97,8 +104,8 @@ enum ProbeEndpointBenchmark {
             return peak
         }
         let began = Date()
-        let results = await withTaskGroup(of: (seconds: Double, status: Int).self) { group in
-            var results: [(seconds: Double, status: Int)] = []
+        let results = await withTaskGroup(of: (seconds: Double, status: Int, failure: String?).self) { group in
+            var results: [(seconds: Double, status: Int, failure: String?)] = []
             var started = 0
             while started < min(atOnce, total) {
                 group.addTask { await get() }
@@ -123,6 +130,9 @@ enum ProbeEndpointBenchmark {
                 total, atOnce, probeConcurrency, percentile(times, 0.5), percentile(times, 0.99),
                 results.filter { $0.status == 503 }.count, results.filter { $0.status == 0 }.count, wall,
                 await peak.value))
+        var failures: [String: Int] = [:]
+        for failure in results.compactMap(\.failure) { failures[failure, default: 0] += 1 }
+        for (failure, count) in failures.sorted(by: { $0.value > $1.value }) { print("  failed \(count): \(failure)") }
         kill(pid, SIGTERM)
         agent.waitUntilExit()
         try await lab.shutdown()

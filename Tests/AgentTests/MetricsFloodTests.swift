@@ -2,11 +2,16 @@
 // its connection cap, and a client pipelining requests without reading the answers.
 import Agent
 import Foundation
+import Lab
 import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
+#endif
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
 #endif
 
 /// A raw TCP client on loopback that does only what the test says: connect and send nothing,
@@ -141,6 +146,58 @@ struct MetricsFloodTests {
                 flood.count, limit, baseline.0, during.0, baseline.1, during.1))
         run.signal(SIGTERM)
         #expect(await run.exitStatus(within: 10) == 0)
+    }
+
+    @Test(
+        "800 /probe requests 200 at a time, past the 128-connection cap: each is answered, 200 or 503 at once, none reset or closed unanswered"
+    )
+    func probesPastTheCap() async throws {
+        let lab = try await Lab.start()
+        let cache = try lab.resolverCache()
+        let metrics = AgentMetrics(labels: [])
+        let probe = ProbeEndpoint(engine: lab.engine(cache), settings: .standard, metrics: metrics)
+        let server = try await MetricsServer(host: "127.0.0.1", port: 0, metrics: metrics, probe: probe) {
+            metrics.exposition()
+        }
+        let target = lab.url("sni-a.lab.test").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let url = try #require(
+            URL(string: "http://127.0.0.1:\(server.port)/probe?target=\(target)&scenario=direct-sni"))
+        // As a load generator (or several Prometheus servers) sends them: keep-alive connections,
+        // reused as soon as an answer comes, up to 200 at once.
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 200
+        configuration.timeoutIntervalForRequest = 60
+        let session = URLSession(configuration: configuration)
+        let requests = 800
+        let ends = await withTaskGroup(of: String.self) { group in
+            func get() async -> String {
+                do {
+                    return "\((try await session.data(from: url).1 as? HTTPURLResponse)?.statusCode ?? 0)"
+                } catch {
+                    return (error as? URLError).map { "URLError \($0.code.rawValue): \($0.localizedDescription)" }
+                        ?? "\(error)"
+                }
+            }
+            var ends: [String: Int] = [:]
+            for _ in 0..<200 { group.addTask { await get() } }
+            var started = 200
+            for await end in group {
+                ends[end, default: 0] += 1
+                if started < requests {
+                    group.addTask { await get() }
+                    started += 1
+                }
+            }
+            return ends
+        }
+        let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+        session.invalidateAndCancel()
+        await server.close()
+        try await lab.shutdown()
+        let full = total(exposition, "ipdirect_listener_connections_closed_total", ["reason": "full"])
+        print("\(requests) /probe, 200 at a time: \(ends.sorted { $0.key < $1.key }); closed full: \(full)")
+        #expect(ends.keys.allSatisfy { $0 == "200" || $0 == "503" }, "\(ends)")
+        #expect(ends["200", default: 0] > 0)
     }
 
     @Test(
