@@ -10,6 +10,11 @@ import Prometheus
 ///
 /// A registry per answer: nothing of one probe outlives its answer, so the series of the targets
 /// Prometheus asks about never accumulate in the agent.
+///
+/// Not a `ReportExporter`: that is a sink for a stream of reports, finished once; this is a pure
+/// function of one answer, which needs what a report does not hold (the module's judgement, the
+/// wall time within the scrape's budget) and must answer when the probe ran out of budget and
+/// made no report at all.
 public enum ProbeExposition {
     /// What the answer says of one probe besides the report.
     public struct Facts: Sendable {

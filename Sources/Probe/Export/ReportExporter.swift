@@ -29,8 +29,7 @@ public struct ReportContext: Sendable, Equatable {
 /// metrics, traces and rotating JSON Lines; `probe`, the console's export and the agent hand
 /// reports to exporters only through this protocol.
 ///
-/// To add an exporter (a `/probe` endpoint that answers with one target's Prometheus series,
-/// say):
+/// To add an exporter (Prometheus remote write, say):
 /// 1. Write a type here in Probe/Export when any command may write it, or in Agent when it
 ///    needs the agent's registry or labels, and conform it. `record` gets every report,
 ///    from several tasks at once, and must neither block on the network nor throw: queue what
