@@ -156,15 +156,17 @@ struct ChildRun {
     /// The exit status, or 128 + the signal that ended it.
     var status: Int32
 
-    /// Runs a program, stdout discarded, stderr kept in `scratch` and shown when it fails.
+    /// Runs a program, stdout discarded (or written to `stdout`), stderr kept in `scratch` and
+    /// shown when it fails.
     static func run(
-        _ path: String, _ arguments: [String], environment: [String: String], scratch: String
+        _ path: String, _ arguments: [String], environment: [String: String], scratch: String,
+        stdout: String = "/dev/null"
     ) throws
         -> ChildRun
     {
         let errors = scratch + "/stderr.txt"
         let start = DispatchTime.now().uptimeNanoseconds
-        let pid = try spawn(path, arguments, environment: environment, stdout: "/dev/null", stderr: errors)
+        let pid = try spawn(path, arguments, environment: environment, stdout: stdout, stderr: errors)
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
@@ -294,8 +296,9 @@ struct NginxOrigin {
         waitpid(pid, &status, 0)
     }
 
-    /// A port nobody listens on now (the kernel's pick for port 0).
-    private static func freePort() throws -> Int {
+    /// A port nobody listens on now (the kernel's pick for port 0); the other benchmarks' servers
+    /// take theirs here too.
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BenchError("cannot open a socket to find a free port") }
         defer { close(fd) }

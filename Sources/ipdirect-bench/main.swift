@@ -12,6 +12,7 @@ let benchmarks: [(name: String, run: () async throws -> Void)] = [
     ("compare", CompareBenchmark.run),
     ("agent", AgentBenchmark.run),
     ("probe-endpoint", ProbeEndpointBenchmark.run),
+    ("probe-blackbox", BlackboxBenchmark.run),
     ("startup", StartupBenchmark.run),
 ]
 
@@ -28,7 +29,7 @@ func releaseIPDirect(_ benchmark: String) -> String? {
 }
 
 /// Run only when named (`ipdirect-bench agent`): they take minutes, not seconds.
-let longRunning: Set<String> = ["agent", "probe-endpoint"]
+let longRunning: Set<String> = ["agent", "probe-endpoint", "probe-blackbox"]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
 for benchmark in benchmarks
