@@ -145,16 +145,7 @@ enum BlackboxBenchmark {
         /// The process's peak resident memory so far, in MB (VmHWM).
         var peakMegabytes: Double { AgentBenchmark.residentMegabytes(pid, field: "VmHWM:") }
 
-        func stop() {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            for _ in 0..<100 {
-                if waitpid(pid, &status, WNOHANG) == pid { return }
-                usleep(50_000)
-            }
-            kill(pid, SIGKILL)
-            waitpid(pid, &status, 0)
-        }
+        func stop() { ChildRun.stop(pid, with: SIGTERM) }
     }
 
     /// One round of one exporter: the requests' wall time, the exporter's CPU, each answer.

@@ -204,6 +204,18 @@ struct ChildRun {
         return pid
     }
 
+    /// Sends `signal` to a child started by `spawn` and waits for it: 5 s, then SIGKILL.
+    static func stop(_ pid: pid_t, with signal: Int32) {
+        kill(pid, signal)
+        var status: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(pid, &status, WNOHANG) == pid { return }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+    }
+
     private static func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
 }
 
@@ -285,16 +297,7 @@ struct NginxOrigin {
     }
 
     /// Asks nginx to quit (SIGQUIT: finish what runs, then exit) and waits for it.
-    func stop() {
-        kill(pid, SIGQUIT)
-        var status: Int32 = 0
-        for _ in 0..<100 {
-            if waitpid(pid, &status, WNOHANG) == pid { return }
-            usleep(50_000)
-        }
-        kill(pid, SIGKILL)
-        waitpid(pid, &status, 0)
-    }
+    func stop() { ChildRun.stop(pid, with: SIGQUIT) }
 
     /// A port nobody listens on now (the kernel's pick for port 0); the other benchmarks' servers
     /// take theirs here too.
