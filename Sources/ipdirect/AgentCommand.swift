@@ -302,9 +302,14 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
         let cache = session.cache
         let settings = ProbeEndpointSettings(
             concurrency: probeConcurrency, margin: ProbeEndpointSettings.standard.margin, timeout: options.timeout)
+        // Its own multi loop: room for every scenario of each probe --probe-concurrency lets run
+        // (the agent's --concurrency bounds its own rounds, not /probe's).
+        var endpointOptions = options
+        endpointOptions.concurrency = probeConcurrency * Scenario.allCases.count
+        let probing = endpointOptions
         return { metrics in
             ProbeEndpoint(
-                engine: ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options),
+                engine: ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: probing),
                 settings: settings, modules: modules, allow: allow,
                 resolvers: ProbeResolvers(configuration: session.configuration.resolver, allow: allow),
                 rewrite: { session.labTarget($0) }, metrics: metrics)
