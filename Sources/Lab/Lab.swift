@@ -236,7 +236,9 @@ public final class Lab: Sendable {
                 try await listener.open()
             }
             let localDNS = try await LabLocalDNSServers.start(
-                responder: LabDNSResponder(zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger), ca: ca,
+                responder: LabDNSResponder(
+                    zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger, networkFaults: options.networkFaults),
+                ca: ca,
                 group: group, connections: connections, ledger: ledger,
                 ports: (LabRole.hijacked.port(after: options.portBase), LabRole.dns.port(after: options.portBase)))
             listeners += localDNS.listeners
