@@ -104,20 +104,13 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             canaryName: hosts.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
             lab: session.lab.map(Self.labFacts))
 
-        // Progress only where someone watches: a line per check as it finishes, on a terminal.
-        let showProgress = ProgressLine.stderrIsTerminal
-        if showProgress {
-            ErrorVoice.say(
-                "doctor: \(DoctorChecks.all.count) checks at once, at most \(ResolutionError.format(within)) s")
-        }
+        let progress = DoctorProgress(color: color)
+        progress.start(checks: DoctorChecks.all.count, within: within)
         let started = ContinuousClock.now
         // The host probes run beside the checks, so --within bounds both.
         async let probed = probeHosts(session, within: budget)
         var report = await DoctorRunner().run(context, provider: session.providerDescription) { finding in
-            guard showProgress else { return }
-            let line =
-                "  \(finding.status.rawValue)  \(finding.check.title) (\(DoctorTable.elapsed(finding.durationMs)))"
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            progress.finished(finding)
         }
         report.hosts = await probed
         report.durationMs = (ContinuousClock.now - started).inSeconds * 1000
@@ -125,6 +118,7 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
 
         switch format {
         case .table:
+            progress.clearIfTableFollows()
             let style = TerminalSize.tableStyle(color: color, toFile: false)
             FileHandle.standardOutput.write(Data(DoctorTable.render(report, style: style).utf8))
         case .json:

@@ -21,13 +21,13 @@ public enum DoctorTable {
     public static func render(_ report: DoctorReport, style: TableStyle = .plain) -> String {
         var out = "ipdirect doctor: " + TerminalText.escaped(report.provider) + "\n"
         let titleWidth = DoctorCheckID.allCases.map { $0.title.count }.max() ?? 0
-        let statusWidth = DoctorStatus.allCases.map(\.rawValue.count).max() ?? 0
         // The sentences start in a column of their own, after the status and the title.
         let indent = String(repeating: " ", count: 2 + statusWidth + 2 + titleWidth + 2)
         for finding in report.findings {
             let head =
-                "  " + paint(TerminalText.padded(finding.status.rawValue, to: statusWidth), finding.status, style)
-                + "  " + TerminalText.padded(finding.check.title, to: titleWidth) + "  "
+                "  " + statusCell(finding.status, style) + "  "
+                + TerminalText.padded(finding.check.title, to: titleWidth)
+                + "  "
             out += block(head: head, indent: indent, finding.seen, style)
             if let advice = finding.advice, finding.status != .pass {
                 out += block(head: indent, indent: indent + "  ", "→ " + advice, style)
@@ -39,8 +39,8 @@ public enum DoctorTable {
             let hostIndent = String(repeating: " ", count: 2 + statusWidth + 2 + hostWidth + 2)
             for host in report.hosts {
                 let head =
-                    "  " + paint(TerminalText.padded(host.status.rawValue, to: statusWidth), host.status, style)
-                    + "  " + TerminalText.padded(TerminalText.escaped(host.host), to: hostWidth) + "  "
+                    "  " + statusCell(host.status, style) + "  "
+                    + TerminalText.padded(TerminalText.escaped(host.host), to: hostWidth) + "  "
                 out += block(head: head, indent: hostIndent, host.verdict, style)
             }
         }
@@ -72,7 +72,13 @@ public enum DoctorTable {
         return lines.enumerated().map { index, line in (index == 0 ? head : indent) + line + "\n" }.joined()
     }
 
-    private static func paint(_ cell: String, _ status: DoctorStatus, _ style: TableStyle) -> String {
+    /// The cells a status takes: the longest status's width.
+    static let statusWidth = DoctorStatus.allCases.map(\.rawValue.count).max() ?? 0
+
+    /// A status padded to one width and coloured when the style says so (green pass, dim skipped,
+    /// yellow warn, red fail), for the table and the progress lines alike.
+    public static func statusCell(_ status: DoctorStatus, _ style: TableStyle) -> String {
+        let cell = TerminalText.padded(status.rawValue, to: statusWidth)
         guard style.color else { return cell }
         switch status {
         case .pass: return ProbeTable.colored(cell, "1;32")
