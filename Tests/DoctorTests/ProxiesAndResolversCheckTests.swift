@@ -47,6 +47,14 @@ import Testing
         #expect(result.advice?.contains("to NO_PROXY") == true)
     }
 
+    @Test("a proxy written without a scheme, as curl takes it, keeps its password hidden too")
+    func schemelessProxyPasswordHidden() async throws {
+        let result = try await finding(environment: ["all_proxy": "user:hunter2@proxy.example:3128"])
+        #expect(result.status == .warn, "\(result.seen)")
+        #expect(result.seen.contains("all_proxy=user:[redacted]@proxy.example:3128"))
+        #expect(!result.seen.contains("hunter2") && !result.trace.contains { $0.text.contains("hunter2") })
+    }
+
     @Test("NO_PROXY as curl reads it: the service's address listed, a domain suffix with a leading dot for --host")
     func noProxyCoversThem() async throws {
         let covered = try await finding(

@@ -12,8 +12,12 @@ struct ProxyVariables: Sendable, Equatable {
         var name: String
         var value: String
 
-        /// `NAME=value` with any password in the value hidden.
-        var shown: String { "\(name)=\(Redaction.url(value))" }
+        /// `NAME=value` with any password in the value hidden, also in curl's scheme-less form
+        /// (`user:password@proxy:3128`, which curl reads as http).
+        var shown: String {
+            guard !value.contains("://") else { return "\(name)=\(Redaction.url(value))" }
+            return "\(name)=" + Redaction.url("http://" + value).dropFirst("http://".count)
+        }
     }
 
     /// Every proxy and no-proxy variable that is set and not empty, in the order curl looks.
