@@ -1,9 +1,11 @@
 // The IP stack check against the lab: this machine's own stack passes on the clean lab, and the
 // lab's DNS64 (the nat64 fault) is found the RFC 7050 way, with its prefix and an address to use.
 
+import ConfigurationSources
 import Doctor
 import Foundation
 import LabFaults
+import NameResolution
 import Testing
 
 @Suite struct IPStackCheckTests {
@@ -36,5 +38,16 @@ import Testing
         #expect(finding.seen.contains("plain.lab.test's 127.0.0.1 is 64:ff9b::7f00:1"))
         let advice = try #require(finding.advice)
         #expect(advice.contains("64:ff9b::/96") && advice.contains("64:ff9b::7f00:1"))
+    }
+
+    @Test("a resolver that gives no answer at all: NAT64 is said to be not known, not absent")
+    func unansweredDiscoveryIsNotKnown() async {
+        // Nothing listens on port 1: the query is refused, which says nothing about AAAA records.
+        let context = DoctorContext(
+            resolver: ResolverConfiguration(provider: .alicloud, endpoint: "https://127.0.0.1:8443", timeout: 1),
+            environment: [:], budget: .seconds(6), lab: DoctorLabFacts(dnsServer: "127.0.0.1:1"))
+        let finding = await check.run(context)
+        #expect(finding.seen.contains("NAT64 not known (ipv4only.arpa got no answer: "), "\(finding.seen)")
+        #expect(!finding.seen.contains("no NAT64"))
     }
 }

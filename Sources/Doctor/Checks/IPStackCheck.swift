@@ -50,8 +50,8 @@ struct IPStackCheck: DoctorCheck {
                     reproduce: reproduce)
             }
             let seen =
-                "This machine is \(stack); no NAT64 (\(NAT64Prefix.discoveryName) has no AAAA); the SDKs would "
-                + "detect \(sdk.rawValue) and ask HTTPDNS for \(asks)."
+                "This machine is \(stack); \(nat64.clause); the SDKs would detect \(sdk.rawValue) and ask HTTPDNS "
+                + "for \(asks)."
             return DoctorFinding(check: id, status: .pass, seen: seen, trace: trace, reproduce: reproduce)
         }
 
@@ -83,6 +83,15 @@ struct IPStackCheck: DoctorCheck {
         var answer: String
         /// The dig command that asks the same.
         var dig: String
+        /// Why there is no answer to read, when the resolver gave none at all (a timeout, a
+        /// server failure) rather than saying the name has no AAAA.
+        var unanswered: String? = nil
+
+        /// The clause a passing finding says about NAT64.
+        var clause: String {
+            guard let unanswered else { return "no NAT64 (\(NAT64Prefix.discoveryName) has no AAAA)" }
+            return "NAT64 not known (\(NAT64Prefix.discoveryName) got no answer: \(unanswered))"
+        }
     }
 
     /// Asks the system resolver (with the lab, the lab's DNS server in its place) for the AAAA
@@ -107,7 +116,8 @@ struct IPStackCheck: DoctorCheck {
         if answer.ipv6.isEmpty {
             let why = answer.error.map { "\($0)" } ?? "no address"
             trace.append(.init(.seen, "no AAAA for \(NAT64Prefix.discoveryName): \(why)"))
-            return Discovery(prefix: nil, answer: "", dig: dig)
+            let unanswered = Self.saysNoAAAA(answer.error) ? nil : why
+            return Discovery(prefix: nil, answer: "", dig: dig, unanswered: unanswered)
         }
         let listed = answer.ipv6.map(\.text).joined(separator: ", ")
         trace.append(.init(.seen, "AAAA \(NAT64Prefix.discoveryName): \(listed)"))
@@ -118,6 +128,17 @@ struct IPStackCheck: DoctorCheck {
                 prefix.map { "the well-known 192.0.0.170/171 sit inside: NAT64 prefix \($0)" }
                     ?? "no well-known address inside: not a DNS64 synthesis"))
         return Discovery(prefix: prefix, answer: listed, dig: dig)
+    }
+
+    /// Whether a lookup's failure says the name has no AAAA (NXDOMAIN, NODATA), as opposed to
+    /// no answer at all.
+    private static func saysNoAAAA(_ failure: ResolutionFailure?) -> Bool {
+        switch failure {
+        case nil: return true
+        case .systemDNS(.noSuchName)?, .systemDNS(.noAddressOfFamily)?, .systemDNS(.noAddress)?: return true
+        case .dnsServer(_, .noSuchName)?, .dnsServer(_, .noData)?: return true
+        default: return false
+        }
     }
 
     /// The canary's IPv4 answer from HTTPDNS inside the prefix (`plain.lab.test's 127.0.0.1 is
