@@ -61,6 +61,9 @@ public struct LabOptions: Sendable {
     /// The clock signatures are checked against, in seconds since 1970; nil for the system clock.
     /// Requests signed at a known time (an SDK's captured ones) are checked with a clock at it.
     public var clock: (@Sendable () -> Int)?
+    /// How far ahead of this machine the service's clock runs under the `clock-skew` fault, in
+    /// seconds: past the v2 signature's 600 s window, so a request signed now arrives expired.
+    public static let clockSkewSeconds = 900
 
     public init(
         portBase: Int? = nil, fault: HTTPDNSFault = .none, stateDirectory: String? = nil,
