@@ -54,12 +54,10 @@ struct AccountCheck: DoctorCheck {
         } catch {
             return DoctorFinding(check: id, status: .skipped, seen: "No query can be built: \(error).")
         }
-        if let block = unsigned.block {
-            return DoctorFinding(
-                check: id, status: .skipped,
-                seen: "The service at \(unsigned.target) \(block.sentence), so the account could not be asked.",
-                advice: "The service reachability check says why the service cannot be reached.", trace: trace,
-                reproduce: reproduce)
+        if let blocked = unsigned.unreachable(
+            id, so: "the account could not be asked", trace: trace, reproduce: reproduce)
+        {
+            return blocked
         }
         let unsignedCode = unsigned.reading.code.flatMap { $0 == "success" ? nil : $0 }
         let signingRequired = unsignedCode == "UnsignedInterfaceDisabled"
@@ -85,12 +83,13 @@ struct AccountCheck: DoctorCheck {
                 reproduce: reproduce)
         }
         var signed: ServiceExchange
+        var clockNote = ""
         do {
             signed = try await send(signed: true, now: Date())
             // A clock the service disagrees with is the clock check's finding: sign again on the
             // service's time, as the SDKs do once they know the offset, to look at the account alone.
             if let code = signed.reading.code, Self.clockCodes.contains(code), let date = signed.serviceDate {
-                notes.append("signed requests arrive expired by this machine's clock (\(code)); signed on the service's")
+                clockNote = " when signed by the service's clock (by this machine's they are refused: \(code))"
                 signed = try await send(signed: true, now: date.date)
             }
         } catch {
@@ -99,15 +98,15 @@ struct AccountCheck: DoctorCheck {
                 advice: "Check IPDIRECT_HTTPDNS_SECRET (or secret in the configuration file).", trace: trace,
                 reproduce: reproduce)
         }
-        if let block = signed.block {
-            return DoctorFinding(
-                check: id, status: .skipped, seen: "The service at \(signed.target) \(block.sentence).", trace: trace,
-                reproduce: reproduce)
+        if let blocked = signed.unreachable(
+            id, so: "the signed request had no answer", trace: trace, reproduce: reproduce)
+        {
+            return blocked
         }
         if let code = signed.reading.code, code != "success" {
             return refusal(code, signed, context: context, trace: trace, reproduce: reproduce)
         }
-        notes.append("signed requests are answered")
+        notes.append("signed requests are answered" + clockNote)
         return await withCanary(context, configured: signed, notes: notes, trace: trace, reproduce: reproduce)
     }
 
@@ -210,20 +209,29 @@ struct Canary {
 
     /// The account's finding with the canary's result; `configuredSentence` says what was learnt before.
     func finding(check: DoctorCheckID, configuredSentence: String) -> DoctorFinding {
-        let before = configuredSentence.isEmpty ? "" : configuredSentence.prefix(1).uppercased() + configuredSentence.dropFirst() + "; "
+        var finding = plainFinding(check: check, before: configuredSentence.isEmpty ? "" : configuredSentence + "; ")
+        finding.seen = finding.seen.prefix(1).uppercased() + finding.seen.dropFirst()
+        return finding
+    }
+
+    private func plainFinding(check: DoctorCheckID, before: String) -> DoctorFinding {
         switch result {
         case .success(let answer):
             let ips = answer.ipv4.isEmpty ? "no address" : answer.ipv4.map(\.text).joined(separator: ", ")
             return DoctorFinding(
-                check: check, status: .pass, seen: "\(before)the canary \(name) resolved to \(ips) through \(provider).")
+                check: check, status: .pass, seen: "\(before)the canary \(name) resolved to \(ips) through \(provider)."
+            )
         case .failure where failedOnClock:
             return DoctorFinding(
                 check: check, status: .pass,
-                seen: "\(before)the canary \(name) is refused by this machine's clock alone (the clock check's finding).")
+                seen:
+                    "\(before)the canary \(name) is refused by this machine's clock alone (the clock check's finding).")
         case .failure(let error):
             return DoctorFinding(
-                check: check, status: .fail, seen: "\(before)the canary \(name) did not resolve through \(provider): \(error).",
-                advice: "Resolve it with `ipdirect resolve \(name) -v` to see each step, and check the account's settings.")
+                check: check, status: .fail,
+                seen: "\(before)the canary \(name) did not resolve through \(provider): \(error).",
+                advice:
+                    "Resolve it with `ipdirect resolve \(name) -v` to see each step, and check the account's settings.")
         }
     }
 }

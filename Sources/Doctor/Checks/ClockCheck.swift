@@ -47,19 +47,19 @@ struct ClockCheck: DoctorCheck {
         let exchange = await ServiceExchange.send(url, checkName: checkName, context: context)
         let trace = exchange.trace
         let reproduce = [exchange.reproduce]
-        if let block = exchange.block {
-            return DoctorFinding(
-                check: id, status: .skipped,
-                seen: "The service at \(exchange.target) \(block.sentence), so its clock could not be read.",
-                advice: "The service reachability check says why the service cannot be reached.", trace: trace,
-                reproduce: reproduce)
+        if let blocked = exchange.unreachable(
+            id, so: "its clock could not be read", trace: trace, reproduce: reproduce)
+        {
+            return blocked
         }
         guard let date = exchange.serviceDate else {
             return DoctorFinding(
-                check: id, status: .skipped, seen: "The service at \(exchange.target) sent no Date header to compare with.",
+                check: id, status: .skipped,
+                seen: "The service at \(exchange.target) sent no Date header to compare with.",
                 trace: trace, reproduce: reproduce)
         }
-        let offset = Int(date.date.timeIntervalSince(exchange.localMidpoint).rounded())
+        // A Date names its whole second: its middle is the best guess of the service's time.
+        let offset = Int(date.date.addingTimeInterval(0.5).timeIntervalSince(exchange.localMidpoint).rounded())
         let window = Self.window(configuration)
         let code = exchange.reading.code
         var seen = Self.offsetSentence(offset) + " (its Date: \(date.text))"
@@ -74,7 +74,8 @@ struct ClockCheck: DoctorCheck {
         if let window, abs(offset) >= window {
             let rejected = "; a signed request lives \(window) s, so every one would be rejected"
             return DoctorFinding(
-                check: id, status: signs ? .fail : .warn, seen: seen + rejected + (signs ? "." : " (none is signed now)."),
+                check: id, status: signs ? .fail : .warn,
+                seen: seen + rejected + (signs ? "." : " (none is signed now)."),
                 advice: Self.setClockAdvice(window), trace: lines, reproduce: reproduce)
         }
         if abs(offset) > Self.warnAfterSeconds {

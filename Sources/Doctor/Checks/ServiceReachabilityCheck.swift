@@ -85,7 +85,8 @@ struct ServiceReachabilityCheck: DoctorCheck {
             guard case .intercepted(let issuer, _) = exchange.block else { return nil }
             return (exchange.target, issuer)
         }
-        let count = reports.count == 1 ? "the service's one address" : "all \(reports.count) service addresses"
+        let count =
+            reports.count == 1 ? "the service's one address answers" : "all \(reports.count) service addresses answer"
         if let (target, issuer) = intercepted.first {
             let others = intercepted.count > 1 ? " (and \(intercepted.count - 1) more)" : ""
             return (
@@ -97,7 +98,10 @@ struct ServiceReachabilityCheck: DoctorCheck {
             )
         }
         if blocked.isEmpty {
-            return (.pass, "\(count.prefix(1).uppercased() + count.dropFirst()) answer: \(working.map(\.workingSentence).joined(separator: "; ")).", nil)
+            let schemes = Set(reports.flatMap { $0.exchanges.map { $0.url.hasPrefix("https") ? "HTTPS" : "HTTP" } })
+            let over = schemes.sorted().joined(separator: " and ")
+            let answered = working.map(\.workingSentence).joined(separator: "; ")
+            return (.pass, "\(count.prefix(1).uppercased() + count.dropFirst()) over \(over): \(answered).", nil)
         }
         let blockedText = blocked.map(\.blockedSentence).joined(separator: "; ")
         if working.isEmpty {

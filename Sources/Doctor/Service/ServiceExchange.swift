@@ -91,10 +91,12 @@ struct ServiceExchange: Sendable {
         guard let failure = record.failure else {
             return record.status >= 500 ? .serverError(record.status) : nil
         }
-        if failure.osErrno == Int(ECONNREFUSED) { return .refused }
-        if failure.osErrno == Int(ECONNRESET) { return .reset }
+        // The errno is read only where the kind says a connection was refused or broke: a
+        // timeout's may be left over from an earlier call.
         switch failure.kind {
         case .timeout: return .timeout(seconds: timeout.inSeconds, connected: record.connectUs > 0)
+        case .connect where failure.osErrno == Int(ECONNREFUSED): return .refused
+        case .connect where failure.osErrno == Int(ECONNRESET): return .reset
         case .transfer: return .reset
         case .certificate: return .certificate(TerminalText.escaped(failure.message, cutAt: 200))
         default: return .unreachable(TerminalText.escaped(failure.message, cutAt: 200))
@@ -130,7 +132,8 @@ struct ServiceExchange: Sendable {
     /// This machine's time halfway through the exchange: the moment the service's `Date` is
     /// compared with.
     var localMidpoint: Date {
-        record.startedAt.addingTimeInterval(Double(record.startTransferUs > 0 ? record.startTransferUs : record.totalUs) / 2e6)
+        record.startedAt.addingTimeInterval(
+            Double(record.startTransferUs > 0 ? record.startTransferUs : record.totalUs) / 2e6)
     }
 
     /// The service's refusal code and answer mode, when the body is a JSON answer.
@@ -151,6 +154,18 @@ struct ServiceExchange: Sendable {
             lines.append(DoctorTraceLine(.seen, TerminalText.quoted(bytes: record.body, cutAt: 160)))
         }
         return lines
+    }
+
+    /// The skipped finding of a check that could not ask the service because this exchange was
+    /// blocked (nil when it was not): the reachability check's finding says why.
+    func unreachable(
+        _ check: DoctorCheckID, so consequence: String, trace: [DoctorTraceLine], reproduce: [String]
+    ) -> DoctorFinding? {
+        guard let block else { return nil }
+        return DoctorFinding(
+            check: check, status: .skipped, seen: "The service at \(target) \(block.sentence), so \(consequence).",
+            advice: "The service reachability check says why the service cannot be reached.", trace: trace,
+            reproduce: reproduce)
     }
 
     /// The curl command that repeats the exchange; a signature or other secret value is a

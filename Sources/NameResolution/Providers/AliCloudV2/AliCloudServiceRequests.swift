@@ -27,7 +27,8 @@ public enum AliCloudServiceRequests {
         _ configuration: ResolverConfiguration
     ) throws(ResolutionError) -> (addresses: [Address], fixed: Bool) {
         let account = configuration.account ?? ""
-        if let endpoint = configuration.endpoint.flatMap({ $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }) {
+        if let endpoint = configuration.endpoint.flatMap({ $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }
+        ) {
             let base =
                 configuration.provider == .alicloudLegacy
                 ? AliCloudProvider.base(endpoint, account: account) : trimmedBase(endpoint)
