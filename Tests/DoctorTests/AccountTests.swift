@@ -22,6 +22,17 @@ import Testing
         }
     }
 
+    @Test func theConfiguredCipherIsWhatTheServiceAnswers() async throws {
+        try await DoctorLab.run { context, lab in
+            var context = context
+            context.resolver.cipher = .aesCBC
+            context.resolver.key = lab.endpoints.keys.aesKey
+            let finding = await check(context)
+            #expect(finding.status == .pass, "\(finding)")
+            #expect(finding.seen.contains("sealed with AES-CBC as configured"), "\(finding.seen)")
+        }
+    }
+
     @Test func anAccountRefusingUnsignedRequestsWithNoSecretFailsSayingSigningIsRequired() async throws {
         try await DoctorLab.run(faults: [.unsignedRefused]) { context, _ in
             var context = context

@@ -37,4 +37,25 @@ import Testing
             #expect(finding.advice?.contains("NTP") == true)
         }
     }
+
+    /// The clock check against a lab whose service clock is `skew` seconds off this machine's.
+    private func check(skew: Int) async throws -> DoctorFinding {
+        var options = LabOptions()
+        options.clock = { Int(Date().timeIntervalSince1970) + skew }
+        return try await withLab(options) { lab in await check(DoctorLab.context(lab)) }
+    }
+
+    @Test func aServiceClockAMinuteAheadWarnsAndSignedRequestsStillWork() async throws {
+        let finding = try await check(skew: 60)
+        #expect(finding.status == .warn, "\(finding)")
+        #expect(finding.seen.contains("s ahead of this machine's"), "\(finding.seen)")
+        #expect(!finding.seen.contains("refused"), "\(finding.seen)")
+    }
+
+    @Test func aServiceClockBehindByMoreThanTheWindowWarnsSinceTheExpiryStaysAhead() async throws {
+        // Behind, the service sees the expiry further ahead, not past: v2 refuses only a day ahead.
+        let finding = try await check(skew: -900)
+        #expect(finding.status == .warn, "\(finding)")
+        #expect(finding.seen.contains("s behind this machine's"), "\(finding.seen)")
+    }
 }

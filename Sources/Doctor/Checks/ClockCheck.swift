@@ -71,8 +71,12 @@ struct ClockCheck: DoctorCheck {
                 check: id, status: .fail, seen: seen + ".", advice: Self.setClockAdvice(window), trace: lines,
                 reproduce: reproduce)
         }
-        if let window, abs(offset) >= window {
-            let rejected = "; a signed request lives \(window) s, so every one would be rejected"
+        if let window, Self.rejects(offset: offset, window: window, provider: configuration.provider) {
+            let rejected =
+                offset > 0
+                ? "; a signed request lives \(window) s, so every one would arrive expired"
+                : "; every signed request's expiry would lie more than a day ahead of the service's time"
+
             return DoctorFinding(
                 check: id, status: signs ? .fail : .warn,
                 seen: seen + rejected + (signs ? "." : " (none is signed now)."),
@@ -85,6 +89,18 @@ struct ClockCheck: DoctorCheck {
         }
         let life = window.map { "; a signed request lives \($0) s" } ?? ""
         return DoctorFinding(check: id, status: .pass, seen: seen + life + ".", trace: lines, reproduce: reproduce)
+    }
+
+    /// How far ahead of the service's time v2 takes a signature's expiry (its `InvalidDuration`
+    /// beyond), in seconds.
+    static let v2MaximumDuration = 24 * 3600
+
+    /// Whether the service refuses every signed request at this offset: a service ahead by the
+    /// window or more sees each arrive expired (`SignatureExpired`); v2 behind by so much that the
+    /// expiry lies more than a day ahead refuses it as too long (`InvalidDuration`).
+    static func rejects(offset: Int, window: Int, provider: ProviderKind) -> Bool {
+        if offset >= window { return true }
+        return provider == .alicloud && -offset > v2MaximumDuration - window
     }
 
     /// Whether the configured provider signs its queries.
