@@ -30,6 +30,17 @@ import Testing
         }
     }
 
+    @Test func aDoHEndpointIsReachedAtItsOwnAddressAndScheme() async throws {
+        try await DoctorLab.run { context, lab in
+            var context = context
+            context.resolver.provider = .doh
+            context.resolver.endpoint = lab.endpoints.httpdnsTLS + "/dns-query"
+            let finding = await check(context)
+            #expect(finding.status == .pass, "\(finding)")
+            #expect(finding.seen.contains("one address answers over HTTPS: 127.0.0.1"), "\(finding.seen)")
+        }
+    }
+
     @Test func aServiceAddressThatRefusesIsNamedAndTheOtherIsTheWayOut() async throws {
         try await DoctorLab.run(faults: [.serviceBlocked]) { context, _ in
             let finding = await check(context)

@@ -175,12 +175,18 @@ struct Canary {
         configuration.timeout = min(configuration.timeout, context.exchangeTimeout.inSeconds)
         do throws(ResolutionError) {
             let provider = try ProviderFactory.make(configuration)
-            do throws(ResolutionError) {
-                let answer = try await provider.resolve(context.canaryName, families: [.v4])
-                return Canary(name: context.canaryName, provider: provider.name, result: .success(answer))
-            } catch {
-                return Canary(name: context.canaryName, provider: provider.name, result: .failure(error))
+            // The provider may ask several start IPs in turn before its query: one bound for all.
+            let limit = context.exchangeTimeout
+            let result = await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
+                do throws(ResolutionError) {
+                    return .success(try await provider.resolve(context.canaryName, families: [.v4]))
+                } catch {
+                    return .failure(error)
+                }
             }
+            return Canary(
+                name: context.canaryName, provider: provider.name,
+                result: result ?? .failure(.timeout(seconds: limit.inSeconds)))
         } catch {
             return Canary(name: context.canaryName, provider: configuration.provider.rawValue, result: .failure(error))
         }
