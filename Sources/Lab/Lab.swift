@@ -140,7 +140,8 @@ public final class Lab: Sendable {
                 tls: LabTLS(
                     byName: [:],
                     fallback: try ca.issue(
-                        dnsNames: ["httpdns.lab.test"], addresses: [loopback4, LabCertificateAuthority.ipv6Loopback]
+                        dnsNames: [LabEndpoints.serviceName],
+                        addresses: [loopback4, LabCertificateAuthority.ipv6Loopback]
                     ).serverContext()),
                 respond: respond),
         ]

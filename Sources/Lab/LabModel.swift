@@ -194,6 +194,10 @@ public struct LabEndpoints: Sendable, Codable {
         self.zone = zone
     }
 
+    /// The name the service's certificate carries on every service IP, as Alibaba's carries
+    /// 203.107.1.1: a client checks each service IP's certificate against it (`service_name`).
+    public static let serviceName = "httpdns.lab.test"
+
     /// The port of a host's base URL, e.g. `port(of: "sni-a.lab.test")`.
     public func port(of name: String) -> Int? {
         guard let url = hosts[name], let components = URLComponents(string: url) else { return nil }

@@ -17,7 +17,7 @@ import Testing
         try await DoctorLab.run { context, _ in
             let finding = await check(context)
             #expect(finding.status == .pass, "\(finding)")
-            #expect(finding.seen.contains("the canary single.lab.test resolved to 127.0.0.1"), "\(finding.seen)")
+            #expect(finding.seen.contains("the canary \(context.canaryName) resolved to 127.0.0.1"), "\(finding.seen)")
             #expect(!finding.trace.contains { $0.text.contains(context.resolver.secret ?? "-") })
         }
     }

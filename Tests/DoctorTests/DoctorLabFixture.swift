@@ -31,7 +31,7 @@ enum DoctorLab {
         resolver.dnsServer = try? DNSServer.parse(e.dns)
         // The name the lab's service certificate carries, checked on every service address as
         // the SDKs check 203.107.1.1's.
-        resolver.serviceName = "httpdns.lab.test"
+        resolver.serviceName = LabEndpoints.serviceName
         let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
         return DoctorContext(
             resolver: resolver, hosts: hosts, canaryName: hosts.first ?? "single.lab.test", environment: [:],
