@@ -46,8 +46,12 @@ public struct DoctorContext: Sendable {
 public struct DoctorLabFacts: Sendable {
     /// The lab's DNS server, standing in for the system resolver as in `--lab` elsewhere.
     public var dnsServer: String
+    /// The ports every lab service address listens on for HTTP and HTTPS, standing in for the
+    /// real service IPs' 80 and 443; nil off the lab.
+    public var servicePorts: (http: Int, https: Int)?
 
-    public init(dnsServer: String) {
+    public init(dnsServer: String, servicePorts: (http: Int, https: Int)? = nil) {
         self.dnsServer = dnsServer
+        self.servicePorts = servicePorts
     }
 }

@@ -96,7 +96,7 @@ extension HTTPDNSService {
             }
             guard exp >= now() else { return failure(.signatureExpired) }
             guard exp <= now() + Self.v2MaximumDuration else { return failure(.invalidDuration) }
-        } else if account == keys.signedOnlyAccount {
+        } else if account == keys.signedOnlyAccount || refusesUnsigned {
             return failure(.unsignedInterfaceDisabled)
         }
         // Everything that travels in the clear, and what `enc` carried when sealed.

@@ -12,6 +12,9 @@ struct HTTPDNSService: Sendable {
     var keys: LabKeys
     /// The clock for signature expiry, in seconds since 1970.
     var now: @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+    /// Refuses unsigned queries of every account with `UnsignedInterfaceDisabled`, as an account
+    /// whose console turned the unsigned interface off (the `unsigned-refused` fault).
+    var refusesUnsigned = false
 
     /// An answer and what it was about, for the query log.
     struct Answer: Sendable {
@@ -74,6 +77,8 @@ struct HTTPDNSService: Sendable {
                 return failure(.invalidSignature)
             }
             guard let expiry = Int(t), expiry >= now() else { return failure(.signatureExpired) }
+        } else if refusesUnsigned {
+            return failure(.unsignedInterfaceDisabled)
         }
         // `ip=` asks for the answer of another client address (the C SDK's client_ip).
         let clientIP = request.query["ip"] ?? request.remoteAddress ?? "127.0.0.1"

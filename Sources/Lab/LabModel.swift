@@ -61,6 +61,9 @@ public struct LabOptions: Sendable {
     /// The clock signatures are checked against, in seconds since 1970; nil for the system clock.
     /// Requests signed at a known time (an SDK's captured ones) are checked with a clock at it.
     public var clock: (@Sendable () -> Int)?
+    /// How far ahead of this machine the service's clock runs under the `clock-skew` fault, in
+    /// seconds: past the v2 signature's 600 s window, so a request signed now arrives expired.
+    public static let clockSkewSeconds = 900
 
     public init(
         portBase: Int? = nil, fault: HTTPDNSFault = .none, stateDirectory: String? = nil,
@@ -190,6 +193,10 @@ public struct LabEndpoints: Sendable, Codable {
         self.hosts = hosts
         self.zone = zone
     }
+
+    /// The name the service's certificate carries on every service IP, as Alibaba's carries
+    /// 203.107.1.1: a client checks each service IP's certificate against it (`service_name`).
+    public static let serviceName = "httpdns.lab.test"
 
     /// The port of a host's base URL, e.g. `port(of: "sni-a.lab.test")`.
     public func port(of name: String) -> Int? {

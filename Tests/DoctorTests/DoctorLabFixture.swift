@@ -29,8 +29,12 @@ enum DoctorLab {
             provider: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
             timeout: 5)
         resolver.dnsServer = try? DNSServer.parse(e.dns)
+        // The name the lab's service certificate carries, checked on every service address as
+        // the SDKs check 203.107.1.1's.
+        resolver.serviceName = LabEndpoints.serviceName
+        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
         return DoctorContext(
-            resolver: resolver, hosts: hosts, environment: [:], budget: budget,
-            lab: DoctorLabFacts(dnsServer: e.dns))
+            resolver: resolver, hosts: hosts, canaryName: hosts.first ?? "single.lab.test", environment: [:],
+            budget: budget, lab: DoctorLabFacts(dnsServer: e.dns, servicePorts: ports))
     }
 }
