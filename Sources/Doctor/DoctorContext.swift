@@ -46,8 +46,12 @@ public struct DoctorContext: Sendable {
 public struct DoctorLabFacts: Sendable {
     /// The lab's DNS server, standing in for the system resolver as in `--lab` elsewhere.
     public var dnsServer: String
+    /// The lab's connectivity check URL (answers 204 with an empty body), standing in for
+    /// `connectivitycheck.gstatic.com/generate_204`; a captive portal answers it otherwise.
+    public var connectivityCheckURL: String?
 
-    public init(dnsServer: String) {
+    public init(dnsServer: String, connectivityCheckURL: String? = nil) {
         self.dnsServer = dnsServer
+        self.connectivityCheckURL = connectivityCheckURL
     }
 }

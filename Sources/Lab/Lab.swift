@@ -148,7 +148,10 @@ public final class Lab: Sendable {
         let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
         return [
             LabServer(
-                role: .plain, addresses: ["127.0.0.1"], tls: nil, respond: origin(.plain, .routeByHost(plainNames))),
+                role: .plain, addresses: ["127.0.0.1"], tls: nil,
+                respond: connectivityCheckResponder(
+                    portal: options.networkFaults.contains(.captivePortal), ledger: ledger,
+                    next: origin(.plain, .routeByHost(plainNames)))),
             LabServer(
                 role: .single, addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin(.single)),
             LabServer(
@@ -236,7 +239,9 @@ public final class Lab: Sendable {
                 try await listener.open()
             }
             let localDNS = try await LabLocalDNSServers.start(
-                responder: LabDNSResponder(zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger), ca: ca,
+                responder: LabDNSResponder(
+                    zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger, networkFaults: options.networkFaults),
+                ca: ca,
                 group: group, connections: connections, ledger: ledger,
                 ports: (LabRole.hijacked.port(after: options.portBase), LabRole.dns.port(after: options.portBase)))
             listeners += localDNS.listeners

@@ -34,6 +34,8 @@ struct LabDNSResponder: Sendable {
     var zone: LabZone
     var slowDelay: Double
     var ledger: LabLedger
+    /// The network faults in force; the responder applies `nat64`.
+    var networkFaults: Set<NetworkFault> = []
 
     /// The reply to `message`, nil for bytes that are no query (no reply at all, as servers do).
     func reply(_ message: [UInt8], overTCP: Bool) -> (bytes: [UInt8], delay: Double)? {
@@ -229,6 +231,8 @@ final class LabDNSDatagramHandler: ChannelInboundHandler {
     init(responder: LabDNSResponder) { self.responder = responder }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // `udp53-filtered`: the query is dropped as a filter on the path would, with no reply.
+        if responder.networkFaults.contains(.udp53Filtered) { return }
         let envelope = unwrapInboundIn(data)
         guard let (reply, delay) = responder.reply(Array(envelope.data.readableBytesView), overTCP: false) else {
             return

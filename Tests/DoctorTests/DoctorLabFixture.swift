@@ -22,6 +22,9 @@ enum DoctorLab {
         }
     }
 
+    /// The name the doctor's checks resolve on the lab when no `--host` is given.
+    static let canary = "plain.lab.test"
+
     /// The context for a running lab.
     static func context(_ lab: Lab, hosts: [String] = [], budget: Duration = .seconds(15)) -> DoctorContext {
         let e = lab.endpoints
@@ -29,8 +32,9 @@ enum DoctorLab {
             provider: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
             timeout: 5)
         resolver.dnsServer = try? DNSServer.parse(e.dns)
+        // The canary is a name the lab serves: the public default is unknown to it.
         return DoctorContext(
-            resolver: resolver, hosts: hosts, environment: [:], budget: budget,
-            lab: DoctorLabFacts(dnsServer: e.dns))
+            resolver: resolver, hosts: hosts, canaryName: hosts.first ?? canary, environment: [:], budget: budget,
+            lab: DoctorLabFacts(dnsServer: e.dns, connectivityCheckURL: e.connectivityCheckURL))
     }
 }
