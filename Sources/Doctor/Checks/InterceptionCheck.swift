@@ -7,60 +7,88 @@ import NameResolution
 import Probe
 import TerminalText
 
-/// Asks the connectivity check URL once over plain HTTP, following nothing, and reads what came.
+/// Asks connectivity check URLs once each over plain HTTP, following nothing, and reads what came.
 struct InterceptionCheck: DoctorCheck {
     let id = DoctorCheckID.interception
 
-    /// The public connectivity check Android uses: 204 with an empty body from anywhere not intercepted.
-    static let publicCheckURL = "http://connectivitycheck.gstatic.com/generate_204"
+    /// Public connectivity checks that answer 204 with an empty body from anywhere not intercepted:
+    /// Android's, and Xiaomi's, which answers where Google's addresses are out of reach.
+    static let publicCheckURLs = [
+        "http://connectivitycheck.gstatic.com/generate_204", "http://connect.rom.miui.com/generate_204",
+    ]
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
-        let url = context.lab?.connectivityCheckURL ?? Self.publicCheckURL
+        let urls = context.lab?.connectivityCheckURL.map { [$0] } ?? Self.publicCheckURLs
         let timeout = context.stepTimeout
-        var trace: [DoctorTraceLine] = [
+        var trace = [
             DoctorTraceLine(
                 .note,
                 context.lab == nil
-                    ? "the public connectivity check (Android's): it answers 204 with an empty body"
-                    : "the lab's connectivity check: it answers 204 with an empty body"),
-            DoctorTraceLine(.sent, "GET \(url)"),
+                    ? "public connectivity checks (Android's, Xiaomi's): each answers 204 with an empty body"
+                    : "the lab's connectivity check: it answers 204 with an empty body")
         ]
-        let reproduce = [
+        let reproduce = urls.map { url in
             [
                 "curl", "-sS", "-i", "--max-time", String(max(1, Int(timeout.inSeconds.rounded(.up)))),
                 ReproduceCommand.quoted(url),
             ]
             .joined(separator: " ")
-        ]
-        // No redirect followed: a portal shows itself by where it sends the client.
-        let record = await TransferLoop.shared.perform(
-            TransferSpec(url: url, timeout: timeout, bodyLimit: .keepFirst(4096)))
-        if let failure = record.failure {
-            trace.append(DoctorTraceLine(.seen, failure.description))
+        }
+        // At once, and no redirect followed: a portal shows itself by where it sends the client.
+        let records = await withTaskGroup(of: (Int, TransferRecord).self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask {
+                    (
+                        index,
+                        await TransferLoop.shared.perform(
+                            TransferSpec(url: url, timeout: timeout, bodyLimit: .keepFirst(4096)))
+                    )
+                }
+            }
+            var records: [Int: TransferRecord] = [:]
+            for await (index, record) in group { records[index] = record }
+            return urls.indices.compactMap { index in records[index].map { (url: urls[index], record: $0) } }
+        }
+        for (url, record) in records { trace += Self.trace(url, record) }
+        let reached = records.filter { $0.record.failure == nil }
+        if reached.isEmpty {
+            let why = records.map { "\($0.url) (\($0.record.failure?.description ?? "no answer"))" }
+                .joined(separator: "; ")
             return DoctorFinding(
                 check: id, status: .skipped,
-                seen: "The connectivity check \(url) could not be reached (\(failure)), so nothing could be compared.",
+                seen: "No connectivity check could be reached, so nothing could be compared: \(why).",
                 trace: trace, reproduce: reproduce)
         }
-        trace.append(DoctorTraceLine(.seen, record.statusLine ?? "HTTP \(record.status)"))
-        for field in record.responseHeaders
-        where ["location", "content-type", "server"].contains(field.name.lowercased()) {
-            trace.append(DoctorTraceLine(.seen, "\(field.name): \(field.value)"))
-        }
-        if !record.body.isEmpty {
-            trace.append(DoctorTraceLine(.seen, TerminalText.quoted(bytes: record.body, cutAt: 200)))
-        }
-        if record.status == 204 && record.responseBytes == 0 {
+        if let (url, record) = reached.first(where: { !($0.record.status == 204 && $0.record.responseBytes == 0) }) {
             return DoctorFinding(
-                check: id, status: .pass,
-                seen: "\(url) answered 204 with an empty body, as it should: nothing on the path rewrites plain HTTP.",
+                check: id, status: .fail, seen: Self.altered(url, record),
+                advice:
+                    "A captive portal or transparent proxy answers plain HTTP here: sign in to the network (open the page in a browser) or leave it; until then HTTP requests, HTTPDNS over HTTP among them, get its page.",
                 trace: trace, reproduce: reproduce)
         }
         return DoctorFinding(
-            check: id, status: .fail, seen: Self.altered(url, record),
-            advice:
-                "A captive portal or transparent proxy answers plain HTTP here: sign in to the network (open the page in a browser) or leave it; until then HTTP requests, HTTPDNS over HTTP among them, get its page.",
+            check: id, status: .pass,
+            seen:
+                "\(reached.map(\.url).joined(separator: " and ")) answered 204 with an empty body, as it should: nothing on the path rewrites plain HTTP.",
             trace: trace, reproduce: reproduce)
+    }
+
+    /// What was sent and what came back, the body's start escaped.
+    static func trace(_ url: String, _ record: TransferRecord) -> [DoctorTraceLine] {
+        var lines = [DoctorTraceLine(.sent, "GET \(url)")]
+        if let failure = record.failure {
+            lines.append(DoctorTraceLine(.seen, failure.description))
+            return lines
+        }
+        lines.append(DoctorTraceLine(.seen, record.statusLine ?? "HTTP \(record.status)"))
+        for field in record.responseHeaders
+        where ["location", "content-type", "server"].contains(field.name.lowercased()) {
+            lines.append(DoctorTraceLine(.seen, "\(field.name): \(field.value)"))
+        }
+        if !record.body.isEmpty {
+            lines.append(DoctorTraceLine(.seen, TerminalText.quoted(bytes: record.body, cutAt: 200)))
+        }
+        return lines
     }
 
     /// What came back in place of 204 and nothing, in one sentence: the status, where a redirect
