@@ -32,6 +32,23 @@ import Testing
         }
     }
 
+    @Test func anAnswerChosenByTheClientsAddressWarnsThatIPChangesItNamingBothAnswers() async throws {
+        // geo.lab.test: the lab's service answers loopback clients 127.0.0.1 and others 127.0.0.4.
+        try await DoctorLab.run(hosts: ["geo.lab.test"], budget: .seconds(10)) { context, _ in
+            let local = try #require(
+                ClientAddressCheck.localAddress(MachineAddresses.current(), like: "127.0.0.1"),
+                "this machine has an address besides loopback")
+            let finding = await ClientAddressCheck().run(context)
+            #expect(finding.status == .warn, "\(finding)")
+            #expect(
+                finding.seen.contains(
+                    "ip= changes the answer: geo.lab.test for 127.0.0.1 127.0.0.1, for \(local) 127.0.0.4"),
+                "\(finding.seen)")
+            #expect(
+                finding.advice?.contains("sends its own address \(local) with ip=") == true, "\(finding.advice ?? "")")
+        }
+    }
+
     @Test func aPublicAddressThatIsNotThisMachinesPassesNamingBoth() {
         let finding = ClientAddressCheck.reading(
             reported: "203.0.113.9", own: ["127.0.0.1", "192.168.1.20"], local: "192.168.1.20",
