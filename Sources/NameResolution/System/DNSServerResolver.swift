@@ -1,5 +1,5 @@
 // A chosen DNS server asked directly, as `dig @server` would: c-ares over UDP (TCP when the reply
-// is truncated) with its own timeout, in place of getaddrinfo for the "system" column.
+// is truncated), or TCP only, with its own timeout, in place of getaddrinfo for the "system" column.
 import CCAres
 import Foundation
 import TerminalText
