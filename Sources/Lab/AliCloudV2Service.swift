@@ -147,7 +147,9 @@ extension HTTPDNSService {
                 return "{" + fields.joined(separator: ",") + "}"
             }
             var fields = [#""dn":\#(json(name))"#]
-            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4, v6: false))"#) }
+            if families.contains("4") {
+                fields.append(#""v4":\#(part(record?.ipv4(forClient: clientIP), v6: false))"#)
+            }
             if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6, v6: true))"#) }
             return "{" + fields.joined(separator: ",") + "}"
         }

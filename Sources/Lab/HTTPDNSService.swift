@@ -90,7 +90,7 @@ struct HTTPDNSService: Sendable {
                 // One record per type, each with its own TTL (the C SDK's batch answer shape).
                 for (family, v6) in [(Substring("4"), false), ("6", true)] where families.contains(family) {
                     let ttl = record?.ttl(v6) ?? 60
-                    let ips = (v6 ? record?.ipv6 : record?.ipv4) ?? []
+                    let ips = (v6 ? record?.ipv6 : record?.ipv4(forClient: clientIP)) ?? []
                     entries.append(
                         #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(ips)),"type":\#(v6 ? 28 : 1),"ttl":\#(ttl),"origin_ttl":\#(record?.originTTL ?? ttl)}"#
                     )
@@ -103,7 +103,7 @@ struct HTTPDNSService: Sendable {
         let record = zone.record(for: host)
         let ttl = record?.ttl ?? 60
         var fields = [#""host":\#(json(host))"#]
-        fields.append(#""ips":\#(json(families.contains("4") ? record?.ipv4 ?? [] : []))"#)
+        fields.append(#""ips":\#(json(families.contains("4") ? record?.ipv4(forClient: clientIP) ?? [] : []))"#)
         if families.contains("6") { fields.append(#""ipsv6":\#(json(record?.ipv6 ?? []))"#) }
         fields.append(#""ttl":\#(ttl)"#)
         fields.append(#""origin_ttl":\#(record?.originTTL ?? ttl)"#)

@@ -163,7 +163,10 @@ public final class Lab: Sendable {
         let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
         return [
             LabServer(
-                role: .plain, addresses: ["127.0.0.1"], tls: nil, respond: origin(.plain, .routeByHost(plainNames))),
+                role: .plain, addresses: ["127.0.0.1"], tls: nil,
+                respond: connectivityCheckResponder(
+                    portal: options.networkFaults.contains(.captivePortal), ledger: ledger,
+                    next: origin(.plain, .routeByHost(plainNames)))),
             LabServer(
                 role: .single, addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin(.single)),
             LabServer(

@@ -105,6 +105,10 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     /// What the HTTPDNS service answers for A queries. Not always IP literals: the
     /// `poisoned.lab.test` record carries junk on purpose.
     public var ipv4: [String]
+    /// What the alicloud formats answer for A queries from a client address that is not loopback
+    /// (the peer's, or the one `cip`/`ip=` names), as a CDN answers by where the client is; nil
+    /// answers `ipv4` to every client.
+    public var ipv4Elsewhere: [String]?
     /// What the HTTPDNS service answers for AAAA queries.
     public var ipv6: [String]
     /// TTL in seconds (of the AAAA records too, unless `ttlV6` says otherwise).
@@ -130,6 +134,7 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case name, ipv4, ipv6, ttl, origin, cname, rcode, extra
         case localDNS = "localdns"
+        case ipv4Elsewhere = "ipv4_elsewhere"
         case ttlV6 = "ttl_v6"
         case originTTL = "origin_ttl"
     }
@@ -146,6 +151,12 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
         self.origin = origin
         self.cname = cname
         self.localDNS = localDNS
+    }
+
+    /// The A records answered to `client`: `ipv4Elsewhere` for an address off this machine.
+    public func ipv4(forClient client: String) -> [String] {
+        guard let ipv4Elsewhere, !client.hasPrefix("127."), client != "::1" else { return ipv4 }
+        return ipv4Elsewhere
     }
 
     /// The TTL of one family's records.

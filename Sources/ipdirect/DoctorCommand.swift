@@ -99,8 +99,12 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             throw UsageError(error.message)
         }
         let budget = Duration.seconds(within)
+        var resolver = session.configuration.resolver
+        // The name the lab's service certificate carries, checked on every service address as
+        // the SDKs check 203.107.1.1's.
+        if session.lab != nil { resolver.serviceName = LabEndpoints.serviceName }
         let context = DoctorContext(
-            resolver: session.configuration.resolver, hosts: hosts,
+            resolver: resolver, hosts: hosts,
             canaryName: hosts.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
             lab: session.lab.map(Self.labFacts))
 
@@ -133,7 +137,9 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
 
     /// What the checks know of a lab started with `--lab`, since the doctor does not import the lab.
     static func labFacts(_ lab: Lab) -> DoctorLabFacts {
-        DoctorLabFacts(dnsServer: lab.endpoints.dns)
+        let e = lab.endpoints
+        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
+        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
     }
 
     /// The name the checks resolve end to end against the lab when no --host is given: one every

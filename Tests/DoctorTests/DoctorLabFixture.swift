@@ -22,6 +22,9 @@ enum DoctorLab {
         }
     }
 
+    /// The name the doctor's checks resolve on the lab when no `--host` is given.
+    static let canary = "plain.lab.test"
+
     /// The context for a running lab.
     static func context(_ lab: Lab, hosts: [String] = [], budget: Duration = .seconds(15)) -> DoctorContext {
         let e = lab.endpoints
@@ -33,8 +36,10 @@ enum DoctorLab {
         // the SDKs check 203.107.1.1's.
         resolver.serviceName = LabEndpoints.serviceName
         let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
+        // The canary is a name the lab serves: the public default is unknown to it.
         return DoctorContext(
-            resolver: resolver, hosts: hosts, canaryName: hosts.first ?? "single.lab.test", environment: [:],
-            budget: budget, lab: DoctorLabFacts(dnsServer: e.dns, servicePorts: ports))
+            resolver: resolver, hosts: hosts, canaryName: hosts.first ?? canary, environment: [:], budget: budget,
+            lab: DoctorLabFacts(
+                dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL))
     }
 }
