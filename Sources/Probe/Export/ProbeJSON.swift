@@ -49,7 +49,9 @@ extension PhaseTimings {
     }
 }
 
-enum ProbeJSON {
+/// The JSON conventions of every document ipdirect writes: `probe --format json`, and the
+/// doctor's report, which encodes with the same encoder.
+public enum ProbeJSON {
     /// One JSON Lines record (compact JSON and its newline); nil when the value cannot be encoded.
     static func line<T: Encodable>(_ value: T) -> Data? {
         guard var bytes = try? CompactJSONEncoder.encode(value) else { return nil }
@@ -63,7 +65,9 @@ enum ProbeJSON {
         try encoder(pretty: pretty).encode(NullWritingEncoder.Root(value: value))
     }
 
-    private static func encoder(pretty: Bool) -> JSONEncoder {
+    /// The encoder `probe --format json` writes with: slashes not escaped, dates as `timestamp`,
+    /// indented with sorted keys when `pretty`.
+    public static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]
