@@ -32,6 +32,16 @@ extension CellBuffer {
         }
         return column
     }
+
+    /// Draws the lines of a scrollable view in `rows`, from line `scroll`, which goes no further
+    /// than the last screenful.
+    mutating func draw(_ lines: [StyledLine], scrolledBy scroll: Int, rows: Range<Int>) {
+        var y = rows.lowerBound
+        for line in lines.dropFirst(max(0, min(scroll, lines.count - rows.count))).prefix(rows.count) {
+            draw(line, x: 0, y: y, width: width)
+            y += 1
+        }
+    }
 }
 
 /// Draws the whole console for a terminal of `size`.
@@ -64,6 +74,7 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
     case .events: drawEventsView(state, rows: body, into: &buffer)
     case .help: drawHelpView(state, rows: body, into: &buffer)
     case .compare: drawCompareView(state, rows: body, into: &buffer)
+    case .doctor: drawDoctorView(state, rows: body, into: &buffer)
     }
     if let panel = state.reproducePanel { drawReproducePanel(state, panel: panel, rows: body, into: &buffer) }
     drawHintLine(state, y: hintY, body: body.count, into: &buffer)
@@ -196,6 +207,14 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
                 : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")]
         case .help: hints = [(.down, "scroll"), (.back, "back")]
         case .compare: hints = [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back")]
+        case .doctor:
+            hints =
+                state.doctor.detailOpen
+                ? [(.back, "back"), (.reproduce, "copy commands"), (.down, "scroll"), (.export, "export")]
+                : [
+                    (.open, "detail"), (.doctor, "run again"), (.export, "export"), (.reproduce, "copy commands"),
+                    (.back, "close"),
+                ]
         }
         hints.append((.nextView, "next view"))
     }

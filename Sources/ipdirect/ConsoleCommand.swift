@@ -3,6 +3,7 @@
 import ArgumentParser
 import ConfigurationSources
 import Console
+import Doctor
 import Foundation
 import Lab
 import NameResolution
@@ -181,6 +182,19 @@ extension LiveConsoleEngine {
         options.scenarios = [scenario]
         options.allIPs = false
         return ProbeEngine(resolve: pinned, options: options).probe(text)
+    }
+
+    func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
+        await DoctorRunner().run(session.doctorContext(), provider: session.providerDescription, progress: progress)
+    }
+
+    func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {
+        do {
+            try PrivateFile.write(report.json(), to: path)
+        } catch {
+            throw ExportError(path: path, reason: error.description)
+        }
+        return path
     }
 
     func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String {
