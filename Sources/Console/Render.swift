@@ -225,10 +225,9 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
     var right: StyledLine = []
     if let filter = state.filters[state.view], !filter.isEmpty {
         right = [Span("filter: ", .dim), Span(state.glyphs.clip(filter, 20), .fg(.yellow))]
-    } else if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
-        let count = detailLines(record, state: state, width: buffer.width).count
+    } else if let (count, scroll) = scrolledDetail(state, width: buffer.width) {
         if count > body {
-            let first = max(0, min(state.detailScroll, count - body))
+            let first = max(0, min(scroll, count - body))
             right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
         }
     } else if state.view == .help {
@@ -242,6 +241,17 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
     let rightWidth = right.reduce(0) { $0 + $1.text.unicodeScalars.count }
     drawHints(labelled, tail: tail, from: 1, y: y, rightWidth: rightWidth, into: &buffer)
     if rightWidth > 0 { buffer.draw(right, x: buffer.width - rightWidth - 1, y: y, width: rightWidth) }
+}
+
+/// The open detail's line count and scroll (a trace's, a doctor check's); nil when none is open.
+private func scrolledDetail(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
+    if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
+        return (detailLines(record, state: state, width: width).count, state.detailScroll)
+    }
+    if state.view == .doctor && state.doctor.detailOpen {
+        return (doctorDetailLines(state, width: width).count, state.doctor.detailScroll)
+    }
+    return nil
 }
 
 /// Draws `key action` pairs from column `x`: those of `tail` always, the others in order while

@@ -138,6 +138,23 @@ struct DoctorViewTests {
         #expect(state.view == .probe)
     }
 
+    @Test("a long detail scrolls, says which lines show, and stops at its end")
+    func detailScrolls() {
+        var state = DoctorFixtures.opened()
+        var long = DoctorFixtures.reachability
+        long.trace = (1...40).map { DoctorTraceLine(.seen, "answer line \($0)") }
+        _ = reduce(into: &state, action: .doctorFinding(run: 1, long))
+        for _ in 0..<2 { _ = reduce(into: &state, action: .key(.down)) }
+        _ = reduce(into: &state, action: .key(.enter))
+        #expect(render(state).text.contains("lines 1-"), "\(render(state).text)")
+        _ = reduce(into: &state, action: .key(.character("G")))
+        let end = render(state).text
+        #expect(end.contains("curl -sS -m 5 'http://127.0.0.2:18080/"), "\(end)")
+        // Up from the end moves at once: the scroll went no further than the last screenful.
+        _ = reduce(into: &state, action: .key(.up))
+        #expect(render(state).text != end)
+    }
+
     @Test("Enter on a check still running says so and opens nothing")
     func detailWhileRunning() {
         var state = DoctorFixtures.opened()
