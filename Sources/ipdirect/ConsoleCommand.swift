@@ -15,8 +15,9 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
         discussion: """
             Press p, type a host or URL and press Enter to probe it every IP-direct way. Views: 1 probe, \
             2 cache, 3 traces, 4 events, 5 or ? help (every key). q quits. e exports the traces to \
-            export_dir (the configuration; the working directory by default). Needs a terminal; for \
-            scripts use 'ipdirect probe URL...'.
+            export_dir (the configuration; the working directory by default). D opens the doctor: every \
+            check of 'ipdirect doctor', filled in as each ends. Needs a terminal; for scripts use \
+            'ipdirect probe URL...'.
             """)
 
     static let examples: [(command: String, shows: String)] = [
