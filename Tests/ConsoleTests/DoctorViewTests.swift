@@ -155,6 +155,16 @@ struct DoctorViewTests {
         #expect(render(state).text != end)
     }
 
+    @Test("without a UTF-8 locale the doctor view and a detail draw in ASCII")
+    func ascii() {
+        var state = DoctorFixtures.finished()
+        state.glyphs = .ascii
+        #expect(render(state).cells.allSatisfy { $0.character.isASCII }, "\(render(state).text)")
+        #expect(DoctorFixtures.rows(render(state).text)[2].contains("x fail"))
+        _ = reduce(into: &state, action: .key(.enter))
+        #expect(render(state).cells.allSatisfy { $0.character.isASCII }, "\(render(state).text)")
+    }
+
     @Test("Enter on a check still running says so and opens nothing")
     func detailWhileRunning() {
         var state = DoctorFixtures.opened()
