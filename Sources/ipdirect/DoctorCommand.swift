@@ -127,10 +127,7 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             FileHandle.standardOutput.write(Data(DoctorTable.render(report, style: style).utf8))
         case .json:
             let pretty = pretty ?? (isatty(STDOUT_FILENO) == 1)
-            guard let document = ProbeExport.document(report, pretty: pretty) else {
-                throw CommandFailure("the doctor's report could not be written as JSON")
-            }
-            FileHandle.standardOutput.write(document + Data("\n".utf8))
+            FileHandle.standardOutput.write(report.json(pretty: pretty))
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
     }
