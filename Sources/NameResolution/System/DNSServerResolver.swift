@@ -164,10 +164,10 @@ public struct DNSServerResolver: Sendable {
         }
 
         let ordered = IPFamily.allCases.filter(families.contains)
-        var outcomes: [IPFamily: Outcome] = [:]
+        var outcomes: [(family: IPFamily, outcome: Outcome)] = []
         for family in ordered {
             let outcome = Outcome()
-            outcomes[family] = outcome
+            outcomes.append((family, outcome))
             let query: [UInt8]
             do {
                 query = try DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))
@@ -178,7 +178,9 @@ public struct DNSServerResolver: Sendable {
             ares_send(
                 channel, query, Int32(query.count),
                 { arg, status, _, reply, length in
-                    let outcome = Unmanaged<Outcome>.fromOpaque(arg!).takeRetainedValue()
+                    // Never nil: `arg` is the box passed to ares_send just below.
+                    guard let arg else { return }
+                    let outcome = Unmanaged<Outcome>.fromOpaque(arg).takeRetainedValue()
                     outcome.status = status
                     if let reply, length > 0 {
                         outcome.reply = Array(UnsafeBufferPointer(start: reply, count: Int(length)))
@@ -186,7 +188,7 @@ public struct DNSServerResolver: Sendable {
                 }, box)
         }
         drive(channel, until: Date().addingTimeInterval(timeout.inSeconds + 1)) {
-            outcomes.values.allSatisfy { $0.status != nil }
+            outcomes.allSatisfy { $0.outcome.status != nil }
         }
 
         var raw: [IPFamily: [String]] = [:]
@@ -195,8 +197,7 @@ public struct DNSServerResolver: Sendable {
         var chain: [String] = []
         var problems: [String] = []
         var missing = 0
-        for family in ordered {
-            let outcome = outcomes[family]!
+        for (family, outcome) in outcomes {
             switch outcome.status ?? ARES_ETIMEOUT {
             case ARES_SUCCESS:
                 do {

@@ -103,7 +103,7 @@ public struct AliCloudV2Provider: BatchResolving {
     /// A session id as the SDKs make one per launch: 12 base62 characters.
     static func newSessionID() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        return String((0..<12).map { _ in alphabet.randomElement()! })
+        return String((0..<12).map { _ in alphabet[Int.random(in: alphabet.indices)] })
     }
 
     static func query(_ families: Set<IPFamily>) -> String {
@@ -243,15 +243,15 @@ public struct AliCloudV2Provider: BatchResolving {
         }
         let dataObject: [String: Any]
         let responseMode = integer(object?["mode"]) ?? 0
-        switch responseMode {
-        case 0:
+        switch AliCloudV2Mode(rawValue: responseMode) {
+        case .plain:
             guard let plain = object?["data"] as? [String: Any] else {
                 throw .malformed(detail: "no 'data' object in the answer")
             }
             dataObject = plain
-        case 1, 2:
-            dataObject = try open(object?["data"], mode: AliCloudV2Mode(rawValue: responseMode)!)
-        default:
+        case let sealed?:
+            dataObject = try open(object?["data"], mode: sealed)
+        case nil:
             throw .malformed(detail: "the answer is sealed with mode \(responseMode), which ipdirect does not know")
         }
         return try Self.answers(dataObject, hosts: hosts, families: families, ms: ms, server: server)
@@ -462,7 +462,8 @@ final class AliCloudServiceIPs: Sendable {
 
     /// A nonce as the C SDK makes one for a signed `/ss`: 12 lowercase hex digits.
     static func newNonce() -> String {
-        String((0..<12).map { _ in "0123456789abcdef".randomElement()! })
+        let digits = Array("0123456789abcdef")
+        return String((0..<12).map { _ in digits[Int.random(in: digits.indices)] })
     }
 
     /// The `/ss` request: `region platform sdk_version sid`, then with a legacy secret `s t n`,
@@ -596,25 +597,32 @@ final class AliCloudServiceIPs: Sendable {
         if let fixed { return [fixed] }
         guard let discovery else { return [] }
         let time = now()
-        let (first, current, refresh) = schedule.withLock { s -> (Task<[Base], Never>?, [Base]?, Bool) in
+        // The lock hands out the list (and whether this call refreshes it) or the first discovery to wait for.
+        enum Next { case listed([Base], refresh: Bool), waiting(Task<[Base], Never>) }
+        let next = schedule.withLock { s -> Next in
             if let list = s.list {
                 let due = !s.refreshing && time.timeIntervalSince(s.askedAt) >= Self.refreshAfter
                 if due { s.startRefresh(at: time) }
-                return (nil, list, due)
+                return .listed(list, refresh: due)
             }
-            if s.first == nil {
-                s.askedAt = time
-                let problem = discoveryProblem
-                s.first = Task {
-                    await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
-                        ?? discovery.starts
-                }
+            if let first = s.first { return .waiting(first) }
+            s.askedAt = time
+            let problem = discoveryProblem
+            let first = Task {
+                await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
+                    ?? discovery.starts
             }
-            return (s.first, nil, false)
+            s.first = first
+            return .waiting(first)
         }
-        if refresh { refreshInBackground(discovery) }
-        if let current { return current }
-        let found = await first!.value
+        let first: Task<[Base], Never>
+        switch next {
+        case .listed(let current, let refresh):
+            if refresh { refreshInBackground(discovery) }
+            return current
+        case .waiting(let task): first = task
+        }
+        let found = await first.value
         return schedule.withLock { s in
             if s.list == nil { s.list = found }
             return s.list ?? found
