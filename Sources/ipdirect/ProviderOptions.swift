@@ -113,7 +113,7 @@ struct ProviderOptions: ParsableArguments {
         }
         if let dnsServer {
             do {
-                _ = try DNSServer.parse(dnsServer)
+                _ = try DNSServer.parse(dnsServer, setting: "--dns-server")
             } catch {
                 throw ValidationError(error.description)
             }

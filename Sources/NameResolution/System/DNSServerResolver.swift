@@ -27,8 +27,10 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`.
     ///
+    /// - Parameter setting: how the reader gave the text, leading the error (`--dns-server`, a file's key).
     /// - Throws: `ConfigurationError` saying what form is expected.
-    public static func parse(_ text: String, setting: String = "--dns-server") throws(ConfigurationError) -> DNSServer {
+    public static func parse(_ text: String, setting: String = "the DNS server") throws(ConfigurationError) -> DNSServer
+    {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         func bad(_ why: String) -> ConfigurationError {
             .io(
