@@ -9,7 +9,10 @@ import NameResolution
 import Probe
 import TerminalText
 
-extension ProviderKind: ExpressibleByArgument {}
+extension ProviderKind: ExpressibleByArgument {
+    /// The kinds in the registry's order, which `--help` lists and the shell completions offer.
+    public static var allValueStrings: [String] { ProviderRegistry.all.map(\.kind.rawValue) }
+}
 extension HTTPDNSCipher: ExpressibleByArgument {}
 extension DoHMethod: ExpressibleByArgument {}
 
