@@ -116,7 +116,7 @@ let package = Package(
         // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
         .target(name: "Signals", swiftSettings: strict),
 
-        // The lab's fault switch (one enum), shared by the lab and the console that cycles it.
+        // The lab's vocabulary the console shares: its fault switch (one enum), its suggested names.
         .target(name: "LabFaults", swiftSettings: strict),
 
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
@@ -125,7 +125,7 @@ let package = Package(
             dependencies: [
                 "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "BundledResources", "TerminalText",
                 "Signals",
-                "LabFaults",
+                "LabFaults", "Doctor",
             ],
             swiftSettings: strict),
 
@@ -166,10 +166,18 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // `ipdirect doctor`: checks of the network between this machine and its HTTPDNS service
+        // (IP stack, proxies, reachability, clock, account, DNS paths, client address, interception).
+        .target(
+            name: "Doctor",
+            dependencies: ["NameResolution", "Probe", "CurlTransport", "CCAres", "TerminalText"],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "ipdirect",
             dependencies: [
                 "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console", "TerminalText", "Signals", "Agent",
+                "Doctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -216,6 +224,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        .testTarget(
+            name: "DoctorTests",
+            dependencies: [
+                "Doctor", "NameResolution", "ConfigurationSources", "Probe", "Lab", "LabFaults", "TestSupport",
+            ],
+            swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(
             name: "ProbeTests", dependencies: ["Probe", "ConfigurationSources", "Lab", "TestSupport"],
@@ -226,7 +240,7 @@ let package = Package(
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
         .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Lab", "TestSupport"],
+            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Doctor", "Lab", "TestSupport"],
             exclude: ["__Snapshots__"],
             swiftSettings: strict),
     ],
