@@ -168,13 +168,13 @@ final class ConnectionTable: @unchecked Sendable {
             // request answered keeps its place, the one idle longest gives it up; but only once it
             // has idled its grace, so a request on its way is answered, not reset.
             let grace = (fresh: TimeAmount(limits.freshEvictionGrace), answered: TimeAmount(limits.evictionGrace))
-            var oldest: Entry?
-            for entry in entries.values {
+            // Bytes already in its socket are a request on its way: closing it would reset it.
+            let oldest = entries.values.compactMap { entry -> (Entry, NIODeadline)? in
                 guard let since = entry.waitingSince, since + (entry.answered ? grace.answered : grace.fresh) <= now
-                else { continue }
-                if let found = oldest?.waitingSince, found <= since { continue }
-                oldest = entry
+                else { return nil }
+                return (entry, since)
             }
+            .sorted { $0.1 < $1.1 }.lazy.map(\.0).first { !Self.hasUnreadBytes($0.channel) }
             guard let oldest else {
                 reportFull()
                 return false
@@ -188,6 +188,17 @@ final class ConnectionTable: @unchecked Sendable {
         series?.open.set(to: Double(entries.count))
         channel.closeFuture.whenComplete { _ in self.forget(channel, notifying: true) }
         return true
+    }
+
+    /// Whether bytes wait unread in the connection's socket: SO_MEMINFO's first counter, its
+    /// receive queue's memory; true when that cannot be told.
+    private static func hasUnreadBytes(_ channel: any Channel) -> Bool {
+        let meminfo = ChannelOptions.socketOption(NIOBSDSocket.Option(rawValue: 55))  // SO_MEMINFO
+        guard let read = try? channel.syncOptions?.getOption(meminfo) else { return true }
+        // NIO reads the option into an Int: the kernel wrote its first two u32 counters there, in
+        // memory order, and the receive queue's is the first.
+        let receiveQueue = withUnsafeBytes(of: read) { $0.load(as: UInt32.self) }
+        return receiveQueue != 0
     }
 
     /// The connection has a request being answered: it keeps its place.
