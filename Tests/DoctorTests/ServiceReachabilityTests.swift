@@ -75,7 +75,9 @@ import Testing
             #expect(!finding.seen.contains("Did not finish"), "the check outlived its bound: \(finding.seen)")
             #expect(finding.status == .warn, "\(finding)")
             #expect(
-                finding.seen.contains("127.0.0.3 timed out (2 s) over HTTP and HTTPS"),
+                finding.seen.contains(
+                    "127.0.0.3 timed out (\(ResolutionError.format(context.stepTimeout.inSeconds)) s) over HTTP and HTTPS"
+                ),
                 "\(finding.seen) \(finding.trace)")
             withExtendedLifetime(silent) {}
         }

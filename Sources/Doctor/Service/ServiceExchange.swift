@@ -57,7 +57,7 @@ struct ServiceExchange: Sendable {
     static func send(
         _ url: String, checkName: String? = nil, resolve: [String] = [], context: DoctorContext
     ) async -> ServiceExchange {
-        let timeout = context.exchangeTimeout
+        let timeout = context.stepTimeout
         let spec = TransferSpec(
             url: url, headers: [HeaderField(name: "User-Agent", value: context.resolver.sdk.userAgent)],
             timeout: timeout, caFile: context.resolver.caFile, resolve: resolve, checkName: checkName,
@@ -175,13 +175,5 @@ struct ServiceExchange: Sendable {
         return ReproduceCommand.command(
             for: ReproduceCommand.Exchange(
                 scenario: .systemDNS, url: probeURL, ip: nil, caFile: caFile, timeout: timeout))
-    }
-}
-
-extension DoctorContext {
-    /// How long one request to a service may take: the configured timeout, but at most a third of
-    /// the run's bound, so a check that asks twice in a row still ends within it.
-    var exchangeTimeout: Duration {
-        min(.milliseconds(Int(resolver.timeout * 1000)), budget / 3)
     }
 }
