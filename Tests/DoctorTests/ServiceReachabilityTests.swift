@@ -51,6 +51,21 @@ import Testing
         }
     }
 
+    @Test func whenNoServiceAddressAnswersTheCheckFails() async throws {
+        try await DoctorLab.run { context, _ in
+            var context = context
+            // A start address where nothing listens on the service's ports, and so no /ss list.
+            context.resolver.endpoint = nil
+            context.resolver.startIPs = ["https://127.0.0.5:\(context.lab?.servicePorts?.https ?? 0)"]
+            let finding = await check(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(
+                finding.seen == "No service address answers: 127.0.0.5 refused the connection over HTTP and HTTPS.",
+                "\(finding.seen)")
+            #expect(finding.advice?.contains("another network") == true)
+        }
+    }
+
     @Test func interceptedTLSFailsNamingTheIssuer() async throws {
         try await DoctorLab.run(faults: [.tlsIntercept]) { context, _ in
             let finding = await check(context)
