@@ -66,6 +66,23 @@ import Testing
         }
     }
 
+    @Test func anAddressThatResetsItsConnectionsIsNamedWithReset() async throws {
+        try await DoctorLab.run { context, lab in
+            var context = context
+            let ports = try #require(context.lab?.servicePorts)
+            let resetting = try [ports.http, ports.https].map {
+                try LoopbackListener(ip: "127.0.0.6", port: UInt16($0), silent: false)
+            }
+            for listener in resetting { listener.resetEach(upTo: 4) }
+            context.resolver.endpoint = nil
+            context.resolver.startIPs = ["https://127.0.0.6:\(ports.https)", lab.endpoints.httpdnsTLS]
+            let finding = await check(context)
+            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.seen.contains("127.0.0.6 reset the connection over HTTP and HTTPS"), "\(finding.seen)")
+            withExtendedLifetime(resetting) {}
+        }
+    }
+
     @Test func interceptedTLSFailsNamingTheIssuer() async throws {
         try await DoctorLab.run(faults: [.tlsIntercept]) { context, _ in
             let finding = await check(context)
