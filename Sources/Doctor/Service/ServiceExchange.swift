@@ -96,7 +96,9 @@ struct ServiceExchange: Sendable {
         switch failure.kind {
         case .timeout: return .timeout(seconds: timeout.inSeconds, connected: record.connectUs > 0)
         case .connect where failure.osErrno == Int(ECONNREFUSED): return .refused
-        case .connect where failure.osErrno == Int(ECONNRESET): return .reset
+        // A reset during the TLS handshake comes as a TLS failure carrying the errno.
+        case .connect where failure.osErrno == Int(ECONNRESET), .tls where failure.osErrno == Int(ECONNRESET):
+            return .reset
         case .transfer: return .reset
         case .certificate: return .certificate(TerminalText.escaped(failure.message, cutAt: 200))
         default: return .unreachable(TerminalText.escaped(failure.message, cutAt: 200))
