@@ -57,7 +57,7 @@ struct HostileInputTests {
             // The table quotes what it shows from outside; a server's text in an error
             // sentence, a verdict or a note reaches it escaped.
             var hostile = reports[0]
-            hostile.attempts[0].error = "server said: " + LabHostilePath.hostileReason
+            hostile.attempts[0].error = .reported("server said: " + LabHostilePath.hostileReason)
             hostile.verdict.summary = "no direct technique works: " + LabHostilePath.hostileHeader
             let table = ProbeExport.table([hostile])
             #expect(!Self.hasControl(table), "\(table)")
@@ -137,7 +137,7 @@ struct HostileInputTests {
             let attempt = try #require(report.attempts(.directSNI).first)
             #expect(attempt.outcome == .tooManyRedirects)
             #expect(attempt.hops.count == 1, "the loop is seen as soon as the same request would be made again")
-            #expect(attempt.error?.contains("redirect loop") == true)
+            #expect(attempt.error?.sentence.contains("redirect loop") == true)
             #expect(!report.verdict.works.contains(.directSNI))
             #expect(report.verdict.recommended == nil)
 
@@ -198,7 +198,7 @@ struct HostileInputTests {
             let attempt = try #require(report.attempts(.directSNI).first)
             #expect(attempt.outcome == .redirectRefused)
             #expect(attempt.hops.count == 1)
-            #expect(attempt.error?.contains("--allow-downgrade") == true)
+            #expect(attempt.error?.sentence.contains("--allow-downgrade") == true)
             #expect(report.verdict.works.isEmpty)
 
             var allowed = options

@@ -67,14 +67,14 @@ struct JSONLinesBytesTests {
             timings: PhaseTimings(
                 nameLookup: 0, connect: 0.1, tlsDone: 1e-7, preTransfer: 123_456_789.125, firstByte: 1e21,
                 total: 12.0),
-            certificate: certificate, error: hostile,
+            certificate: certificate, error: .reported(hostile),
             log: [CurlLogLine(atMs: 0.5, kind: .info, text: hostile), CurlLogLine(atMs: 3, kind: .headerIn, text: "")],
             startedAt: Date(timeIntervalSince1970: 1_700_000_000.001))
         let attempts = [
             Attempt(
                 url: "https://a.test/", scenario: .directSNI, ip: "192.0.2.1", ipSource: .httpdns, sni: "a.test",
                 checkedName: "a.test", outcome: .certNameMismatch, status: 200, httpVersion: "HTTP/2",
-                timings: hop.timings, certificate: certificate, error: hostile, hops: [hop, hop],
+                timings: hop.timings, certificate: certificate, error: .reported(hostile), hops: [hop, hop],
                 reproduce: "curl '\(hostile)'"),
             Attempt(url: "http://a.test/", scenario: .directHTTP, outcome: .skipped),
         ]

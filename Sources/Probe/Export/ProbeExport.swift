@@ -171,7 +171,7 @@ public enum ProbeExport {
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),
             ("_checkedName", hop.checkedName.map(JSONValue.string) ?? .null),
             ("_resolver", .string(hop.resolver.rawValue)),
-            ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map(JSONValue.string) ?? .null),
+            ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map { .string($0.sentence) } ?? .null),
             ("_originalURL", .string(hop.originalURL)), ("_hop", .int(index + 1)),
             ("_attempt", .string(attempt.id.uuidString)),
             ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null), ("_httpdns", httpdns),
@@ -203,7 +203,8 @@ public enum ProbeExport {
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", .null), ("_checkedName", .null),
             ("_resolver", .string(attempt.ipSource?.rawValue ?? "none")),
             ("_outcome", .string(attempt.outcome.rawValue)),
-            ("_error", attempt.error.map(JSONValue.string) ?? .null), ("_attempt", .string(attempt.id.uuidString)),
+            ("_error", attempt.error.map { .string($0.sentence) } ?? .null),
+            ("_attempt", .string(attempt.id.uuidString)),
             ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null), ("_httpdns", httpdns),
         ])
     }
