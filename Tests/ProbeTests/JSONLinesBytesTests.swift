@@ -38,8 +38,8 @@ struct JSONLinesBytesTests {
         return left != nil && left == right
     }
 
-    private static func written(_ report: URLReport) -> String {
-        String(decoding: ProbeExport.jsonLines([report], redact: false), as: UTF8.self)
+    private static func written(_ report: URLReport) throws -> String {
+        try exportedText([report], .jsonLines, redact: false)
     }
 
     /// Every C0 control, DEL, quotes, backslashes, slashes, bidi and zero-width characters,
@@ -91,7 +91,7 @@ struct JSONLinesBytesTests {
     @Test("hostile text, odd numbers and absent values: the document and escapes JSONEncoder wrote")
     func hostileBytes() throws {
         let report = Self.hostileReport()
-        let line = Self.written(report)
+        let line = try Self.written(report)
         let expected = try Self.foundationLine(report)
         #expect(try Self.sameDocument(line, expected))
         #expect(line.hasSuffix("}\n") && line.filter { $0 == "\n" }.count == 1)
