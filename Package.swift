@@ -125,7 +125,7 @@ let package = Package(
             dependencies: [
                 "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "BundledResources", "TerminalText",
                 "Signals",
-                "LabFaults",
+                "LabFaults", "Doctor",
             ],
             swiftSettings: strict),
 
@@ -166,10 +166,18 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // `ipdirect doctor`: checks of the network between this machine and its HTTPDNS service
+        // (IP stack, proxies, reachability, clock, account, DNS paths, client address, interception).
+        .target(
+            name: "Doctor",
+            dependencies: ["NameResolution", "Probe", "CurlTransport", "CCAres", "TerminalText"],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "ipdirect",
             dependencies: [
                 "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console", "TerminalText", "Signals", "Agent",
+                "Doctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -214,6 +222,12 @@ let package = Package(
             dependencies: [
                 "Agent", "Probe", "Lab", "NameResolution", "ConfigurationSources", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "DoctorTests",
+            dependencies: [
+                "Doctor", "NameResolution", "ConfigurationSources", "Probe", "Lab", "LabFaults", "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),

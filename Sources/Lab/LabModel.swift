@@ -41,6 +41,8 @@ public struct LabOptions: Sendable {
     public static let portBases: ClosedRange<Int> = 1...(65_535 - (LabRole.allCases.count - 1))
     /// The HTTPDNS fault at start-up.
     public var fault: HTTPDNSFault
+    /// The network faults the lab fakes from the start (one per doctor check); none by default.
+    public var networkFaults: Set<NetworkFault> = []
     /// Where `ca.pem` is written; nil makes a fresh temporary directory, removed at shutdown.
     public var stateDirectory: String?
     /// Delay before the `slow.lab.test` origin answers, in seconds.

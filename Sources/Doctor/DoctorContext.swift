@@ -1,0 +1,53 @@
+// What every doctor check may read: the provider's settings, the names to look at, the process
+// environment and the files that describe this machine's network, and the run's time bound.
+
+import Foundation
+import NameResolution
+
+/// The inputs of one doctor run, the same for every check.
+public struct DoctorContext: Sendable {
+    /// The provider as configured (flags, environment, file); its secret is never printed.
+    public var resolver: ResolverConfiguration
+    /// The names given with `--host`, probed at the end of the run.
+    public var hosts: [String]
+    /// A name the account check resolves end to end: the first `--host`, else one the provider
+    /// is known to answer.
+    public var canaryName: String
+    /// The process environment (proxy variables); a value so tests can give their own.
+    public var environment: [String: String]
+    /// Where the system resolver's settings are read from.
+    public var resolvConfPath: String
+    /// The whole run's bound: a check still running then is reported as not finished.
+    public var budget: Duration
+    /// What the lab knows about itself, when the run is against the lab.
+    public var lab: DoctorLabFacts?
+
+    public init(
+        resolver: ResolverConfiguration, hosts: [String] = [], canaryName: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        resolvConfPath: String = "/etc/resolv.conf", budget: Duration = .seconds(15), lab: DoctorLabFacts? = nil
+    ) {
+        self.resolver = resolver
+        self.hosts = hosts
+        self.canaryName = canaryName ?? hosts.first ?? DoctorContext.defaultCanary
+        self.environment = environment
+        self.resolvConfPath = resolvConfPath
+        self.budget = budget
+        self.lab = lab
+    }
+
+    /// A name every public HTTPDNS service answers.
+    public static let defaultCanary = "www.aliyun.com"
+}
+
+/// Facts about the embedded lab that a real network gives by other means (which body a known
+/// URL must answer, which addresses its service listens on). Plain values: the doctor does not
+/// import the lab.
+public struct DoctorLabFacts: Sendable {
+    /// The lab's DNS server, standing in for the system resolver as in `--lab` elsewhere.
+    public var dnsServer: String
+
+    public init(dnsServer: String) {
+        self.dnsServer = dnsServer
+    }
+}

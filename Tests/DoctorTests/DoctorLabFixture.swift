@@ -1,0 +1,36 @@
+// What the doctor's tests share: a lab started with the network faults a test names, and the
+// context `ipdirect doctor --lab` would build for it (alicloud over TLS, signed, the lab's DNS
+// server standing in for the system resolver).
+
+import ConfigurationSources
+import Doctor
+import Foundation
+import Lab
+import LabFaults
+import NameResolution
+
+enum DoctorLab {
+    /// Runs `body` with a lab faking `faults` and a doctor context pointed at it.
+    static func run<T>(
+        faults: Set<NetworkFault> = [], hosts: [String] = [], budget: Duration = .seconds(15),
+        _ body: (DoctorContext, Lab) async throws -> T
+    ) async throws -> T {
+        var options = LabOptions()
+        options.networkFaults = faults
+        return try await withLab(options) { lab in
+            try await body(context(lab, hosts: hosts, budget: budget), lab)
+        }
+    }
+
+    /// The context for a running lab.
+    static func context(_ lab: Lab, hosts: [String] = [], budget: Duration = .seconds(15)) -> DoctorContext {
+        let e = lab.endpoints
+        var resolver = ResolverConfiguration(
+            provider: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
+            timeout: 5)
+        resolver.dnsServer = try? DNSServer.parse(e.dns)
+        return DoctorContext(
+            resolver: resolver, hosts: hosts, environment: [:], budget: budget,
+            lab: DoctorLabFacts(dnsServer: e.dns))
+    }
+}

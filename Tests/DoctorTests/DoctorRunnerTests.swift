@@ -1,0 +1,81 @@
+// The doctor's runner: checks run at once, a check that never answers cannot hold the run past
+// its bound, and the exit code follows the worst finding. Checks here are doubles at the seam.
+
+import ConfigurationSources
+import Doctor
+import Foundation
+import LabFaults
+import NameResolution
+import Testing
+
+/// A check that answers a fixed status after a delay, or never when `hangs`.
+private struct ScriptedCheck: DoctorCheck {
+    let id: DoctorCheckID
+    var status: DoctorStatus = .pass
+    var delay: Duration = .zero
+    var hangs = false
+
+    func run(_ context: DoctorContext) async -> DoctorFinding {
+        if hangs {
+            // Ignores cancellation on purpose, as a blocked connect would (a detached task's
+            // sleep is not cancelled with this one), without holding a thread.
+            await Task.detached { try? await Task.sleep(for: .seconds(30)) }.value
+        }
+        try? await Task.sleep(for: delay)
+        return DoctorFinding(check: id, status: status, seen: "scripted")
+    }
+}
+
+@Suite struct DoctorRunnerTests {
+    let context = DoctorContext(resolver: ResolverConfiguration(provider: .alicloud), budget: .seconds(1))
+
+    @Test func aCheckThatNeverAnswersIsReportedAtTheBoundAndTheRunEnds() async {
+        let runner = DoctorRunner(checks: [
+            ScriptedCheck(id: .clock), ScriptedCheck(id: .serviceReachability, hangs: true),
+        ])
+        let started = ContinuousClock.now
+        let report = await runner.run(context, provider: "test")
+        #expect(ContinuousClock.now - started < .seconds(10), "the run waited for a check that never answers")
+        #expect(report.findings.map(\.check) == [.serviceReachability, .clock])
+        let late = report.findings[0]
+        #expect(late.status == .fail)
+        #expect(late.seen.contains("within the run's bound of 1 s"))
+        #expect(report.exitCode == 3)
+    }
+
+    @Test func findingsArriveAsTheyFinishAndTheReportListsThemInCheckOrder() async {
+        let runner = DoctorRunner(checks: [
+            ScriptedCheck(id: .ipStack, delay: .milliseconds(300)), ScriptedCheck(id: .interception),
+        ])
+        let arrivals = ArrivalLog()
+        let report = await runner.run(context, provider: "test") { arrivals.append($0.check) }
+        #expect(arrivals.checks == [.interception, .ipStack])
+        #expect(report.findings.map(\.check) == [.ipStack, .interception])
+    }
+
+    @Test(arguments: [
+        ([DoctorStatus.pass, .skipped], Int32(0)), ([.pass, .warn], Int32(1)), ([.warn, .fail, .pass], Int32(3)),
+    ])
+    func theExitCodeFollowsTheWorstFinding(statuses: [DoctorStatus], code: Int32) {
+        let findings = zip(DoctorCheckID.allCases, statuses).map {
+            DoctorFinding(check: $0, status: $1, seen: "seen")
+        }
+        #expect(DoctorReport(startedAt: Date(), durationMs: 0, provider: "p", findings: findings).exitCode == code)
+    }
+
+    @Test func faultListsMixOneServiceModeWithAnyNetworkFaults() throws {
+        let set = try LabFaultSet.parse("clock-skew,service-blocked,slow").get()
+        #expect(set.httpdns == .slow)
+        #expect(set.network == [.clockSkew, .serviceBlocked])
+        #expect(throws: LabFaultParseError.unknown("clockskew")) { try LabFaultSet.parse("clockskew").get() }
+        #expect(throws: LabFaultParseError.twoModes(["slow", "down"])) { try LabFaultSet.parse("slow,down").get() }
+    }
+}
+
+/// The order findings were handed to the progress callback in.
+private final class ArrivalLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var log: [DoctorCheckID] = []
+    func append(_ check: DoctorCheckID) { lock.withLock { log.append(check) } }
+    var checks: [DoctorCheckID] { lock.withLock { log } }
+}
