@@ -95,12 +95,9 @@ enum OutcomeReading {
                 return (.timeout, .handshakeTimedOut(target: target, after: timeout))
             }
             return (.timeout, .answerTimedOut(target: target, after: timeout))
+        case .certificate where failure.refusesHostName:
+            return (.certNameMismatch, .certificateNameRefused(detail: detail, sni: sni))
         case .certificate:
-            // libcurl's own name check says what it refused only in words (the CURLcode is the
-            // one every certificate problem gets); these are the edge where its words are read.
-            if detail.contains("subject name") || detail.contains("does not match") {
-                return (.certNameMismatch, .certificateNameRefused(detail: detail, sni: sni))
-            }
             return (.tlsFailed, .certificateRefused(detail: detail))
         case .tls:
             return (.tlsFailed, .handshakeFailed(target: target, detail: detail))
