@@ -199,11 +199,7 @@ public final class ProbeEngine: Sendable {
                                 outcome: .dnsFailed, reason: .noSystemAddress(host: url.host, system.error))))
                 }
                 continue
-            case .directHTTP where url.isHTTPS:
-                plans.append(
-                    Plan(scenario: scenario, settled: Settlement(outcome: .skipped, reason: .notApplicable(scenario))))
-                continue
-            case .directHTTPS where !url.isHTTPS, .directSNI where !url.isHTTPS:
+            case .directHTTP where url.isHTTPS, .directHTTPS where !url.isHTTPS, .directSNI where !url.isHTTPS:
                 plans.append(
                     Plan(scenario: scenario, settled: Settlement(outcome: .skipped, reason: .notApplicable(scenario))))
                 continue
