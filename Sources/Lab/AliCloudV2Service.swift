@@ -33,7 +33,9 @@ public struct LabKeys: Sendable, Codable, Equatable {
     /// Fresh random keys.
     static func generate() -> LabKeys {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-        func word(_ count: Int) -> String { String((0..<count).map { _ in alphabet.randomElement()! }) }
+        func word(_ count: Int) -> String {
+            String((0..<count).map { _ in alphabet[Int.random(in: alphabet.indices)] })
+        }
         return LabKeys(
             signedOnlyAccount: "139451", aesKey: Hex.encode(WireCipher.randomBytes(16)), tencentID: "10086",
             tencentDESKey: word(8), tencentAESKey: word(12), tencentToken: word(24))
@@ -96,7 +98,7 @@ extension HTTPDNSService {
             }
             guard exp >= now() else { return failure(.signatureExpired) }
             guard exp <= now() + Self.v2MaximumDuration else { return failure(.invalidDuration) }
-        } else if account == keys.signedOnlyAccount {
+        } else if account == keys.signedOnlyAccount || refusesUnsigned {
             return failure(.unsignedInterfaceDisabled)
         }
         // Everything that travels in the clear, and what `enc` carried when sealed.
@@ -147,7 +149,9 @@ extension HTTPDNSService {
                 return "{" + fields.joined(separator: ",") + "}"
             }
             var fields = [#""dn":\#(json(name))"#]
-            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4, v6: false))"#) }
+            if families.contains("4") {
+                fields.append(#""v4":\#(part(record?.ipv4(forClient: clientIP), v6: false))"#)
+            }
             if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6, v6: true))"#) }
             return "{" + fields.joined(separator: ",") + "}"
         }

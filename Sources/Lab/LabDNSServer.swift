@@ -34,6 +34,8 @@ struct LabDNSResponder: Sendable {
     var zone: LabZone
     var slowDelay: Double
     var ledger: LabLedger
+    /// The network faults in force; the responder applies `nat64`.
+    var networkFaults: Set<NetworkFault> = []
 
     /// The reply to `message`, nil for bytes that are no query (no reply at all, as servers do).
     func reply(_ message: [UInt8], overTCP: Bool) -> (bytes: [UInt8], delay: Double)? {
@@ -42,6 +44,8 @@ struct LabDNSResponder: Sendable {
         var reply: [UInt8]
         var rcode = LabDNSReply.noError
         switch zone.record(for: query.name)?.localDNS {
+        case nil where LabNAT64.isDiscoveryName(query.name):
+            reply = LabNAT64.answer(query, dns64: networkFaults.contains(.nat64))
         case nil:
             reply = LabDNSReply.answer(query, zone: zone)
             if !overTCP { reply = LabDNSReply.fittingUDP(reply, to: query) }
@@ -81,6 +85,35 @@ struct LabDNSResponder: Sendable {
                 edns: query.udpPayloadSize)
         )
         return (reply, delay)
+    }
+}
+
+/// RFC 7050's discovery name as the lab's DNS server answers it: its two well-known IPv4
+/// addresses always, and under the `nat64` fault AAAA records synthesized from them (DNS64).
+public enum LabNAT64 {
+    /// The name a client asks AAAA for to learn the NAT64 prefix (RFC 7050 2).
+    public static let discoveryName = "ipv4only.arpa"
+    /// Its A records, the well-known addresses (RFC 7050 2.1) a client finds inside the AAAA.
+    public static let wellKnownIPv4 = ["192.0.0.170", "192.0.0.171"]
+    /// The prefix the lab's DNS64 synthesizes with: the well-known one (RFC 6052 2.1).
+    public static let prefix = "64:ff9b::"
+    /// The AAAA records under the fault: the prefix with each well-known address in its last 32 bits.
+    public static let synthesized = ["64:ff9b::c000:aa", "64:ff9b::c000:ab"]
+
+    static func isDiscoveryName(_ name: String) -> Bool {
+        name.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) == discoveryName
+    }
+
+    /// A, or AAAA only with DNS64 on (NODATA otherwise, as a resolver without DNS64 answers).
+    static func answer(_ query: LabDNSQuery, dns64: Bool) -> [UInt8] {
+        let addresses: [String]
+        switch query.type {
+        case 1: addresses = wellKnownIPv4
+        case 28: addresses = dns64 ? synthesized : []
+        default: addresses = []
+        }
+        let records = addresses.compactMap { LabDNSRecord.address(discoveryName, $0, ttl: 60) }
+        return LabDNSReply.make(to: query, rcode: LabDNSReply.noError, records: records)
     }
 }
 
@@ -229,6 +262,8 @@ final class LabDNSDatagramHandler: ChannelInboundHandler {
     init(responder: LabDNSResponder) { self.responder = responder }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // `udp53-filtered`: the query is dropped as a filter on the path would, with no reply.
+        if responder.networkFaults.contains(.udp53Filtered) { return }
         let envelope = unwrapInboundIn(data)
         guard let (reply, delay) = responder.reply(Array(envelope.data.readableBytesView), overTCP: false) else {
             return

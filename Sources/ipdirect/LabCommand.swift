@@ -8,12 +8,25 @@ import Signals
 
 extension HTTPDNSFault: ExpressibleByArgument {}
 
+extension LabFaultSet {
+    /// The HTTPDNS modes `--fault` takes, for help texts.
+    static let modeWords = HTTPDNSFault.allCases.map(\.rawValue).joined(separator: ", ")
+    /// The network faults `--fault` takes, for help texts.
+    static let networkWords = NetworkFault.allCases.map(\.rawValue).joined(separator: ", ")
+
+    /// The network faults by name, in the order `NetworkFault` lists them, for start-up lines.
+    var networkNames: [String] { NetworkFault.allCases.filter(network.contains).map(\.rawValue) }
+}
+
 struct LabCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "lab", abstract: "Run the embedded lab alone; prints its endpoints.",
         discussion: """
             Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone) and serves \
             until interrupted. Switch the HTTPDNS fault later with: curl -X POST 'CONTROL/fault?mode=slow'
+            --fault takes a comma-separated list: at most one HTTPDNS mode (\(LabFaultSet.modeWords)) and any of \
+            the network faults, one per doctor check (\(LabFaultSet.networkWords)), which stay on while the lab \
+            runs; point ipdirect doctor at it, or run ipdirect doctor --lab --fault LIST.
             """)
 
     static let examples: [(command: String, shows: String)] = [
@@ -21,6 +34,10 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
         (
             "ipdirect lab --port-base 40000 --fault slow",
             "Fixed ports from 40000, the HTTPDNS service slow from the start."
+        ),
+        (
+            "ipdirect lab --fault clock-skew,service-blocked",
+            "The service's clock ahead and one of its addresses refusing connections, for ipdirect doctor."
         ),
         (
             "ipdirect lab --state-directory /tmp/ipdirect-lab",
@@ -33,9 +50,18 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
 
     @Option(
         help: ArgumentHelp(
-            "HTTPDNS fault at start: \(HTTPDNSFault.allCases.map(\.rawValue).joined(separator: ", ")).",
-            valueName: "FAULT"))
-    var fault: HTTPDNSFault = .none
+            "Faults at start, comma-separated: one HTTPDNS mode and any network faults (see below).",
+            valueName: "LIST"),
+        transform: LabCommand.faultList)
+    var fault = LabFaultSet()
+
+    /// Reads `--fault`, refusing a bad list with the parse error's sentence.
+    static func faultList(_ text: String) throws -> LabFaultSet {
+        switch LabFaultSet.parse(text) {
+        case .success(let set): return set
+        case .failure(let error): throw ValidationError(error.description)
+        }
+    }
 
     @Option(
         help: ArgumentHelp(
@@ -56,12 +82,17 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
         let termination = try SignalPipe(watching: [SIGINT, SIGTERM])
         defer { termination.stop() }
         let logger = Logger(label: "ipdirect.lab") { StreamLogHandler.standardError(label: $0) }
-        let lab = try await Lab.start(
-            LabOptions(portBase: portBase, fault: fault, stateDirectory: stateDirectory, logger: logger))
+        var options = LabOptions(
+            portBase: portBase, fault: fault.httpdns, stateDirectory: stateDirectory, logger: logger)
+        options.networkFaults = fault.network
+        let lab = try await Lab.start(options)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let line = String(decoding: try encoder.encode(lab.endpoints), as: UTF8.self)
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        if !fault.network.isEmpty {
+            logger.info("network faults on: \(fault.networkNames.joined(separator: ", "))")
+        }
 
         var signal = SIGTERM
         for await received in termination.received() {

@@ -9,7 +9,10 @@ import NameResolution
 import Probe
 import TerminalText
 
-extension ProviderKind: ExpressibleByArgument {}
+extension ProviderKind: ExpressibleByArgument {
+    /// The kinds in the registry's order, which `--help` lists and the shell completions offer.
+    public static var allValueStrings: [String] { ProviderRegistry.all.map(\.kind.rawValue) }
+}
 extension HTTPDNSCipher: ExpressibleByArgument {}
 extension DoHMethod: ExpressibleByArgument {}
 
@@ -113,7 +116,7 @@ struct ProviderOptions: ParsableArguments {
         }
         if let dnsServer {
             do {
-                _ = try DNSServer.parse(dnsServer)
+                _ = try DNSServer.parse(dnsServer, setting: "--dns-server")
             } catch {
                 throw ValidationError(error.description)
             }
@@ -159,8 +162,9 @@ struct ProviderOptions: ParsableArguments {
     /// Loads the configuration, starts the lab when asked, and builds the resolver cache.
     ///
     /// Warnings (unknown settings, a readable secret file, a corrupt cache file) go to stderr.
+    /// - Parameter labFaults: the faults the lab fakes from the start, with `--lab` (`doctor --fault`).
     /// - Throws: `ValidationError` for an unusable configuration, or the lab's start-up error.
-    func start() async throws -> ResolverSession {
+    func start(labFaults: LabFaultSet = LabFaultSet()) async throws -> ResolverSession {
         var configuration: IPDirectConfiguration
         var warnings: [String]
         do {
@@ -181,7 +185,9 @@ struct ProviderOptions: ParsableArguments {
         var startedLab: Lab?
         var temporary: String?
         if lab {
-            let running = try await Lab.start(LabOptions())
+            var options = LabOptions(fault: labFaults.httpdns)
+            options.networkFaults = labFaults.network
+            let running = try await Lab.start(options)
             startedLab = running
             let e = running.endpoints
             let kind = provider ?? .alicloud

@@ -110,7 +110,7 @@ import Testing
         "every command's --help ends with 2 to 4 examples and names values one way (<FILE>, <SECONDS>)",
         arguments: [
             ["console"], ["probe"], ["resolve"], ["lab"], ["agent"], ["cache", "list"], ["cache", "clear"],
-            ["cache", "path"], ["config", "init"], ["config", "path"], ["config", "show"],
+            ["cache", "path"], ["config", "init"], ["config", "path"], ["config", "show"], ["doctor"],
         ])
     func helpExamples(command: [String]) async throws {
         let result = try await ChildProcess.run(Tmux.binary, command + ["--help"])

@@ -1,4 +1,4 @@
-// The JSON `probe` and `resolve` write, checked against the schemas users read (schema/*.json)
+// The JSON `probe`, `resolve` and `doctor` write, checked against the schemas users read (schema/*.json)
 // with a JSON Schema validator, on real output from the lab: the schema is the contract.
 import Foundation
 import TestSupport
@@ -53,5 +53,22 @@ import Testing
             try Data(run.output.utf8).write(to: URL(fileURLWithPath: file))
             try await check("resolve", file)
         }
+    }
+
+    @Test("doctor --lab --format json, with a --host and a fault, passes schema/doctor.schema.json")
+    func doctorOutput() async throws {
+        let scratch = try ScratchDirectory("schema")
+        defer { scratch.remove() }
+        let run = try await ChildProcess.run(
+            Tmux.binary,
+            [
+                "doctor", "--lab", "--fault", "nat64", "--host", "sni-a.lab.test", "--host", "nxdomain.lab.test",
+                "--format", "json",
+            ],
+            seconds: 120)
+        #expect([0, 1, 3].contains(run.status), "\(run.errors)")
+        let file = scratch.file("doctor.json")
+        try Data(run.output.utf8).write(to: URL(fileURLWithPath: file))
+        try await check("doctor", file)
     }
 }

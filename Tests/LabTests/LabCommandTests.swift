@@ -43,4 +43,21 @@ struct LabCommandTests {
         #expect(status == 0)
         #expect(sockets.isDisjoint(with: ListeningSockets.listening()), "no listener outlives the lab")
     }
+
+    @Test(
+        "--fault takes a list: the HTTPDNS mode as before, and nat64 makes its DNS server answer ipv4only.arpa with DNS64",
+        .enabled(if: ipdirectBinary != nil, "the ipdirect binary is not built"))
+    func faultList() async throws {
+        let child = try ChildProcess(ipdirectBinary!, ["lab", "--fault", "error,nat64"], errors: .discarded)
+        defer { child.signal(SIGTERM) }
+        let line = try #require(try await child.nextLine(within: 60), "ipdirect lab printed no endpoints")
+        let endpoints = try JSONDecoder().decode(LabEndpoints.self, from: Data(line.utf8))
+        let faulty = try await fetch(HTTPRequest(url: endpoints.httpdns + "/d?dn=single.lab.test"))
+        #expect(faulty.status == 500, "--fault error is in force beside nat64")
+        let server = endpoints.dns.split(separator: ":")
+        let dig = try await ChildProcess.shell(
+            "dig +short +time=2 +tries=1 @\(server[0]) -p \(server[1]) AAAA \(LabNAT64.discoveryName)")
+        #expect(
+            dig.output.split(separator: "\n").sorted() == ["64:ff9b::c000:aa", "64:ff9b::c000:ab"], "\(dig.output)")
+    }
 }

@@ -112,19 +112,25 @@ public struct DoctorReport: Sendable, Codable, Equatable {
     /// The provider and where it points, never a secret.
     public var provider: String
     public var findings: [DoctorFinding]
+    /// The `--host` names' probes, in the order given; empty without `--host`.
+    public var hosts: [DoctorHostProbe]
 
-    public init(startedAt: Date, durationMs: Double, provider: String, findings: [DoctorFinding]) {
+    public init(
+        startedAt: Date, durationMs: Double, provider: String, findings: [DoctorFinding],
+        hosts: [DoctorHostProbe] = []
+    ) {
         self.startedAt = startedAt
         self.durationMs = durationMs
         self.provider = provider
         self.findings = findings.sorted { $0.check < $1.check }
+        self.hosts = hosts
     }
 
-    /// The worst status of any finding; pass for an empty report.
-    public var worst: DoctorStatus { findings.map(\.status).max() ?? .pass }
+    /// The worst status of any finding or host probe; pass for an empty report.
+    public var worst: DoctorStatus { (findings.map(\.status) + hosts.map(\.status)).max() ?? .pass }
 
-    /// The exit code `ipdirect doctor` ends with: 0 all pass (or skipped), 1 some warn, 3 some fail.
-    /// (2 is bad usage, decided before any check runs.)
+    /// The exit code `ipdirect doctor` ends with: 0 all pass (or skipped), 1 some warn, 3 some fail
+    /// (a `--host` with no working technique is a fail). (2 is bad usage, decided before any check runs.)
     public var exitCode: Int32 {
         switch worst {
         case .pass, .skipped: return 0

@@ -5,8 +5,9 @@ import Foundation
 /// A type whose JSON has a key for every optional field, `null` where the value is absent, where
 /// a synthesised `encode(to:)` leaves the key out. The type keeps its synthesised conformance
 /// (one list of fields: its stored properties, or its `CodingKeys`); ProbeJSON's encoders, the
-/// compact one and Foundation's through `NullWritingEncoder`, write the nulls.
-protocol AbsentAsNull {}
+/// compact one and Foundation's through `NullWritingEncoder`, write the nulls. Other modules'
+/// reports written in the same conventions (`ProbeExport.document`) conform too.
+public protocol AbsentAsNull {}
 
 extension Attempt: AbsentAsNull {}
 extension Hop: AbsentAsNull {}
@@ -49,6 +50,19 @@ extension PhaseTimings {
     }
 }
 
+extension ProbeExport {
+    /// `value` as one JSON document in `probe --format json`'s conventions, for other reports
+    /// (the doctor's): keys in encoding order and compact, or indented with sorted keys when
+    /// `pretty`; slashes not escaped; dates as ISO 8601 with milliseconds; the absent values of
+    /// `AbsentAsNull` types as null. No newline at the end.
+    ///
+    /// - Returns: the bytes, nil when the value cannot be encoded.
+    public static func document<T: Encodable>(_ value: T, pretty: Bool) -> Data? {
+        if pretty { return try? ProbeJSON.foundation(value, pretty: true) }
+        return (try? CompactJSONEncoder.encode(value)).map { Data($0) }
+    }
+}
+
 enum ProbeJSON {
     /// One JSON Lines record (compact JSON and its newline); nil when the value cannot be encoded.
     static func line<T: Encodable>(_ value: T) -> Data? {
@@ -63,7 +77,9 @@ enum ProbeJSON {
         try encoder(pretty: pretty).encode(NullWritingEncoder.Root(value: value))
     }
 
-    private static func encoder(pretty: Bool) -> JSONEncoder {
+    /// The encoder `probe --format json` writes with: slashes not escaped, dates as `timestamp`,
+    /// indented with sorted keys when `pretty`.
+    public static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]

@@ -128,8 +128,9 @@ public enum ProbeTable {
     private static func red(_ text: String) -> String { colored(text, "1;31") }
     private static func dim(_ text: String) -> String { colored(text, "2") }
 
-    /// `text` in an SGR style, each line on its own; a trailing newline stays outside the codes.
-    private static func colored(_ text: String, _ code: String) -> String {
+    /// `text` in an SGR style (`1;32` bold green), each line on its own; a trailing newline stays
+    /// outside the codes. The doctor's table colours its statuses with it too.
+    public static func colored(_ text: String, _ code: String) -> String {
         let body = text.hasSuffix("\n") ? String(text.dropLast()) : text
         let colored = body.split(separator: "\n", omittingEmptySubsequences: false).map {
             "\u{1b}[\(code)m" + $0 + "\u{1b}[0m"

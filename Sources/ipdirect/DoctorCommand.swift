@@ -1,0 +1,161 @@
+// `ipdirect doctor`: every check of the network between this machine and its HTTPDNS service at
+// once, bounded, with progress on a terminal, then the table or the JSON report; `--host` probes too.
+import ArgumentParser
+import CurlTransport
+import Doctor
+import Foundation
+import Lab
+import NameResolution
+import Probe
+import TerminalText
+
+struct DoctorCommand: AsyncParsableCommand, CommandExamples {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor", abstract: "Check why IP-direct fails on this network, in one command.",
+        discussion: """
+            Runs every check at once: \(DoctorCheckID.allCases.map(\.title).joined(separator: ", ")). Each \
+            answers pass, warn, fail or skipped with a sentence of what it saw and, unless it passed, one of \
+            what to do. --host NAME (repeatable) adds a probe of the name every IP-direct way at the end.
+            --within bounds the whole run (default \(ResolutionError.format(defaultWithin)) s): a check still \
+            running then fails, saying so. --timeout is the provider option: how long one HTTPDNS or system \
+            DNS answer is waited for.
+            With --lab, the lab's HTTPDNS service and DNS server stand in for the real ones, and --fault LIST \
+            fakes network faults there (\(LabFaultSet.networkWords); with at most one HTTPDNS mode: \
+            \(LabFaultSet.modeWords)).
+            On a terminal, standard error shows each check as it finishes.
+            Exit status: 0 every check passed (or was skipped), 1 some check warns, 3 some check fails (or a \
+            --host has no working technique), 2 bad usage (a bad --fault list, --fault without --lab).
+            """)
+
+    static let examples: [(command: String, shows: String)] = [
+        ("ipdirect doctor --lab", "Every check against the lab: all pass."),
+        (
+            "ipdirect doctor --lab --fault clock-skew,service-blocked",
+            "The lab's clock ahead and one service address refusing: the clock and reachability checks fail."
+        ),
+        (
+            "ipdirect doctor --account 139450 --host api.example.com",
+            "Your own account checked, then api.example.com probed every IP-direct way."
+        ),
+        ("ipdirect doctor --lab --format json | jq .findings", "The report as JSON (schema/doctor.schema.json)."),
+    ]
+
+    /// The whole run's bound when --within is not given, in seconds.
+    static let defaultWithin = 15.0
+
+    @Option(
+        name: .customLong("host"),
+        help: ArgumentHelp("Also probe NAME every IP-direct way at the end (repeatable).", valueName: "NAME"))
+    var hosts: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Output: table or json (default table).", valueName: "FORMAT"))
+    var format: TableOrJSON = .table
+
+    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
+    var pretty: Bool?
+
+    @Option(
+        help: ArgumentHelp(
+            "Colour the statuses: never, auto (on a terminal, unless NO_COLOR is set) or always.", valueName: "WHEN"))
+    var color: ColorChoice = .auto
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds the whole run may take, every check and --host probe (default \(ResolutionError.format(defaultWithin))); not --timeout, which is one HTTPDNS answer's wait.",
+            valueName: "SECONDS"))
+    var within: Double = defaultWithin
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --lab: the faults the lab fakes, comma-separated (network faults and one HTTPDNS mode).",
+            valueName: "LIST"),
+        transform: LabCommand.faultList)
+    var fault: LabFaultSet?
+
+    @OptionGroup(title: "Provider options")
+    var providerOptions: ProviderOptions
+
+    func validate() throws {
+        if !(within > 0 && within <= 600) {
+            throw ValidationError("--within takes the seconds the whole run may take, above 0 and at most 600")
+        }
+        if fault != nil && !providerOptions.lab {
+            throw ValidationError(
+                "--fault fakes faults in the lab: add --lab, or run 'ipdirect lab --fault LIST' and point the "
+                    + "doctor at the lab it prints (--endpoint, --account, --httpdns-ca, --dns-server)")
+        }
+        for host in hosts where (try? ProbeURL.parse(host)) == nil {
+            throw ValidationError("--host takes a host name or URL to probe, not '\(host)'")
+        }
+    }
+
+    func run() async throws {
+        let session: ResolverSession
+        do {
+            session = try await providerOptions.start(labFaults: fault ?? LabFaultSet())
+        } catch let error as ValidationError {
+            throw UsageError(error.message)
+        }
+        let budget = Duration.seconds(within)
+        var resolver = session.configuration.resolver
+        // The name the lab's service certificate carries, checked on every service address as
+        // the SDKs check 203.107.1.1's.
+        if session.lab != nil { resolver.serviceName = LabEndpoints.serviceName }
+        let context = DoctorContext(
+            resolver: resolver, hosts: hosts,
+            canaryName: hosts.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
+            lab: session.lab.map(Self.labFacts))
+
+        let progress = DoctorProgress(color: color)
+        progress.start(checks: DoctorChecks.all.count, within: within)
+        let started = ContinuousClock.now
+        // The host probes run beside the checks, so --within bounds both.
+        async let probed = probeHosts(session, within: budget)
+        var report = await DoctorRunner().run(context, provider: session.providerDescription) { finding in
+            progress.finished(finding)
+        }
+        report.hosts = await probed
+        report.durationMs = (ContinuousClock.now - started).inSeconds * 1000
+        await session.close()
+
+        switch format {
+        case .table:
+            progress.clearIfTableFollows()
+            let style = TerminalSize.tableStyle(color: color, toFile: false)
+            FileHandle.standardOutput.write(Data(DoctorTable.render(report, style: style).utf8))
+        case .json:
+            let pretty = pretty ?? (isatty(STDOUT_FILENO) == 1)
+            FileHandle.standardOutput.write(report.json(pretty: pretty))
+        }
+        if report.exitCode != 0 { throw ExitCode(report.exitCode) }
+    }
+
+    /// What the checks know of a lab started with `--lab`, since the doctor does not import the lab.
+    static func labFacts(_ lab: Lab) -> DoctorLabFacts {
+        let e = lab.endpoints
+        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
+        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
+    }
+
+    /// The name the checks resolve end to end against the lab when no --host is given: one every
+    /// form of its HTTPDNS service answers with an address.
+    static let labCanary = "plain.lab.test"
+
+    /// Probes the --host names every IP-direct way, through the session's resolver (and with the
+    /// lab, its CA and ports); each request bounded by a third of the run.
+    private func probeHosts(_ session: ResolverSession, within budget: Duration) async -> [DoctorHostProbe] {
+        guard !hosts.isEmpty else { return [] }
+        var options = ProbeOptions()
+        options.timeout = min(ProbeOptions.defaultTimeout, budget / 3)
+        if let labCA = session.lab?.endpoints.ca { options.caFile = labCA }
+        options.secretNames = RedactionNames(adding: session.configuration.redact)
+        let cache = session.cache
+        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
+        // Leave the last moments of the bound for writing the report.
+        return await DoctorHostProbes.run(
+            hosts, target: { session.labTarget($0) }, engine: engine,
+            within: max(budget / 2, budget - .milliseconds(200)))
+    }
+}

@@ -1,0 +1,69 @@
+// `ipdirect doctor` from outside, the binary against its lab: the exit status follows the worst
+// finding, a bad --fault list is bad usage with the parse error's sentence, the JSON parses.
+
+import Foundation
+import TestSupport
+import Testing
+
+@Suite struct DoctorCommandTests {
+    /// Runs the real binary to its end.
+    private func doctor(_ arguments: [String]) async throws -> ChildProcess.Result {
+        try await ChildProcess.run(Tmux.binary, ["doctor"] + arguments, seconds: 120)
+    }
+
+    /// The report's findings as JSON objects.
+    private func findings(_ output: String) throws -> [[String: Any]] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+        return try #require(report["findings"] as? [[String: Any]])
+    }
+
+    @Test("doctor --lab: a row per check, and the exit status the worst finding says (0, 1 or 3)")
+    func exitFollowsTheWorstFinding() async throws {
+        let table = try await doctor(["--lab"])
+        for title in ["IP stack", "Proxies and resolvers", "Service reachability", "Clock", "Account", "DNS paths"] {
+            #expect(table.output.contains(title), "\(table.output)")
+        }
+        let json = try await doctor(["--lab", "--format", "json"])
+        let statuses = try findings(json.output).compactMap { $0["status"] as? String }
+        #expect(statuses.count == 8)
+        let expected: Int32 = statuses.contains("fail") ? 3 : statuses.contains("warn") ? 1 : 0
+        #expect(json.status == expected, "\(statuses)")
+        #expect(table.status == expected)
+    }
+
+    @Test("doctor --lab --fault bogus: exit 2 with the parse error's sentence; --fault without --lab says what to do")
+    func badFaultListIsBadUsage() async throws {
+        let bogus = try await doctor(["--lab", "--fault", "clock-skew,bogus"])
+        #expect(bogus.status == 2)
+        #expect(bogus.errors.contains("'bogus' is not a lab fault"), "\(bogus.errors)")
+        let modes = try await doctor(["--lab", "--fault", "slow,down"])
+        #expect(modes.status == 2)
+        #expect(modes.errors.contains("the HTTPDNS service has one mode at a time"), "\(modes.errors)")
+        let withoutLab = try await doctor(["--fault", "nat64"])
+        #expect(withoutLab.status == 2)
+        #expect(withoutLab.errors.contains("add --lab, or run 'ipdirect lab --fault LIST'"), "\(withoutLab.errors)")
+    }
+
+    @Test("doctor --lab --fault nat64 --format json: the IP stack check warns, exit 1 at least")
+    func nat64ThroughTheCommand() async throws {
+        let run = try await doctor(["--lab", "--fault", "nat64", "--format", "json"])
+        let ipStack = try #require(try findings(run.output).first { $0["check"] as? String == "ip-stack" })
+        #expect(ipStack["status"] as? String == "warn")
+        #expect((ipStack["seen"] as? String)?.contains("64:ff9b::/96") == true)
+        #expect(run.status == 1 || run.status == 3)
+    }
+
+    @Test("doctor --lab --host: one verdict line per host in the table, the verdict and every attempt in JSON")
+    func hostsAreProbed() async throws {
+        let table = try await doctor(["--lab", "--host", "sni-a.lab.test"])
+        #expect(table.output.contains("hosts (every IP-direct way):"))
+        let line = try #require(table.output.split(separator: "\n").first { $0.contains("  sni-a.lab.test  ") })
+        #expect(line.contains("pass") && line.contains("use direct-sni"), "\(table.output)")
+
+        let json = try await doctor(["--lab", "--host", "sni-a.lab.test", "--format", "json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let host = try #require((report["hosts"] as? [[String: Any]])?.first)
+        #expect(host["recommended"] as? String == "direct-sni")
+        #expect((host["attempts"] as? [[String: Any]])?.contains { $0["scenario"] as? String == "direct-sni" } == true)
+    }
+}
