@@ -44,10 +44,42 @@ import Testing
     @Test func aServiceAddressThatRefusesIsNamedAndTheOtherIsTheWayOut() async throws {
         try await DoctorLab.run(faults: [.serviceBlocked]) { context, _ in
             let finding = await check(context)
-            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.status == .fail, "\(finding)")
             #expect(finding.seen.contains("127.0.0.2 refused the connection over HTTP and HTTPS"), "\(finding.seen)")
             #expect(finding.seen.contains("127.0.0.1"), "\(finding.seen)")
             #expect(finding.advice?.contains("other service addresses (127.0.0.1)") == true, "\(finding.advice ?? "")")
+        }
+    }
+
+    @Test func whenNoServiceAddressAnswersTheCheckFails() async throws {
+        try await DoctorLab.run { context, _ in
+            var context = context
+            // A start address where nothing listens on the service's ports, and so no /ss list.
+            context.resolver.endpoint = nil
+            context.resolver.startIPs = ["https://127.0.0.5:\(context.lab?.servicePorts?.https ?? 0)"]
+            let finding = await check(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(
+                finding.seen == "No service address answers: 127.0.0.5 refused the connection over HTTP and HTTPS.",
+                "\(finding.seen)")
+            #expect(finding.advice?.contains("another network") == true)
+        }
+    }
+
+    @Test func anAddressThatResetsItsConnectionsIsNamedWithReset() async throws {
+        try await DoctorLab.run { context, lab in
+            var context = context
+            let ports = try #require(context.lab?.servicePorts)
+            let resetting = try [ports.http, ports.https].map {
+                try LoopbackListener(ip: "127.0.0.6", port: UInt16($0), silent: false)
+            }
+            for listener in resetting { listener.resetEach(upTo: 4) }
+            context.resolver.endpoint = nil
+            context.resolver.startIPs = ["https://127.0.0.6:\(ports.https)", lab.endpoints.httpdnsTLS]
+            let finding = await check(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(finding.seen.contains("127.0.0.6 reset the connection over HTTP and HTTPS"), "\(finding.seen)")
+            withExtendedLifetime(resetting) {}
         }
     }
 
@@ -73,9 +105,11 @@ import Testing
             context.resolver.startIPs = ["https://127.0.0.3:\(ports.https)", lab.endpoints.httpdnsTLS]
             let finding = await check(context)
             #expect(!finding.seen.contains("Did not finish"), "the check outlived its bound: \(finding.seen)")
-            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.status == .fail, "\(finding)")
             #expect(
-                finding.seen.contains("127.0.0.3 timed out (2 s) over HTTP and HTTPS"),
+                finding.seen.contains(
+                    "127.0.0.3 timed out (\(ResolutionError.format(context.stepTimeout.inSeconds)) s) over HTTP and HTTPS"
+                ),
                 "\(finding.seen) \(finding.trace)")
             withExtendedLifetime(silent) {}
         }

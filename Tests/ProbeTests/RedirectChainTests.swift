@@ -162,7 +162,7 @@ struct RedirectChainTests {
             return
         }
         #expect(outcome == nil)
-        #expect(error.hasPrefix("the redirect goes nowhere usable: "))
+        #expect(error.sentence.hasPrefix("the redirect goes nowhere usable: "))
     }
 
     @Test("a secret in the next URL is redacted in what the chain says, unless --no-redact")
@@ -172,7 +172,7 @@ struct RedirectChainTests {
             Issue.record("the downgrade was followed")
             return
         }
-        #expect(!error.contains("hunter2"))
+        #expect(!error.sentence.contains("hunter2"))
     }
 
     @Test("an address where metadata services answer: noted under the CLI's policy, refused under the agent's")
@@ -191,8 +191,9 @@ struct RedirectChainTests {
         #expect(
             refusing.judge(connectingTo: ["10.0.0.1", "fe80::1"], for: url("http://[fe80::1]/"))
                 == .refuse(
-                    "refused to follow a redirect to http://[fe80::1]/: it connects to fe80::1, a link-local "
-                        + "address where cloud metadata services answer; this prober does not go there"))
+                    .reported(
+                        "refused to follow a redirect to http://[fe80::1]/: it connects to fe80::1, a link-local "
+                            + "address where cloud metadata services answer; this prober does not go there")))
     }
 
     @Test("a destination policy: a refused name or address stops the redirect with the policy's reason")
@@ -208,13 +209,13 @@ struct RedirectChainTests {
         let chain = RedirectChain(start: url("http://a.test/"), options: options)
         #expect(chain.refusal(of: url("http://b.test/"), by: OffLimits()) == nil)
         #expect(
-            chain.refusal(of: url("http://evil.test/x"), by: OffLimits())
+            chain.refusal(of: url("http://evil.test/x"), by: OffLimits())?.sentence
                 == "refused to follow a redirect to http://evil.test/x: evil.test is off limits")
         #expect(chain.judge(connectingTo: ["127.0.0.1"], for: url("http://b.test/"), by: OffLimits()) == .connect)
         // Every address the hop may connect to is asked, not only the first.
         #expect(
             chain.judge(connectingTo: ["127.0.0.1", "10.0.0.1"], for: url("http://b.test/"), by: OffLimits())
-                == .refuse("refused to follow a redirect to http://b.test/: 10.0.0.1 is off limits"))
+                == .refuse(.reported("refused to follow a redirect to http://b.test/: 10.0.0.1 is off limits")))
         #expect(chain.judge(connectingTo: ["10.0.0.1"], for: url("http://b.test/")) == .connect)
     }
 }
