@@ -240,7 +240,7 @@ let package = Package(
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
         .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Lab", "TestSupport"],
+            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Doctor", "Lab", "TestSupport"],
             exclude: ["__Snapshots__"],
             swiftSettings: strict),
     ],

@@ -194,11 +194,5 @@ private func agreeWord(_ agreement: Agreement) -> String {
 
 /// Draws the compare view from its scroll position.
 func drawCompareView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
-    let lines = compareLines(state, width: buffer.width)
-    let scroll = max(0, min(state.compare.scroll, lines.count - rows.count))
-    var y = rows.lowerBound
-    for line in lines.dropFirst(scroll).prefix(rows.count) {
-        buffer.draw(line, x: 0, y: y, width: buffer.width)
-        y += 1
-    }
+    buffer.draw(compareLines(state, width: buffer.width), scrolledBy: state.compare.scroll, rows: rows)
 }

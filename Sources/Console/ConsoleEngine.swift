@@ -1,5 +1,6 @@
 // The seam between the console and the engine: what the console asks for and what it hears
 // back. The executable adapts the real probe engine, resolver cache and lab to it.
+import Doctor
 import Foundation
 import LabFaults
 import NameResolution
@@ -94,6 +95,17 @@ public protocol ConsoleEngine: Sendable {
     /// Asks every configured provider (`[[providers]]`, the lab's four with `--lab`) and the
     /// system column for `host` at once; no providers gives a comparison with no rows.
     func compareProviders(_ host: String) async -> ProviderComparison
+    /// Runs every doctor check (`DoctorRunner`) against the session's provider, and the lab's
+    /// facts with `--lab`, within the run's bound.
+    ///
+    /// - Parameter progress: called with each finding as its check ends, from any thread.
+    /// - Returns: the report, every check in it.
+    func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport
+    /// Writes the doctor's report as JSON (`DoctorReport.json`, what `doctor --format json` prints).
+    ///
+    /// - Returns: the path written.
+    /// - Throws: an error whose description a person reads when the file cannot be written.
+    func exportDoctor(_ report: DoctorReport, path: String) async throws -> String
 }
 
 extension ConsoleEngine {

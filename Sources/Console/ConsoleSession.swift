@@ -177,6 +177,8 @@ final class ConsoleLoop {
     /// The last lab-fault change asked for: each waits for the one before, so two quick presses
     /// reach the lab, and come back, in the order they were made.
     private var labFaultChange: Task<Void, Never>?
+    /// The doctor's run under way, cancelled when another starts or the console quits.
+    private var doctorRun: Task<Void, Never>?
     private let cacheLoading = CacheLoadFlag()
 
     init(engine: any ConsoleEngine, options: ConsoleOptions, glyphs: Glyphs, queue: ActionQueue) throws {
@@ -241,6 +243,7 @@ final class ConsoleLoop {
             }
         }
         for task in probes.values { task.cancel() }
+        doctorRun?.cancel()
         signals.stop()
         screen.end()
         return stoppedBy
@@ -311,6 +314,21 @@ final class ConsoleLoop {
             Task {
                 do {
                     queue.post(.watchExported(try await engine.exportWatch(rounds, path: path)))
+                } catch {
+                    queue.post(.exportFailed("\(error)"))
+                }
+            }
+        case .runDoctor(let run):
+            // One run at a time: `r` abandons the run under way (its late findings are dropped).
+            doctorRun?.cancel()
+            doctorRun = Task {
+                let report = await engine.doctor { finding in queue.post(.doctorFinding(run: run, finding)) }
+                queue.post(.doctorFinished(run: run, report))
+            }
+        case .exportDoctor(let report, let path):
+            Task {
+                do {
+                    queue.post(.doctorExported(try await engine.exportDoctor(report, path: path)))
                 } catch {
                     queue.post(.exportFailed("\(error)"))
                 }

@@ -60,6 +60,8 @@ public enum Command: Hashable, Sendable {
     case showIPs, rerank, probeIP, nextTechnique
     /// Watch the selected host (`WatchView.swift`), and its own commands.
     case watch, lengthenWatchInterval, shortenWatchInterval
+    /// Open the doctor view and run every check (`DoctorView.swift`); in that view, run them again.
+    case doctor
     // While typing on the input line, a filter or a confirmation.
     case submit, cancel, historyPrevious, historyNext, deleteBackward
     /// readline's editing keys (`EditedLine`).
@@ -80,6 +82,7 @@ public enum KeyScope: String, Sendable, CaseIterable {
     case traces = "Traces view"
     case events = "Events view"
     case compare = "Compare view"
+    case doctor = "Doctor view (D)"
     case global = "Everywhere"
 }
 
@@ -199,6 +202,33 @@ public struct KeyMap: Sendable {
         KeyBinding(
             keys: [.character("N")], command: .clearLabFault, scope: .events, summary: "lab fault back to none",
             labOnly: true),
+        // D is the cache view's flush-all, so the doctor's key is bound in each other view rather
+        // than everywhere: a global D would be hidden there, which the key map refuses.
+        KeyBinding(
+            keys: [.character("D")], command: .doctor, scope: .probe,
+            summary: "the doctor: is it the network?"),
+        KeyBinding(
+            keys: [.character("D")], command: .doctor, scope: .traces,
+            summary: "the doctor: is it the network?"),
+        KeyBinding(
+            keys: [.character("D")], command: .doctor, scope: .events,
+            summary: "the doctor: is it the network?"),
+        KeyBinding(
+            keys: [.character("D")], command: .doctor, scope: .compare,
+            summary: "the doctor: is it the network?"),
+        KeyBinding(
+            keys: [.enter], command: .open, scope: .doctor, summary: "what the selected check sent and saw"),
+        KeyBinding(
+            keys: [.escape, .backspace], command: .back, scope: .doctor,
+            summary: "back to the checks, or close the doctor"),
+        KeyBinding(
+            keys: [.character("r"), .character("D")], command: .doctor, scope: .doctor, summary: "run every check again"
+        ),
+        KeyBinding(
+            keys: [.character("e")], command: .export, scope: .doctor, summary: "export the report (JSON)"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .doctor,
+            summary: "copy the commands that reproduce the selected check"),
         KeyBinding(keys: [.character("1")], command: .showView(.probe), scope: .global, summary: "Probe view"),
         KeyBinding(keys: [.character("2")], command: .showView(.cache), scope: .global, summary: "Cache view"),
         KeyBinding(keys: [.character("3")], command: .showView(.traces), scope: .global, summary: "Traces view"),
@@ -284,6 +314,7 @@ extension Command {
         case .watch: "watch"
         case .lengthenWatchInterval: "watch-slower"
         case .shortenWatchInterval: "watch-faster"
+        case .doctor: "doctor"
         case .submit: "submit"
         case .cancel: "cancel"
         case .historyPrevious: "history-previous"

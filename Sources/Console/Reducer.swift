@@ -1,5 +1,6 @@
 // Actions in, effects out: the only place the console's state changes. Keys go through the
 // key map; engine events arrive as actions; what must reach the engine leaves as effects.
+import Doctor
 import Foundation
 import NameResolution
 import Probe
@@ -30,6 +31,12 @@ public enum ConsoleAction: Sendable {
     case ipsRanked(request: Int, IPRanking)
     /// The watch's rounds were written to this file.
     case watchExported(String)
+    /// One check of the doctor's run `run` answered.
+    case doctorFinding(run: Int, DoctorFinding)
+    /// The doctor's run `run` ended with this report.
+    case doctorFinished(run: Int, DoctorReport)
+    /// The doctor's report was written to this file.
+    case doctorExported(String)
 }
 
 /// Work for the outside world, done by the runner against the engine.
@@ -52,6 +59,10 @@ public enum ConsoleEffect: Sendable, Equatable {
     case probeIP(runID: Int, target: String, scenario: Scenario, ip: IPAddress)
     /// Write the watch's rounds as JSON Lines.
     case exportWatch([WatchRound], path: String)
+    /// Run every doctor check, its findings and report coming back tagged with `run`.
+    case runDoctor(run: Int)
+    /// Write the doctor's report as JSON.
+    case exportDoctor(DoctorReport, path: String)
     case quit
 }
 
@@ -105,9 +116,7 @@ private func apply(_ action: ConsoleAction, to state: inout ConsoleState) -> [Co
         if let fault { state.message = "Lab fault is now \(fault.rawValue)" }
         return []
     case .exported(let paths):
-        let sentence = "\(state.listedTraces.count) traces to " + filesSentence(paths)
-        state.message = "Exported " + sentence
-        recordEvent(ConsoleEvent(time: state.now, kind: .export, detail: sentence), state: &state)
+        recordExport("\(state.listedTraces.count) traces to " + filesSentence(paths), state: &state)
         return []
     case .exportFailed(let reason):
         state.message = "Export failed: \(reason)"
@@ -132,11 +141,18 @@ private func apply(_ action: ConsoleAction, to state: inout ConsoleState) -> [Co
         applyRanking(ranking, request: request, state: &state)
         return []
     case .watchExported(let path):
-        let sentence = "\(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)"
-        state.message = "Exported " + sentence
-        recordEvent(
-            ConsoleEvent(time: state.now, kind: .export, host: state.watch?.target ?? "", detail: sentence),
+        recordExport(
+            "\(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)", host: state.watch?.target ?? "",
             state: &state)
+        return []
+    case .doctorFinding(let run, let finding):
+        applyDoctorFinding(finding, run: run, state: &state)
+        return []
+    case .doctorFinished(let run, let report):
+        applyDoctorReport(report, run: run, state: &state)
+        return []
+    case .doctorExported(let path):
+        recordExport("the doctor's report to \(path)", state: &state)
         return []
     }
 }
@@ -199,6 +215,7 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
             }
             return []
         }
+        if state.view == .doctor, let effects = doctorCommand(command, state: &state) { return effects }
         if state.view == .probe || command == .typeHost {
             // The IP and watch views sit over the probe view and take its keys first.
             if let effects = ipViewCommand(command, state: &state) ?? watchCommand(command, state: &state) {
@@ -226,6 +243,7 @@ func commandScopes(_ state: ConsoleState) -> [KeyScope] {
     case .traces: scopes.append(.traces)
     case .events: scopes.append(.events)
     case .compare: scopes.append(.compare)
+    case .doctor: scopes.append(.doctor)
     case .help: break
     }
     scopes.append(.global)
@@ -356,7 +374,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
             switchView(to: .probe, state: &state)
         }
     case .filter:
-        guard state.view != .help && state.view != .compare else { return [] }
+        guard state.view != .help && state.view != .compare && state.view != .doctor else { return [] }
         state.modeBeforePrompt = .command
         state.mode = .filter
         state.filterLine = EditedLine(state.filters[state.view] ?? "")
@@ -416,7 +434,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
             state.message = "Nothing to export: no traces listed"
             return []
         }
-        let base = state.exportDirectory + "/ipdirect-" + exportStamp(state.now, timeZone: state.timeZone)
+        let base = exportBase(state)
         state.message =
             "Exporting \(records.count) traces to \(filesSentence([base + ".jsonl", base + ".har"]))\u{2026}"
         return [.export(exportReports(records, state: state), basePath: base)]
@@ -428,6 +446,8 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         return openIPView(&state)
     case .watch:
         return openWatch(&state)
+    case .doctor:
+        return openDoctor(&state)
     case .quit:
         state.quitting = true
         return [.quit]
@@ -479,6 +499,8 @@ private func move(by delta: Int, state: inout ConsoleState) {
             state.helpScroll &+ delta, columns: helpColumns(state, width: state.size.width), height: bodyHeight(state))
     case .compare:
         state.compare.scroll = max(0, state.compare.scroll &+ delta)
+    case .doctor:
+        moveDoctor(by: delta, state: &state)
     }
 }
 
@@ -539,6 +561,12 @@ private func applyProbeEvent(_ event: ProbeEvent, runID: Int, state: inout Conso
         state.message = "Probe failed: \(error.reason)"
     }
     return []
+}
+
+/// Says what an export wrote, on the status line and as an `export` row of the events view.
+private func recordExport(_ sentence: String, host: String = "", state: inout ConsoleState) {
+    state.message = "Exported " + sentence
+    recordEvent(ConsoleEvent(time: state.now, kind: .export, host: host, detail: sentence), state: &state)
 }
 
 /// Adds a row to the events view, keeping the selected row on the same event.
@@ -612,7 +640,7 @@ private func applyFilter(_ state: inout ConsoleState) {
         state.eventCursor = ListCursor()
     case .probe:
         state.probeCursor = ListCursor()
-    case .help, .compare:
+    case .help, .compare, .doctor:
         break
     }
 }
@@ -687,6 +715,15 @@ func exportReports(_ records: [TraceRecord], state: ConsoleState) -> [URLReport]
                 notes: [])
         return URLReport(url: url, host: host, resolution: resolution, attempts: list, verdict: verdict)
     }
+}
+
+/// Where an export goes, without its extension: `export_dir/ipdirect-[KIND-]YYYYMMDD-HHMMSS`,
+/// stamped with the state's clock in its zone.
+///
+/// - Parameter kind: what is exported when not the traces (`watch`, `doctor`).
+func exportBase(_ state: ConsoleState, kind: String? = nil) -> String {
+    state.exportDirectory + "/ipdirect-" + (kind.map { $0 + "-" } ?? "")
+        + exportStamp(state.now, timeZone: state.timeZone)
 }
 
 /// `YYYYMMDD-HHMMSS` of a moment in a zone, for export file names.

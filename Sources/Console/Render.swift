@@ -32,6 +32,16 @@ extension CellBuffer {
         }
         return column
     }
+
+    /// Draws the lines of a scrollable view in `rows`, from line `scroll`, which goes no further
+    /// than the last screenful.
+    mutating func draw(_ lines: [StyledLine], scrolledBy scroll: Int, rows: Range<Int>) {
+        var y = rows.lowerBound
+        for line in lines.dropFirst(max(0, min(scroll, lines.count - rows.count))).prefix(rows.count) {
+            draw(line, x: 0, y: y, width: width)
+            y += 1
+        }
+    }
 }
 
 /// Draws the whole console for a terminal of `size`.
@@ -64,6 +74,7 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
     case .events: drawEventsView(state, rows: body, into: &buffer)
     case .help: drawHelpView(state, rows: body, into: &buffer)
     case .compare: drawCompareView(state, rows: body, into: &buffer)
+    case .doctor: drawDoctorView(state, rows: body, into: &buffer)
     }
     if let panel = state.reproducePanel { drawReproducePanel(state, panel: panel, rows: body, into: &buffer) }
     drawHintLine(state, y: hintY, body: body.count, into: &buffer)
@@ -196,6 +207,14 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
                 : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")]
         case .help: hints = [(.down, "scroll"), (.back, "back")]
         case .compare: hints = [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back")]
+        case .doctor:
+            hints =
+                state.doctor.detailOpen
+                ? [(.back, "back"), (.reproduce, "copy commands"), (.down, "scroll"), (.export, "export")]
+                : [
+                    (.open, "detail"), (.doctor, "run again"), (.export, "export"), (.reproduce, "copy commands"),
+                    (.back, "close"),
+                ]
         }
         hints.append((.nextView, "next view"))
     }
@@ -206,10 +225,9 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
     var right: StyledLine = []
     if let filter = state.filters[state.view], !filter.isEmpty {
         right = [Span("filter: ", .dim), Span(state.glyphs.clip(filter, 20), .fg(.yellow))]
-    } else if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
-        let count = detailLines(record, state: state, width: buffer.width).count
+    } else if let (count, scroll) = scrolledDetail(state, width: buffer.width) {
         if count > body {
-            let first = max(0, min(state.detailScroll, count - body))
+            let first = max(0, min(scroll, count - body))
             right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
         }
     } else if state.view == .help {
@@ -223,6 +241,17 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
     let rightWidth = right.reduce(0) { $0 + $1.text.unicodeScalars.count }
     drawHints(labelled, tail: tail, from: 1, y: y, rightWidth: rightWidth, into: &buffer)
     if rightWidth > 0 { buffer.draw(right, x: buffer.width - rightWidth - 1, y: y, width: rightWidth) }
+}
+
+/// The open detail's line count and scroll (a trace's, a doctor check's); nil when none is open.
+private func scrolledDetail(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
+    if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
+        return (detailLines(record, state: state, width: width).count, state.detailScroll)
+    }
+    if state.view == .doctor && state.doctor.detailOpen {
+        return (doctorDetailLines(state, width: width).count, state.doctor.detailScroll)
+    }
+    return nil
 }
 
 /// Draws `key action` pairs from column `x`: those of `tail` always, the others in order while

@@ -8,7 +8,7 @@ import Probe
 /// host by a letter key and are not tabs.
 public enum ConsoleView: Int, Sendable, CaseIterable {
     case probe = 1, cache, traces, events, help
-    case compare
+    case compare, doctor
 
     /// The views the tab bar lists and Tab cycles through, each with its number key.
     public static let tabs: [ConsoleView] = allCases.filter { $0.rawValue <= ConsoleView.help.rawValue }
@@ -21,6 +21,7 @@ public enum ConsoleView: Int, Sendable, CaseIterable {
         case .events: "Events"
         case .help: "Help"
         case .compare: "Compare"
+        case .doctor: "Doctor"
         }
     }
 }
@@ -322,6 +323,8 @@ public struct ConsoleState: Sendable {
     public var helpScroll = 0
     /// The compare view (`v`): every provider's answer for one host.
     public var compare = CompareState()
+    /// The doctor view (`D`): every check of the network, filled in as they finish.
+    public var doctor = DoctorViewState()
     /// The reproduce panel, over the current view while open (`c`).
     public var reproducePanel: ReproducePanel?
     /// The IP view (`i`), over the probe view while open.

@@ -56,14 +56,7 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
 }
 
 func drawTraceDetail(_ state: ConsoleState, record: TraceRecord, rows: Range<Int>, into buffer: inout CellBuffer) {
-    let lines = detailLines(record, state: state, width: buffer.width)
-    let height = rows.count
-    let scroll = max(0, min(state.detailScroll, lines.count - height))
-    var y = rows.lowerBound
-    for line in lines.dropFirst(scroll).prefix(height) {
-        buffer.draw(line, x: 0, y: y, width: buffer.width)
-        y += 1
-    }
+    buffer.draw(detailLines(record, state: state, width: buffer.width), scrolledBy: state.detailScroll, rows: rows)
 }
 
 /// The phases of an exchange, in order, as spans of milliseconds from its start.

@@ -126,8 +126,7 @@ func watchCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffe
             state.message = "Nothing to export: no round has finished yet"
             return []
         }
-        let path =
-            state.exportDirectory + "/ipdirect-watch-" + exportStamp(state.now, timeZone: state.timeZone) + ".jsonl"
+        let path = exportBase(state, kind: "watch") + ".jsonl"
         state.message = "Exporting \(rounds.count) rounds to \(path)\u{2026}"
         return [.exportWatch(rounds, path: path)]
     case .typeHost:

@@ -46,8 +46,18 @@ public struct DoctorContext: Sendable {
 public struct DoctorLabFacts: Sendable {
     /// The lab's DNS server, standing in for the system resolver as in `--lab` elsewhere.
     public var dnsServer: String
+    /// The ports every lab service address listens on for HTTP and HTTPS, standing in for the
+    /// real service IPs' 80 and 443; nil off the lab.
+    public var servicePorts: (http: Int, https: Int)?
+    /// The lab's connectivity check URL (answers 204 with an empty body), standing in for
+    /// `connectivitycheck.gstatic.com/generate_204`; a captive portal answers it otherwise.
+    public var connectivityCheckURL: String?
 
-    public init(dnsServer: String) {
+    public init(
+        dnsServer: String, servicePorts: (http: Int, https: Int)? = nil, connectivityCheckURL: String? = nil
+    ) {
         self.dnsServer = dnsServer
+        self.servicePorts = servicePorts
+        self.connectivityCheckURL = connectivityCheckURL
     }
 }

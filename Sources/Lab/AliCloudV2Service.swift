@@ -96,7 +96,7 @@ extension HTTPDNSService {
             }
             guard exp >= now() else { return failure(.signatureExpired) }
             guard exp <= now() + Self.v2MaximumDuration else { return failure(.invalidDuration) }
-        } else if account == keys.signedOnlyAccount {
+        } else if account == keys.signedOnlyAccount || refusesUnsigned {
             return failure(.unsignedInterfaceDisabled)
         }
         // Everything that travels in the clear, and what `enc` carried when sealed.
@@ -147,7 +147,9 @@ extension HTTPDNSService {
                 return "{" + fields.joined(separator: ",") + "}"
             }
             var fields = [#""dn":\#(json(name))"#]
-            if families.contains("4") { fields.append(#""v4":\#(part(record?.ipv4, v6: false))"#) }
+            if families.contains("4") {
+                fields.append(#""v4":\#(part(record?.ipv4(forClient: clientIP), v6: false))"#)
+            }
             if families.contains("6") { fields.append(#""v6":\#(part(record?.ipv6, v6: true))"#) }
             return "{" + fields.joined(separator: ",") + "}"
         }

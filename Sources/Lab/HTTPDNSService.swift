@@ -12,6 +12,9 @@ struct HTTPDNSService: Sendable {
     var keys: LabKeys
     /// The clock for signature expiry, in seconds since 1970.
     var now: @Sendable () -> Int = { Int(Date().timeIntervalSince1970) }
+    /// Refuses unsigned queries of every account with `UnsignedInterfaceDisabled`, as an account
+    /// whose console turned the unsigned interface off (the `unsigned-refused` fault).
+    var refusesUnsigned = false
 
     /// An answer and what it was about, for the query log.
     struct Answer: Sendable {
@@ -74,6 +77,8 @@ struct HTTPDNSService: Sendable {
                 return failure(.invalidSignature)
             }
             guard let expiry = Int(t), expiry >= now() else { return failure(.signatureExpired) }
+        } else if refusesUnsigned {
+            return failure(.unsignedInterfaceDisabled)
         }
         // `ip=` asks for the answer of another client address (the C SDK's client_ip).
         let clientIP = request.query["ip"] ?? request.remoteAddress ?? "127.0.0.1"
@@ -85,7 +90,7 @@ struct HTTPDNSService: Sendable {
                 // One record per type, each with its own TTL (the C SDK's batch answer shape).
                 for (family, v6) in [(Substring("4"), false), ("6", true)] where families.contains(family) {
                     let ttl = record?.ttl(v6) ?? 60
-                    let ips = (v6 ? record?.ipv6 : record?.ipv4) ?? []
+                    let ips = (v6 ? record?.ipv6 : record?.ipv4(forClient: clientIP)) ?? []
                     entries.append(
                         #"{"host":\#(json(name)),"client_ip":\#(json(clientIP)),"ips":\#(json(ips)),"type":\#(v6 ? 28 : 1),"ttl":\#(ttl),"origin_ttl":\#(record?.originTTL ?? ttl)}"#
                     )
@@ -98,7 +103,7 @@ struct HTTPDNSService: Sendable {
         let record = zone.record(for: host)
         let ttl = record?.ttl ?? 60
         var fields = [#""host":\#(json(host))"#]
-        fields.append(#""ips":\#(json(families.contains("4") ? record?.ipv4 ?? [] : []))"#)
+        fields.append(#""ips":\#(json(families.contains("4") ? record?.ipv4(forClient: clientIP) ?? [] : []))"#)
         if families.contains("6") { fields.append(#""ipsv6":\#(json(record?.ipv6 ?? []))"#) }
         fields.append(#""ttl":\#(ttl)"#)
         fields.append(#""origin_ttl":\#(record?.originTTL ?? ttl)"#)

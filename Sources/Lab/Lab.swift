@@ -51,10 +51,19 @@ public final class Lab: Sendable {
         let keys = LabKeys.generate()
         var service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
         if let clock = options.clock { service.now = clock }
+        if options.networkFaults.contains(.clockSkew) {
+            // Its Date header and its signature check alike, as a service whose clock is off.
+            let clock = service.now
+            service.now = { clock() + LabOptions.clockSkewSeconds }
+        }
+        service.refusesUnsigned = options.networkFaults.contains(.unsignedRefused)
         let httpdns = httpdnsResponder(
             service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: options.logger)
 
-        let httpdnsServers = try httpdnsServers(ca: authorities.ca, respond: httpdns)
+        // Under tls-intercept a middlebox answers the service's TLS with its own CA's certificate.
+        let httpdnsServers = try httpdnsServers(
+            ca: options.networkFaults.contains(.tlsIntercept) ? authorities.interceptorCA : authorities.ca,
+            respond: httpdns)
         let origins = try originServers(authorities, zone: zone, ledger: ledger, options: options)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let httpdnsListeners = HTTPDNSListeners(
@@ -94,6 +103,8 @@ public final class Lab: Sendable {
         var ca: LabCertificateAuthority
         /// Trusted by nobody: it issues `untrusted.lab.test`'s certificate.
         var untrustedCA: LabCertificateAuthority
+        /// Trusted by nobody: a TLS-inspecting middlebox's, for the service under `tls-intercept`.
+        var interceptorCA: LabCertificateAuthority
         var caPath: String
 
         /// Makes both authorities and writes the trusted one's certificate to `directory/ca.pem`.
@@ -102,17 +113,20 @@ public final class Lab: Sendable {
             let ca = try LabCertificateAuthority.make(commonName: "ipdirect lab CA \(tag)", constrainedToLab: true)
             let untrustedCA = try LabCertificateAuthority.make(
                 commonName: "ipdirect untrusted CA \(tag)", constrainedToLab: false)
+            let interceptorCA = try LabCertificateAuthority.make(
+                commonName: "ipdirect lab interceptor CA \(tag)", constrainedToLab: false)
             let caPath = (directory as NSString).appendingPathComponent("ca.pem")
             do {
                 try ca.pem().write(toFile: caPath, atomically: true, encoding: .utf8)
             } catch {
                 throw LabError("cannot write the lab CA to \(caPath): \(error.localizedDescription)")
             }
-            return LabAuthorities(ca: ca, untrustedCA: untrustedCA, caPath: caPath)
+            return LabAuthorities(ca: ca, untrustedCA: untrustedCA, interceptorCA: interceptorCA, caPath: caPath)
         }
     }
 
-    /// The HTTPDNS service over plain HTTP and over TLS (a certificate for its name and the loopback IPs).
+    /// The HTTPDNS service over plain HTTP and over TLS (a certificate from `ca` for its name and
+    /// the loopback IPs).
     private static func httpdnsServers(
         ca: LabCertificateAuthority, respond: @escaping LabResponder
     ) throws
@@ -126,7 +140,8 @@ public final class Lab: Sendable {
                 tls: LabTLS(
                     byName: [:],
                     fallback: try ca.issue(
-                        dnsNames: ["httpdns.lab.test"], addresses: [loopback4, LabCertificateAuthority.ipv6Loopback]
+                        dnsNames: [LabEndpoints.serviceName],
+                        addresses: [loopback4, LabCertificateAuthority.ipv6Loopback]
                     ).serverContext()),
                 respond: respond),
         ]
@@ -148,7 +163,10 @@ public final class Lab: Sendable {
         let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
         return [
             LabServer(
-                role: .plain, addresses: ["127.0.0.1"], tls: nil, respond: origin(.plain, .routeByHost(plainNames))),
+                role: .plain, addresses: ["127.0.0.1"], tls: nil,
+                respond: connectivityCheckResponder(
+                    portal: options.networkFaults.contains(.captivePortal), ledger: ledger,
+                    next: origin(.plain, .routeByHost(plainNames)))),
             LabServer(
                 role: .single, addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin(.single)),
             LabServer(
@@ -225,7 +243,8 @@ public final class Lab: Sendable {
                             HTTPDNSService.labServiceIPs[0], ledger: ledger, next: server.respond)),
                     port: ports[server.role, default: 0], group: group, connections: connections)
                 listeners.append(second)
-                try await second.open()
+                // Under service-blocked its port stays reserved and unheard: connections are refused.
+                if !options.networkFaults.contains(.serviceBlocked) { try await second.open() }
             }
             for server in servers {
                 let listener = try LabListener(
@@ -400,6 +419,10 @@ private func httpdnsResponder(
         let fault = ledger.fault
         let answer = service.discovery(request) ?? service.answer(request)
         var response = answer.response
+        // Every answer carries the service's time, as real servers' do (the doctor's clock check).
+        if !response.headers.contains(where: { $0.0.lowercased() == "date" }) {
+            response.headers.append(("Date", HTTPDNSService.httpDate(service.now())))
+        }
         switch fault {
         case .none:
             break

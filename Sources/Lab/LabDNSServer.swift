@@ -262,6 +262,8 @@ final class LabDNSDatagramHandler: ChannelInboundHandler {
     init(responder: LabDNSResponder) { self.responder = responder }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // `udp53-filtered`: the query is dropped as a filter on the path would, with no reply.
+        if responder.networkFaults.contains(.udp53Filtered) { return }
         let envelope = unwrapInboundIn(data)
         guard let (reply, delay) = responder.reply(Array(envelope.data.readableBytesView), overTCP: false) else {
             return

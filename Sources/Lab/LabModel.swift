@@ -61,6 +61,9 @@ public struct LabOptions: Sendable {
     /// The clock signatures are checked against, in seconds since 1970; nil for the system clock.
     /// Requests signed at a known time (an SDK's captured ones) are checked with a clock at it.
     public var clock: (@Sendable () -> Int)?
+    /// How far ahead of this machine the service's clock runs under the `clock-skew` fault, in
+    /// seconds: past the v2 signature's 600 s window, so a request signed now arrives expired.
+    public static let clockSkewSeconds = 900
 
     public init(
         portBase: Int? = nil, fault: HTTPDNSFault = .none, stateDirectory: String? = nil,
@@ -102,6 +105,10 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     /// What the HTTPDNS service answers for A queries. Not always IP literals: the
     /// `poisoned.lab.test` record carries junk on purpose.
     public var ipv4: [String]
+    /// What the alicloud formats answer for A queries from a client address that is not loopback
+    /// (the peer's, or the one `cip`/`ip=` names), as a CDN answers by where the client is; nil
+    /// answers `ipv4` to every client.
+    public var ipv4Elsewhere: [String]?
     /// What the HTTPDNS service answers for AAAA queries.
     public var ipv6: [String]
     /// TTL in seconds (of the AAAA records too, unless `ttlV6` says otherwise).
@@ -127,6 +134,7 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case name, ipv4, ipv6, ttl, origin, cname, rcode, extra
         case localDNS = "localdns"
+        case ipv4Elsewhere = "ipv4_elsewhere"
         case ttlV6 = "ttl_v6"
         case originTTL = "origin_ttl"
     }
@@ -143,6 +151,12 @@ public struct LabZoneRecord: Sendable, Codable, Equatable {
         self.origin = origin
         self.cname = cname
         self.localDNS = localDNS
+    }
+
+    /// The A records answered to `client`: `ipv4Elsewhere` for an address off this machine.
+    public func ipv4(forClient client: String) -> [String] {
+        guard let ipv4Elsewhere, !client.hasPrefix("127."), client != "::1" else { return ipv4 }
+        return ipv4Elsewhere
     }
 
     /// The TTL of one family's records.
@@ -190,6 +204,10 @@ public struct LabEndpoints: Sendable, Codable {
         self.hosts = hosts
         self.zone = zone
     }
+
+    /// The name the service's certificate carries on every service IP, as Alibaba's carries
+    /// 203.107.1.1: a client checks each service IP's certificate against it (`service_name`).
+    public static let serviceName = "httpdns.lab.test"
 
     /// The port of a host's base URL, e.g. `port(of: "sni-a.lab.test")`.
     public func port(of name: String) -> Int? {

@@ -3,6 +3,7 @@
 import ArgumentParser
 import ConfigurationSources
 import Console
+import Doctor
 import Foundation
 import Lab
 import NameResolution
@@ -14,8 +15,9 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
         discussion: """
             Press p, type a host or URL and press Enter to probe it every IP-direct way. Views: 1 probe, \
             2 cache, 3 traces, 4 events, 5 or ? help (every key). q quits. e exports the traces to \
-            export_dir (the configuration; the working directory by default). Needs a terminal; for \
-            scripts use 'ipdirect probe URL...'.
+            export_dir (the configuration; the working directory by default). D opens the doctor: every \
+            check of 'ipdirect doctor', filled in as each ends. Needs a terminal; for scripts use \
+            'ipdirect probe URL...'.
             """)
 
     static let examples: [(command: String, shows: String)] = [
@@ -181,6 +183,19 @@ extension LiveConsoleEngine {
         options.scenarios = [scenario]
         options.allIPs = false
         return ProbeEngine(resolve: pinned, options: options).probe(text)
+    }
+
+    func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
+        await DoctorRunner().run(session.doctorContext(), provider: session.providerDescription, progress: progress)
+    }
+
+    func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {
+        do {
+            try PrivateFile.write(report.json(), to: path)
+        } catch {
+            throw ExportError(path: path, reason: error.description)
+        }
+        return path
     }
 
     func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String {

@@ -99,8 +99,12 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             throw UsageError(error.message)
         }
         let budget = Duration.seconds(within)
+        var resolver = session.configuration.resolver
+        // The name the lab's service certificate carries, checked on every service address as
+        // the SDKs check 203.107.1.1's.
+        if session.lab != nil { resolver.serviceName = LabEndpoints.serviceName }
         let context = DoctorContext(
-            resolver: session.configuration.resolver, hosts: hosts,
+            resolver: resolver, hosts: hosts,
             canaryName: hosts.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
             lab: session.lab.map(Self.labFacts))
 
@@ -123,17 +127,16 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             FileHandle.standardOutput.write(Data(DoctorTable.render(report, style: style).utf8))
         case .json:
             let pretty = pretty ?? (isatty(STDOUT_FILENO) == 1)
-            guard let document = ProbeExport.document(report, pretty: pretty) else {
-                throw CommandFailure("the doctor's report could not be written as JSON")
-            }
-            FileHandle.standardOutput.write(document + Data("\n".utf8))
+            FileHandle.standardOutput.write(report.json(pretty: pretty))
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
     }
 
     /// What the checks know of a lab started with `--lab`, since the doctor does not import the lab.
     static func labFacts(_ lab: Lab) -> DoctorLabFacts {
-        DoctorLabFacts(dnsServer: lab.endpoints.dns)
+        let e = lab.endpoints
+        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
+        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
     }
 
     /// The name the checks resolve end to end against the lab when no --host is given: one every

@@ -147,3 +147,31 @@ struct SnapshotTests {
         Snapshot.check(render(state), named: "cache-confirm-80x24")
     }
 }
+
+@Suite("Console doctor view as text")
+struct DoctorSnapshotTests {
+    @Test("doctor view: every status, a long sentence cut to the width, the summary", arguments: SnapshotTests.sizes)
+    func doctorView(size: TerminalSize) {
+        let state = DoctorFixtures.finished(size: size)
+        Snapshot.check(render(state), named: "doctor-\(size.width)x\(size.height)")
+    }
+
+    @Test("doctor view while the checks run: rows still running, the time so far", arguments: SnapshotTests.sizes)
+    func doctorRunning(size: TerminalSize) {
+        var state = DoctorFixtures.opened(size: size)
+        for finding in DoctorFixtures.findings.prefix(4) {
+            _ = reduce(into: &state, action: .doctorFinding(run: 1, finding))
+        }
+        _ = reduce(into: &state, action: .tick(ConsoleFixtures.now.addingTimeInterval(3)))
+        Snapshot.check(render(state), named: "doctor-running-\(size.width)x\(size.height)")
+    }
+
+    @Test("a check's detail: what was sent and seen, the advice, the commands", arguments: SnapshotTests.sizes)
+    func doctorDetail(size: TerminalSize) {
+        var state = DoctorFixtures.finished(size: size)
+        _ = reduce(into: &state, action: .key(.down))
+        _ = reduce(into: &state, action: .key(.down))
+        _ = reduce(into: &state, action: .key(.enter))
+        Snapshot.check(render(state), named: "doctor-detail-\(size.width)x\(size.height)")
+    }
+}

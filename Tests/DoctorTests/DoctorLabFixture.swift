@@ -22,6 +22,9 @@ enum DoctorLab {
         }
     }
 
+    /// The name the doctor's checks resolve on the lab when no `--host` is given.
+    static let canary = "plain.lab.test"
+
     /// The context for a running lab.
     static func context(_ lab: Lab, hosts: [String] = [], budget: Duration = .seconds(15)) -> DoctorContext {
         let e = lab.endpoints
@@ -29,8 +32,14 @@ enum DoctorLab {
             provider: .alicloud, endpoint: e.httpdnsTLS, account: e.account, secret: e.secret, caFile: e.ca,
             timeout: 5)
         resolver.dnsServer = try? DNSServer.parse(e.dns)
+        // The name the lab's service certificate carries, checked on every service address as
+        // the SDKs check 203.107.1.1's.
+        resolver.serviceName = LabEndpoints.serviceName
+        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
+        // The canary is a name the lab serves: the public default is unknown to it.
         return DoctorContext(
-            resolver: resolver, hosts: hosts, environment: [:], budget: budget,
-            lab: DoctorLabFacts(dnsServer: e.dns))
+            resolver: resolver, hosts: hosts, canaryName: hosts.first ?? canary, environment: [:], budget: budget,
+            lab: DoctorLabFacts(
+                dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL))
     }
 }

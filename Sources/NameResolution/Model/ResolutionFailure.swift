@@ -138,6 +138,9 @@ public enum DNSServerFailure: Sendable, Hashable {
     case noSuchName(host: String)
     /// No usable reply; `problems` says what came instead, one clause each (none: no answer).
     case noAnswer(problems: [String])
+    /// No reply came to any query (each timed out or was refused): the way to the server is
+    /// closed, as against a server that replied with an error. `problems` as for `noAnswer`.
+    case unanswered(problems: [String])
     /// The reply held records that are not addresses (cleaned, at most three kept).
     case notAddresses([String])
     /// NOERROR without a record of the families asked (NODATA).
@@ -152,7 +155,7 @@ public enum DNSServerFailure: Sendable, Hashable {
         case .unaskable(let host, let clause):
             "\(server): cannot ask for \(TerminalText.quoted(host)): the name \(clause)"
         case .noSuchName(let host): "\(server): no such name \(host) (NXDOMAIN): the name does not exist"
-        case .noAnswer(let problems):
+        case .noAnswer(let problems), .unanswered(let problems):
             "\(server): " + (problems.isEmpty ? "no answer" : problems.joined(separator: "; "))
         case .notAddresses(let junk):
             "\(server) answered \(junk.map { TerminalText.quoted($0) }.joined(separator: ", ")), not IP addresses"

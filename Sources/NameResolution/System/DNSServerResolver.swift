@@ -1,5 +1,5 @@
 // A chosen DNS server asked directly, as `dig @server` would: c-ares over UDP (TCP when the reply
-// is truncated) with its own timeout, in place of getaddrinfo for the "system" column.
+// is truncated), or TCP only, with its own timeout, in place of getaddrinfo for the "system" column.
 import CCAres
 import Foundation
 import TerminalText
@@ -88,13 +88,25 @@ public enum SystemResolverKind: Sendable, Hashable, CustomStringConvertible, Cod
     }
 }
 
+/// How queries travel to a DNS server.
+public enum DNSTransport: String, Sendable, CaseIterable {
+    /// UDP, and TCP after a truncated reply: what every stub resolver does.
+    case udp
+    /// TCP only (c-ares `ARES_FLAG_USEVC`), as `dig +tcp`: where UDP 53 is filtered, the way left.
+    case tcp
+}
+
 /// Asks one DNS server for A and AAAA records through a c-ares channel of its own.
 public struct DNSServerResolver: Sendable {
     public let server: DNSServer
+    public let transport: DNSTransport
     /// Bounds the lookups running at once, when this asks on behalf of a `SystemResolver`.
     var gate: ResolutionGate?
 
-    public init(server: DNSServer) { self.server = server }
+    public init(server: DNSServer, transport: DNSTransport = .udp) {
+        self.server = server
+        self.transport = transport
+    }
 
     /// Resolves `host` for `families` at the server.
     ///
@@ -103,13 +115,15 @@ public struct DNSServerResolver: Sendable {
     public func resolve(_ host: String, families: Set<IPFamily>, timeout: Duration) async -> SystemAnswer {
         let started = DispatchTime.now()
         let server = server
+        let transport = transport
         let gate = gate
         // Bounded like getaddrinfo: a batch of names waits its turn instead of a thread and socket each.
         await gate?.enter()
         var answer: SystemAnswer = await withCheckedContinuation { continuation in
             // c-ares blocks in poll(); a thread of its own keeps it off the cooperative pool.
             let thread = Thread {
-                let answer = Self.lookup(host, families: families, server: server, timeout: timeout)
+                let answer = Self.lookup(
+                    host, families: families, server: server, transport: transport, timeout: timeout)
                 gate?.leave()
                 continuation.resume(returning: answer)
             }
@@ -130,7 +144,9 @@ public struct DNSServerResolver: Sendable {
     static let libraryReady: Bool = ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
 
     /// The blocking lookup: one channel, both families' queries, a poll loop until both end.
-    static func lookup(_ host: String, families: Set<IPFamily>, server: DNSServer, timeout: Duration) -> SystemAnswer {
+    static func lookup(
+        _ host: String, families: Set<IPFamily>, server: DNSServer, transport: DNSTransport = .udp, timeout: Duration
+    ) -> SystemAnswer {
         func failed(_ failure: DNSServerFailure) -> SystemAnswer { SystemAnswer(error: .dnsServer(server, failure)) }
         guard libraryReady else { return failed(.libraryFailed) }
         if families.isEmpty { return SystemAnswer(error: .noFamilyAsked) }
@@ -140,6 +156,7 @@ public struct DNSServerResolver: Sendable {
         // EDNS: replies up to the offered size are taken over UDP (without it c-ares goes to TCP past
         // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
         options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
+        if transport == .tcp { options.flags |= ARES_FLAG_USEVC }
         options.ednspsz = DNSMessage.ednsPayloadSize
         options.timeout = Int32(max(1, (timeout.inSeconds * 1000).rounded()))
         options.tries = 1
@@ -195,6 +212,8 @@ public struct DNSServerResolver: Sendable {
         var chain: [String] = []
         var problems: [String] = []
         var missing = 0
+        // Queries no reply came for at all (timed out, refused): the path, not the server's answer.
+        var unanswered = 0
         for family in ordered {
             let outcome = outcomes[family]!
             switch outcome.status ?? ARES_ETIMEOUT {
@@ -217,12 +236,13 @@ public struct DNSServerResolver: Sendable {
                         "its reply for \(host) \(error.clause): the server, or something on the way, mangles DNS")
                 }
             case let status:
+                if [ARES_ETIMEOUT, ARES_ECANCELLED, ARES_ECONNREFUSED].contains(status) { unanswered += 1 }
                 problems.append(sentence(status, host: host, server: server, timeout: timeout))
             }
         }
         if raw.isEmpty || (!problems.isEmpty && raw.values.allSatisfy(\.isEmpty)) {
             let unique = problems.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            return failed(.noAnswer(problems: unique))
+            return failed(unanswered == ordered.count ? .unanswered(problems: unique) : .noAnswer(problems: unique))
         }
         // The one IP-literal check every address from outside goes through.
         let v4 = IPLiteral.screen(raw[.v4] ?? [], family: .v4)

@@ -8,7 +8,8 @@ import SwiftASN1
 import TerminalText
 import X509
 
-enum CertificateReading {
+/// Reads the certificates a handshake presented, for the probe and the doctor alike.
+public enum CertificateReading {
     /// Summaries already made, by DER: a batch meets the same few certificates hundreds of
     /// times, and parsing one again is not the work. Bounded; cleared when full.
     private static let known = Locked([[UInt8]: CertificateSummary]())
@@ -16,7 +17,7 @@ enum CertificateReading {
 
     /// Summarises one DER certificate; a certificate that does not parse still gets its
     /// fingerprint, so the trace shows that something was presented.
-    static func summary(_ der: [UInt8]) -> CertificateSummary {
+    public static func summary(_ der: [UInt8]) -> CertificateSummary {
         if let summary = known.withLock({ $0[der] }) { return summary }
         let summary = parse(der)
         known.withLock { table in

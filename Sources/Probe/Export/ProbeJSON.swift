@@ -77,7 +77,9 @@ enum ProbeJSON {
         try encoder(pretty: pretty).encode(NullWritingEncoder.Root(value: value))
     }
 
-    private static func encoder(pretty: Bool) -> JSONEncoder {
+    /// The encoder `probe --format json` writes with: slashes not escaped, dates as `timestamp`,
+    /// indented with sorted keys when `pretty`.
+    public static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]

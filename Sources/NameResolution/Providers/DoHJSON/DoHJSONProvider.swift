@@ -16,7 +16,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         self.transport = transport
     }
 
-    func url(for host: String, family: IPFamily) -> String {
+    /// The URL asking for `host`'s records of `family` (`?name=H&type=A`).
+    public func url(for host: String, family: IPFamily) -> String {
         let separator = endpoint.contains("?") ? "&" : "?"
         return "\(endpoint)\(separator)name=\(queryEscaped(host))&type=\(family == .v4 ? "A" : "AAAA")"
     }

@@ -35,6 +35,12 @@ public struct DoHWireProvider: HTTPDNSProvider {
         return "\(endpoint)\(separator)dns=\(Self.base64URL(query))"
     }
 
+    /// The GET URL of the query this provider sends for `host` (id 0, padded), for a command
+    /// that repeats it with curl; nil when the name cannot be put in a query.
+    public func queryURL(for host: String, family: IPFamily) -> String? {
+        (try? DNSMessage.query(host, family: family, id: 0, padded: true)).map(url(carrying:))
+    }
+
     static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

@@ -1,0 +1,95 @@
+// This machine's own addresses (getifaddrs) and the scope of an address (loopback, link-local,
+// private, shared, public): what the client address check sets against the address a service saw.
+import Foundation
+import NameResolution
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where an address can be reached from, as far as its range tells.
+public enum AddressScope: String, Sendable, CaseIterable {
+    /// 127.0.0.0/8, ::1: this machine only.
+    case loopback
+    /// 169.254.0.0/16, fe80::/10: this link only.
+    case linkLocal = "link-local"
+    /// RFC 1918 (10/8, 172.16/12, 192.168/16) and IPv6 unique local (fc00::/7): one site's own.
+    case privateNetwork = "private"
+    /// RFC 6598 100.64.0.0/10: a carrier's NAT (CGNAT) between its subscribers and the internet.
+    case carrierShared = "carrier-shared"
+    /// Everything else: what a service on the internet can tell apart.
+    case global
+
+    /// The scope of `address`.
+    public init(_ address: IPAddress) {
+        if address.family == .v4 {
+            var raw = in_addr()
+            _ = inet_pton(AF_INET, address.text, &raw)
+            let b = withUnsafeBytes(of: raw) { Array($0) }
+            switch (b[0], b[1]) {
+            case (127, _): self = .loopback
+            case (169, 254): self = .linkLocal
+            case (10, _), (172, 16...31), (192, 168): self = .privateNetwork
+            case (100, 64...127): self = .carrierShared
+            default: self = .global
+            }
+            return
+        }
+        var raw = in6_addr()
+        _ = inet_pton(AF_INET6, address.text, &raw)
+        let b = withUnsafeBytes(of: raw) { Array($0) }
+        if b == [UInt8](repeating: 0, count: 15) + [1] {
+            self = .loopback
+        } else if b[0] == 0xFE && b[1] & 0xC0 == 0x80 {
+            self = .linkLocal
+        } else if b[0] & 0xFE == 0xFC {
+            self = .privateNetwork
+        } else if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF,
+            let v4 = IPAddress(b[12...].map(String.init).joined(separator: "."))
+        {
+            self = AddressScope(v4)
+        } else {
+            self = .global
+        }
+    }
+
+    /// Whether a service on the internet sees this address itself, not one in front of it.
+    public var isGlobal: Bool { self == .global }
+}
+
+/// The addresses of this machine's interfaces that are up.
+public enum MachineAddresses {
+    /// Every address of every interface that is up, loopback included, in getifaddrs order
+    /// without repeats; empty when getifaddrs fails.
+    public static func current() -> [IPAddress] {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&first) == 0 else { return [] }
+        defer { freeifaddrs(first) }
+        var addresses: [IPAddress] = []
+        var next = first
+        while let entry = next {
+            next = entry.pointee.ifa_next
+            guard entry.pointee.ifa_flags & UInt32(IFF_UP) != 0, let sockaddr = entry.pointee.ifa_addr else { continue }
+            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            let length: socklen_t
+            switch Int32(sockaddr.pointee.sa_family) {
+            case AF_INET: length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            case AF_INET6: length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            default: continue
+            }
+            guard getnameinfo(sockaddr, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
+                continue
+            }
+            // A link-local address comes with its zone (`fe80::1%eth0`); the address alone is kept.
+            let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let address = IPAddress(String(text.prefix { $0 != "%" })), !addresses.contains(address) {
+                addresses.append(address)
+            }
+        }
+        return addresses
+    }
+}

@@ -1,0 +1,180 @@
+// Which addresses the configured provider's HTTPDNS service is reached at: Alibaba's start IPs
+// (or endpoint) and the service IPs their `/ss` names; Tencent's and DoH's endpoint's addresses.
+
+import CurlTransport
+import Foundation
+import NameResolution
+
+/// One address of the service and the URLs it is tried at.
+struct ServiceAddress: Sendable, Equatable {
+    /// Why the provider would use it.
+    enum Role: String, Sendable {
+        case endpoint = "the configured endpoint"
+        case start = "a start IP"
+        case serviceList = "named by /ss"
+        case endpointAddress = "an address of the endpoint's name"
+    }
+
+    /// The address as a person reads it (`127.0.0.2`, `2401:b180:7001::31d`).
+    var label: String
+    var role: Role
+    /// One URL per scheme it is tried over: HTTP, then HTTPS.
+    var tries: [Try]
+    /// The base URL the provider itself would send its queries to at this address.
+    var own: Try
+
+    /// One URL and how its certificate is checked.
+    struct Try: Sendable, Equatable {
+        var url: String
+        /// The name the certificate must carry; nil: the URL's own host.
+        var checkName: String?
+        /// `host:port:address`, when the URL names the host and the request must go to this address.
+        var resolve: [String] = []
+    }
+}
+
+/// What looking for the service's addresses found, and how.
+struct ServiceAddressList: Sendable {
+    var addresses: [ServiceAddress]
+    /// The `/ss` exchanges (Alibaba) or nothing.
+    var exchanges: [ServiceExchange]
+    /// Lines for the trace: what was asked, what it gave.
+    var notes: [DoctorTraceLine]
+    /// The path a service address is asked for (the `/ss` request, or the endpoint's own path).
+    var path: String
+}
+
+enum ServiceAddresses {
+    /// The addresses the configured provider would use; nil (with why) for a provider that has
+    /// no HTTPDNS service (`system`) or a configuration that names none.
+    static func find(_ context: DoctorContext) async -> Result<ServiceAddressList, DoctorSkip> {
+        let configuration = context.resolver
+        switch configuration.provider {
+        case .system:
+            return .failure(DoctorSkip("The provider is system DNS: there is no HTTPDNS service to reach."))
+        case .alicloud, .alicloudLegacy:
+            return await alibaba(context)
+        default:
+            return await endpointAddresses(context)
+        }
+    }
+
+    /// The start addresses (or the endpoint) and every service IP the first `/ss` answer names.
+    private static func alibaba(_ context: DoctorContext) async -> Result<ServiceAddressList, DoctorSkip> {
+        let configuration = context.resolver
+        let starts: (addresses: [AliCloudServiceRequests.Address], fixed: Bool)
+        do {
+            starts = try AliCloudServiceRequests.starts(configuration)
+        } catch {
+            return .failure(DoctorSkip("The service's addresses cannot be worked out: \(error)."))
+        }
+        let path = AliCloudServiceRequests.serviceListTarget(configuration)
+        // Every start at once: a silent one must not hold the others up.
+        let exchanges = await withTaskGroup(of: (Int, ServiceExchange).self) { group in
+            for (index, start) in starts.addresses.enumerated() {
+                group.addTask {
+                    (index, await ServiceExchange.send(start.url + path, checkName: start.checkName, context: context))
+                }
+            }
+            var all: [(Int, ServiceExchange)] = []
+            for await result in group { all.append(result) }
+            return all.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        var notes: [DoctorTraceLine] = []
+        var listed: [AliCloudServiceRequests.Address] = []
+        for (start, exchange) in zip(starts.addresses, exchanges) where listed.isEmpty {
+            guard exchange.block == nil, (200..<300).contains(exchange.record.status) else { continue }
+            do {
+                listed = try AliCloudServiceRequests.serviceList(
+                    exchange.record.body, from: start, serviceName: configuration.serviceName)
+                notes.append(
+                    DoctorTraceLine(
+                        .note, "/ss at \(start.label) names \(listed.map(\.label).joined(separator: ", "))"))
+            } catch {
+                notes.append(DoctorTraceLine(.note, "/ss at \(start.label) gave no usable list: \(error)"))
+            }
+        }
+        if listed.isEmpty { notes.append(DoctorTraceLine(.note, "no start address gave a service list")) }
+        let role: ServiceAddress.Role = starts.fixed ? .endpoint : .start
+        var addresses: [ServiceAddress] = []
+        for (address, role) in starts.addresses.map({ ($0, role) }) + listed.map({ ($0, .serviceList) })
+        where !addresses.contains(where: { $0.label == address.label }) {
+            addresses.append(
+                ServiceAddress(
+                    label: address.label, role: role,
+                    tries: tries(address, serviceName: configuration.serviceName, context: context),
+                    own: .init(url: address.url, checkName: address.checkName)))
+        }
+        return .success(ServiceAddressList(addresses: addresses, exchanges: exchanges, notes: notes, path: path))
+    }
+
+    /// An Alibaba address over HTTP and over HTTPS: the lab's ports where it runs, else the
+    /// address's own port for its scheme and 80 or 443 for the other.
+    private static func tries(
+        _ address: AliCloudServiceRequests.Address, serviceName: String, context: DoctorContext
+    ) -> [ServiceAddress.Try] {
+        let components = URLComponents(string: address.url)
+        let scheme = components?.scheme ?? "https"
+        let host = IPAddress(address.label)?.authorityForm ?? address.label
+        func port(_ wanted: String) -> Int {
+            if let lab = context.lab?.servicePorts { return wanted == "http" ? lab.http : lab.https }
+            return wanted == scheme ? components?.port ?? (wanted == "http" ? 80 : 443) : (wanted == "http" ? 80 : 443)
+        }
+        // Over HTTPS the certificate is checked as the provider checks this address's.
+        let checkName = scheme == "https" ? address.checkName : (IPAddress(address.label) == nil ? nil : serviceName)
+        return [
+            ServiceAddress.Try(url: "http://\(host):\(port("http"))", checkName: nil),
+            ServiceAddress.Try(url: "https://\(host):\(port("https"))", checkName: checkName),
+        ]
+    }
+
+    /// Tencent's and DoH's endpoint: its address, or every address its name resolves to, on
+    /// the endpoint's own scheme and port.
+    private static func endpointAddresses(_ context: DoctorContext) async -> Result<ServiceAddressList, DoctorSkip> {
+        guard let endpoint = context.resolver.effectiveEndpoint, let components = URLComponents(string: endpoint),
+            let host = components.host, let scheme = components.scheme
+        else {
+            return .failure(DoctorSkip("No endpoint is configured for \(context.resolver.provider.rawValue)."))
+        }
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let ip = IPAddress(host) {
+            let url = ServiceAddress.Try(url: "\(scheme)://\(ip.hostPort(port))\(path)")
+            let only = ServiceAddress(label: ip.text, role: .endpoint, tries: [url], own: url)
+            return .success(ServiceAddressList(addresses: [only], exchanges: [], notes: [], path: path))
+        }
+        let answer = await SystemResolver().resolve(host, families: [.v4, .v6], timeout: context.exchangeTimeout)
+        let found = answer.ipv4 + answer.ipv6
+        guard !found.isEmpty else {
+            let why = answer.error.map { "\($0)" } ?? "no address"
+            return .failure(DoctorSkip("The endpoint's name \(host) did not resolve (\(why)): nothing to reach."))
+        }
+        let addresses = found.map { ip in
+            let pinned = ServiceAddress.Try(url: endpoint, resolve: ["\(host):\(port):\(ip.text)"])
+            return ServiceAddress(label: ip.text, role: .endpointAddress, tries: [pinned], own: pinned)
+        }
+        let note = DoctorTraceLine(.note, "\(host) resolves to \(found.map(\.text).joined(separator: ", "))")
+        return .success(ServiceAddressList(addresses: addresses, exchanges: [], notes: [note], path: path))
+    }
+
+    /// The one base a check sends its queries to: the endpoint when one is set, else the first
+    /// service address `/ss` named (or the first start address when none did), as the provider would.
+    static func queryBase(_ context: DoctorContext) async -> Result<ServiceAddress.Try, DoctorSkip> {
+        switch await find(context) {
+        case .failure(let skip):
+            return .failure(skip)
+        case .success(let list):
+            let chosen =
+                list.addresses.first { $0.role == .endpoint } ?? list.addresses.first { $0.role == .serviceList }
+                ?? list.addresses.first
+            guard let chosen else { return .failure(DoctorSkip("The service has no address to ask.")) }
+            return .success(chosen.own)
+        }
+    }
+}
+
+/// Why a check could not look, as its `skipped` sentence.
+struct DoctorSkip: Error, Sendable {
+    var reason: String
+    init(_ reason: String) { self.reason = reason }
+}

@@ -1,0 +1,48 @@
+// The doctor view in the real binary under tmux against the lab: D opens it, the rows fill in
+// until none is running, e writes the report as JSON into the directory the console started in.
+import Doctor
+import Foundation
+import Testing
+
+@Suite("Doctor view end to end under tmux", .enabled(if: TmuxPane.available, "tmux is not installed"))
+struct DoctorEndToEndTests {
+    @Test("D runs every check against the lab, the rows fill in, e exports a report of eight findings")
+    func doctorRun() async throws {
+        let terminal = try await TmuxTerminal.console()
+        defer { terminal.close() }
+        let (pane, directory) = (terminal.pane, terminal.directory)
+        try await pane.send("D")
+        func rows(_ screen: String) -> [String] {
+            screen.split(separator: "\n").map(String.init).filter { line in
+                DoctorCheckID.allCases.contains { line.contains(" \($0.title) ") }
+            }
+        }
+        // Not which status each check has (that depends on the checks written so far): the rows,
+        // in order, until no row is running and the summary is there.
+        let done = await pane.wait(seconds: 40) { screen in
+            rows(screen).count == 8 && !rows(screen).contains { $0.contains("running") }
+                && screen.contains("exit code")
+        }
+        let shown = rows(done)
+        #expect(shown.count == 8, "\(done)")
+        for (row, check) in zip(shown, DoctorCheckID.allCases) {
+            #expect(row.contains(check.title), "\(done)")
+        }
+        #expect(!shown.contains { $0.contains("running") }, "\(done)")
+
+        try await pane.send("e")
+        let exported = await pane.wait(for: "Exported the doctor's report to")
+        #expect(exported.contains(directory), "\(exported)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        let name = try #require(files.first { $0.hasPrefix("ipdirect-doctor-") && $0.hasSuffix(".json") }, "\(files)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
+        let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let findings = try #require(report["findings"] as? [[String: Any]])
+        #expect(findings.compactMap { $0["check"] as? String } == DoctorCheckID.allCases.map(\.rawValue))
+        #expect(findings.allSatisfy { ($0["seen"] as? String)?.isEmpty == false })
+
+        try await pane.send("q")
+        _ = await pane.wait { $0.contains("Pane is dead") }
+        #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
+    }
+}

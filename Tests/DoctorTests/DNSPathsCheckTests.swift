@@ -1,0 +1,86 @@
+// The DNS paths check against the lab: every path answering alike passes; UDP 53 filtered warns
+// naming UDP; a DNS server where nothing listens fails naming it; a DoH answer that differs warns.
+
+import Foundation
+import Lab
+import NameResolution
+import Testing
+
+@testable import Doctor
+
+@Suite struct DNSPathsCheckTests {
+    @Test func theLabsDNSServerAnsweringOverUDPAndTCPPasses() async throws {
+        try await DoctorLab.run(budget: .seconds(10)) { context, lab in
+            let finding = await DNSPathsCheck().run(context)
+            #expect(finding.status == .pass, "\(finding)")
+            #expect(
+                finding.seen.contains("the lab's DNS server \(lab.endpoints.dns) said 127.0.0.1"), "\(finding.seen)")
+            #expect(finding.trace.contains { $0.text.contains("stands for the system resolver") })
+            #expect(
+                finding.reproduce.contains { $0.contains("+tcp") }
+                    && finding.reproduce.contains { $0.contains("+notcp") })
+            let transports = Set(lab.dnsQueries().map(\.transport))
+            #expect(transports == ["udp", "tcp"], "the check asked over both transports")
+        }
+    }
+
+    @Test func udp53FilteredWarnsThatUDPIsFilteredWhileTCPAnswers() async throws {
+        try await DoctorLab.run(faults: [.udp53Filtered], budget: .seconds(10)) { context, lab in
+            let finding = await DNSPathsCheck().run(context)
+            #expect(finding.status == .warn, "\(finding)")
+            #expect(
+                finding.seen.hasPrefix("UDP 53 is filtered: the lab's DNS server \(lab.endpoints.dns)"),
+                "\(finding.seen)")
+            #expect(finding.seen.contains("answered over TCP"))
+            #expect(finding.advice?.contains("UDP 53") == true)
+        }
+    }
+
+    @Test func aDNSServerWhereNothingListensFailsNamingIt() async throws {
+        try await DoctorLab.run(budget: .seconds(10)) { context, _ in
+            var context = context
+            let closed = DNSServer(address: "127.0.0.1", port: try closedPort())
+            context.resolver.dnsServer = closed
+            let finding = await DNSPathsCheck().run(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(finding.seen.contains("--dns-server \(closed) answered neither UDP nor TCP 53"), "\(finding.seen)")
+            #expect(finding.advice != nil)
+        }
+    }
+
+    @Test func aDoHAnswerThatDiffersFromTheDNSServersWarnsWithBothAnswers() async throws {
+        try await DoctorLab.run(budget: .seconds(10)) { context, lab in
+            var context = context
+            // hijacked.lab.test: the lab's DNS server (a carrier's LocalDNS) answers the hijacker,
+            // its HTTPDNS service (DoH here) the real site.
+            context.resolver.provider = .dohJSON
+            context.resolver.endpoint = lab.endpoints.httpdnsTLS + "/resolve"
+            context.canaryName = "hijacked.lab.test"
+            let finding = await DNSPathsCheck().run(context)
+            #expect(finding.status == .warn, "\(finding)")
+            #expect(
+                finding.seen.contains("the lab's DNS server \(lab.endpoints.dns) said \(LabLocalDNS.hijackAddress)"),
+                "\(finding.seen)")
+            #expect(finding.seen.contains("/resolve said 127.0.0.1"), "\(finding.seen)")
+            #expect(finding.reproduce.contains { $0.hasPrefix("curl") && $0.contains("name=hijacked.lab.test") })
+        }
+    }
+}
+
+/// A loopback port nothing listens on (UDP nor TCP): bound for a moment to learn a free one.
+func closedPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else { throw POSIXError(.EADDRINUSE) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
