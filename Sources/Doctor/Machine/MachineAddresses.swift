@@ -26,10 +26,8 @@ public enum AddressScope: String, Sendable, CaseIterable {
 
     /// The scope of `address`.
     public init(_ address: IPAddress) {
+        let b = IPBytes.of(address)
         if address.family == .v4 {
-            var raw = in_addr()
-            _ = inet_pton(AF_INET, address.text, &raw)
-            let b = withUnsafeBytes(of: raw) { Array($0) }
             switch (b[0], b[1]) {
             case (127, _): self = .loopback
             case (169, 254): self = .linkLocal
@@ -39,10 +37,7 @@ public enum AddressScope: String, Sendable, CaseIterable {
             }
             return
         }
-        var raw = in6_addr()
-        _ = inet_pton(AF_INET6, address.text, &raw)
-        let b = withUnsafeBytes(of: raw) { Array($0) }
-        if b == [UInt8](repeating: 0, count: 15) + [1] {
+        if b == IPBytes.loopbackV6 {
             self = .loopback
         } else if b[0] == 0xFE && b[1] & 0xC0 == 0x80 {
             self = .linkLocal
@@ -66,29 +61,9 @@ public enum MachineAddresses {
     /// Every address of every interface that is up, loopback included, in getifaddrs order
     /// without repeats; empty when getifaddrs fails.
     public static func current() -> [IPAddress] {
-        var first: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&first) == 0 else { return [] }
-        defer { freeifaddrs(first) }
         var addresses: [IPAddress] = []
-        var next = first
-        while let entry = next {
-            next = entry.pointee.ifa_next
-            guard entry.pointee.ifa_flags & UInt32(IFF_UP) != 0, let sockaddr = entry.pointee.ifa_addr else { continue }
-            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            let length: socklen_t
-            switch Int32(sockaddr.pointee.sa_family) {
-            case AF_INET: length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            case AF_INET6: length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            default: continue
-            }
-            guard getnameinfo(sockaddr, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
-                continue
-            }
-            // A link-local address comes with its zone (`fe80::1%eth0`); the address alone is kept.
-            let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if let address = IPAddress(String(text.prefix { $0 != "%" })), !addresses.contains(address) {
-                addresses.append(address)
-            }
+        for entry in InterfaceAddress.all() where !addresses.contains(entry.address) {
+            addresses.append(entry.address)
         }
         return addresses
     }
