@@ -103,9 +103,11 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         // The name the lab's service certificate carries, checked on every service address as
         // the SDKs check 203.107.1.1's.
         if session.lab != nil { resolver.serviceName = LabEndpoints.serviceName }
+        // The checks take names: a --host given as a URL (https://api.example.com/path) is its host.
+        let names = hosts.compactMap { try? ProbeURL.parse($0).host }
         let context = DoctorContext(
-            resolver: resolver, hosts: hosts,
-            canaryName: hosts.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
+            resolver: resolver, hosts: names,
+            canaryName: names.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
             lab: session.lab.map(Self.labFacts))
 
         let progress = DoctorProgress(color: color)

@@ -67,6 +67,15 @@ import Testing
         #expect((host["attempts"] as? [[String: Any]])?.contains { $0["scenario"] as? String == "direct-sni" } == true)
     }
 
+    @Test("--host given as a URL: the checks take its name (the canary resolves), the probe takes the URL")
+    func hostAsURL() async throws {
+        let (status, findings) = try await labReport(["--host", "https://sni-a.lab.test/"])
+        let account = try #require(findings["account"])
+        #expect(account["status"] as? String == "pass", "\(account["seen"] ?? "")")
+        #expect((account["seen"] as? String)?.contains("the canary sni-a.lab.test resolved") == true)
+        #expect(status == 0)
+    }
+
     /// The test process's environment without proxy variables, so the run sees the lab alone.
     private static let withoutProxies = ProcessInfo.processInfo.environment.filter {
         !["http_proxy", "https_proxy", "all_proxy", "no_proxy"].contains($0.key.lowercased())
