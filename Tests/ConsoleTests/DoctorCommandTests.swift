@@ -111,10 +111,7 @@ import Testing
         #expect((clock["seen"] as? String)?.contains("900 s") == true, "\(clock["seen"] ?? "")")
         let reachability = try #require(findings["service-reachability"])
         #expect((reachability["seen"] as? String)?.contains("127.0.0.2") == true, "\(reachability["seen"] ?? "")")
-        withKnownIssue("one of two service addresses blocked answers warn (the other works and the SDKs rotate to it)")
-        {
-            #expect(reachability["status"] as? String == "fail")
-        }
+        #expect(reachability["status"] as? String == "fail")
         // Every other check: not a fail (the account and client address checks may say why they could not look).
         let others = findings.filter { !["clock", "service-reachability"].contains($0.key) }
         #expect(
