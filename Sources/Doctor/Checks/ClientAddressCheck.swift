@@ -21,13 +21,13 @@ struct ClientAddressCheck: DoctorCheck {
         let reproduce =
             (context.resolver.secret == nil ? [] : [Self.secretComment])
             + [Self.resolveCommand(name, context.resolver, clientIP: nil)]
+        let canary = await Canary.resolve(context)
+        trace += canary.trace
         let answer: ProviderAnswer
-        do throws(ResolutionError) {
-            let provider = try ProviderFactory.make(context.boundedResolver)
-            trace.append(DoctorTraceLine(.sent, "\(provider.name): A \(name)"))
-            answer = try await provider.resolve(name, families: [.v4])
-        } catch {
-            trace.append(DoctorTraceLine(.seen, error.description))
+        switch canary.result {
+        case .success(let answered):
+            answer = answered
+        case .failure(let error):
             return DoctorFinding(
                 check: id, status: .skipped,
                 seen:
@@ -37,9 +37,9 @@ struct ClientAddressCheck: DoctorCheck {
         trace.append(
             DoctorTraceLine(
                 .seen,
-                "\(answer.ipv4.joined(separator: ", ")); client address \(answer.clientIP?.text ?? "(none)")"
-                    + (answer.server.map { " from \($0)" } ?? "")))
-        let own = MachineAddresses.current()
+                "client address \(answer.clientIP?.text ?? "(none)")"
+                    + (answer.server.map { ", answered by \($0)" } ?? "")))
+        let own = Self.ownAddresses()
         trace.append(DoctorTraceLine(.note, "this machine's addresses: \(own.joined(separator: ", "))"))
         guard let reported = answer.clientIP else {
             return DoctorFinding(
@@ -103,6 +103,11 @@ struct ClientAddressCheck: DoctorCheck {
         }
     }
 
+    /// This machine's addresses, each once (an address may sit on several interfaces).
+    static func ownAddresses() -> [IPAddress] {
+        InterfaceAddress.all().map(\.address).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+    }
+
     /// The address an app would send as its own with `ip=`: one of this machine's, of the
     /// reported address's family if it has one, neither loopback nor link-local.
     static func localAddress(_ own: [IPAddress], like reported: IPAddress) -> IPAddress? {
@@ -134,8 +139,8 @@ struct ClientAddressCheck: DoctorCheck {
         }
         let mine = local.map { "this machine's \($0)" } ?? "any of this machine's addresses"
         let scope = AddressScope(reported)
-        let serviceIsPublic = service.map { AddressScope($0).isGlobal } ?? true
-        if scope.isGlobal || !serviceIsPublic {
+        let serviceIsPublic = service.map { AddressScope($0).isPublic } ?? true
+        if scope.isPublic || !serviceIsPublic {
             return DoctorFinding(
                 check: .clientAddress, status: .pass,
                 seen:
@@ -167,13 +172,13 @@ struct ClientAddressCheck: DoctorCheck {
         -> [Comparison]
     {
         func ask(_ host: String, for client: IPAddress) async -> String {
-            var configuration = context.boundedResolver
-            configuration.clientIP = client.text
-            do throws(ResolutionError) {
-                let answer = try await ProviderFactory.make(configuration).resolve(host, families: [.v4, .v6])
-                return (answer.ipv4 + answer.ipv6).sorted().joined(separator: ", ")
-            } catch {
-                return "no answer (\(error))"
+            // The canary's bounded resolution, for this name as this client.
+            var asked = context
+            asked.canaryName = host
+            asked.resolver.clientIP = client.text
+            switch await Canary.resolve(asked).result {
+            case .success(let answer): return answer.ipv4.sorted().joined(separator: ", ")
+            case .failure(let error): return "no answer (\(error))"
             }
         }
         return await withTaskGroup(of: Comparison.self) { group in
@@ -185,8 +190,8 @@ struct ClientAddressCheck: DoctorCheck {
                     return Comparison(
                         host: host, forReported: a, forLocal: b,
                         trace: [
-                            DoctorTraceLine(.sent, "A and AAAA \(host) with ip=\(reported)"), DoctorTraceLine(.seen, a),
-                            DoctorTraceLine(.sent, "A and AAAA \(host) with ip=\(local)"), DoctorTraceLine(.seen, b),
+                            DoctorTraceLine(.sent, "A \(host) with ip=\(reported)"), DoctorTraceLine(.seen, a),
+                            DoctorTraceLine(.sent, "A \(host) with ip=\(local)"), DoctorTraceLine(.seen, b),
                         ], differs: a != b)
                 }
             }

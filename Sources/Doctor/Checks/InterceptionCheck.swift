@@ -19,7 +19,7 @@ struct InterceptionCheck: DoctorCheck {
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
         let urls = context.lab?.connectivityCheckURL.map { [$0] } ?? Self.publicCheckURLs
-        let timeout = context.stepTimeout
+        let timeout = context.exchangeTimeout
         var trace = [
             DoctorTraceLine(
                 .note,

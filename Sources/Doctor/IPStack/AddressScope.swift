@@ -1,0 +1,48 @@
+// The scope of an address (loopback, link-local, private, carrier-shared, public): what the client
+// address check reads off the address a service says it saw, and off this machine's own.
+import NameResolution
+
+/// Where an address can be reached from, as far as its range tells.
+public enum AddressScope: String, Sendable, CaseIterable {
+    /// 127.0.0.0/8, ::1: this machine only.
+    case loopback
+    /// 169.254.0.0/16, fe80::/10: this link only.
+    case linkLocal = "link-local"
+    /// RFC 1918 (10/8, 172.16/12, 192.168/16) and IPv6 unique local (fc00::/7): one site's own.
+    case privateNetwork = "private"
+    /// RFC 6598 100.64.0.0/10: a carrier's NAT (CGNAT) between its subscribers and the internet.
+    case carrierShared = "carrier-shared"
+    /// Everything else: an address of the internet itself, which a service there can tell apart.
+    case publicInternet = "public"
+
+    /// The scope of `address`; an IPv4-mapped IPv6 address has its IPv4 address's.
+    public init(_ address: IPAddress) {
+        let b = IPBytes.of(address)
+        if b.count == 16, b[0..<10].allSatisfy({ $0 == 0 }), b[10] == 0xFF, b[11] == 0xFF {
+            self = Self(v4: Array(b[12...]))
+        } else if b.count == 4 {
+            self = Self(v4: b)
+        } else if b == IPBytes.loopbackV6 {
+            self = .loopback
+        } else if b[0] == 0xFE && b[1] & 0xC0 == 0x80 {
+            self = .linkLocal
+        } else if b[0] & 0xFE == 0xFC {
+            self = .privateNetwork
+        } else {
+            self = .publicInternet
+        }
+    }
+
+    private init(v4 b: [UInt8]) {
+        switch (b[0], b[1]) {
+        case (127, _): self = .loopback
+        case (169, 254): self = .linkLocal
+        case (10, _), (172, 16...31), (192, 168): self = .privateNetwork
+        case (100, 64...127): self = .carrierShared
+        default: self = .publicInternet
+        }
+    }
+
+    /// Whether it is an address of the internet itself, not of one network behind NAT.
+    public var isPublic: Bool { self == .publicInternet }
+}
