@@ -31,7 +31,7 @@ struct ClientAddressCheck: DoctorCheck {
             return DoctorFinding(
                 check: id, status: .skipped,
                 seen:
-                    "The service did not answer \(name) (\(error)), so it reported no client address; the reachability and account checks say why.",
+                    "The service did not answer \(name) (\(error)), so it reported no client address; the reachability, clock and account checks say why.",
                 trace: trace, reproduce: reproduce)
         }
         trace.append(
