@@ -116,7 +116,7 @@ let package = Package(
         // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
         .target(name: "Signals", swiftSettings: strict),
 
-        // The lab's fault switch (one enum), shared by the lab and the console that cycles it.
+        // The lab's vocabulary the console shares: its fault switch (one enum), its suggested names.
         .target(name: "LabFaults", swiftSettings: strict),
 
         // The interactive console: state, actions, reducer, pure render, ncurses screen.

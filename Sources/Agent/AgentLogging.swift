@@ -38,8 +38,8 @@ public struct AgentLogHandler: LogHandler {
         switch format {
         case .text:
             var line = "\(time) \(event.level) \(TerminalText.escaped(event.message.description))"
-            for key in all.keys.sorted() {
-                line += " \(key)=\(TerminalText.escaped("\(all[key]!)"))"
+            for (key, value) in all.sorted(by: { $0.key < $1.key }) {
+                line += " \(key)=\(TerminalText.escaped("\(value)"))"
             }
             sink.write(line + "\n")
         case .json:
@@ -69,7 +69,9 @@ private final class LineSink: Sendable {
         defer { lock.unlock() }
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress!, $0.count) }
+            let count = bytes[offset...].withUnsafeBytes { buffer in
+                buffer.baseAddress.map { Foundation.write(descriptor, $0, buffer.count) } ?? 0
+            }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return }
             offset += count

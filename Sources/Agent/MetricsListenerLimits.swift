@@ -147,7 +147,7 @@ final class ConnectionTable: @unchecked Sendable {
         if entries.count >= limits.connections {
             // Like nginx reusing keep-alive connections when out of them: a connection that
             // has a request answered keeps its place, the one idle longest gives it up.
-            let oldest = entries.values.filter { $0.waitingSince != nil }.min { $0.waitingSince! < $1.waitingSince! }
+            let oldest = entries.values.compactMap { e in e.waitingSince.map { (e, $0) } }.min { $0.1 < $1.1 }?.0
             closed(because: .full)
             reportFull()
             guard let oldest else { return false }

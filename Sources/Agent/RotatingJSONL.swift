@@ -100,9 +100,10 @@ public final class RotatingJSONL: ReportExporter {
                 rotate(&state)
             }
             let written = line.withUnsafeBytes { buffer -> Int32? in
+                guard let base = buffer.baseAddress else { return nil }  // empty: nothing to write
                 var offset = 0
                 while offset < buffer.count {
-                    let count = Foundation.write(state.descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    let count = Foundation.write(state.descriptor, base + offset, buffer.count - offset)
                     if count < 0 {
                         if errno == EINTR { continue }
                         return errno

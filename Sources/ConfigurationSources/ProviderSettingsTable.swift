@@ -22,6 +22,8 @@ extension ProviderSetting {
             "name", "kind", "endpoint", "account", "cipher", "secret_env", "key_env", "token_env", "ca_file",
             "doh_method",
         ]
+        // In the order `--provider`'s help lists them.
+        let kindNames = ProviderRegistry.all.map(\.kind.rawValue)
         var settings: [ProviderSetting] = []
         var warnings: [String] = []
         for (index, item) in array.enumerated() {
@@ -42,10 +44,10 @@ extension ProviderSetting {
             }
             guard let kindName = try string("kind") else {
                 throw .wrongType(
-                    path, "\(place).kind", "one of \(ProviderKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    path, "\(place).kind", "one of \(kindNames.joined(separator: ", "))")
             }
             guard let kind = ProviderKind(rawValue: kindName) else {
-                throw .invalid("\(path): \(place).kind", kindName, expected: ProviderKind.allCases.map(\.rawValue))
+                throw .invalid("\(path): \(place).kind", kindName, expected: kindNames)
             }
             var setting = ProviderSetting(
                 name: try string("name"), kind: kind, endpoint: try string("endpoint"), account: try string("account"),

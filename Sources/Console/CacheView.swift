@@ -24,7 +24,7 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
     let ipsWidth = flexible - nameWidth
     let widths = [nameWidth, fixed[0], ipsWidth, fixed[1], fixed[2], fixed[3], fixed[4], fixed[5]]
     let titles = ["NAME", "FAM", "IPS", "TTL", "SOURCE", "STATE", "HITS", "AGE"]
-    let sortIndex = CacheSortColumn.allCases.firstIndex(of: state.cacheSort)!
+    let sortIndex = CacheSortColumn.allCases.firstIndex(of: state.cacheSort) ?? 0
     let mark = String(state.cacheSortDescending ? g.descending : g.ascending)
     drawHeader(
         titles.enumerated().map { index, title in (index == sortIndex ? title + mark : title, widths[index]) }, y: y,

@@ -42,17 +42,6 @@ public struct EngineDescription: Sendable, Equatable {
     }
 }
 
-/// A lab name to try, as a person types it, and what probing it shows.
-public struct LabNameExample: Sendable, Equatable {
-    public var typed: String
-    public var shows: String
-
-    public init(typed: String, shows: String) {
-        self.typed = typed
-        self.shows = shows
-    }
-}
-
 /// The engine as the console uses it. Every call may take time; none runs on the screen's thread.
 public protocol ConsoleEngine: Sendable {
     var description: EngineDescription { get }

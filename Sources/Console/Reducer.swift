@@ -403,7 +403,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         state.mode = .confirmFlushAll
     case .sortNext:
         let all = CacheSortColumn.allCases
-        state.cacheSort = all[(all.firstIndex(of: state.cacheSort)! + 1) % all.count]
+        state.cacheSort = all[((all.firstIndex(of: state.cacheSort) ?? 0) + 1) % all.count]
         state.cacheSortDescending = false
         resortCache(&state)
         state.message = "Sorted by \(state.cacheSort.rawValue)"
@@ -412,7 +412,7 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         resortCache(&state)
     case .cycleFamily:
         let all = AddressFamily.allCases
-        state.family = all[(all.firstIndex(of: state.family)! + 1) % all.count]
+        state.family = all[((all.firstIndex(of: state.family) ?? 0) + 1) % all.count]
         state.message = "Address family is now \(state.family.rawValue)"
         return [.setFamily(state.family)]
     case .toggleReuseExpired:

@@ -47,9 +47,10 @@ final class Screen {
 
     /// Copies `buffer` to the terminal, redrawing only rows that differ from the last frame.
     func draw(_ buffer: CellBuffer) {
-        let full = previous.map { $0.width != buffer.width || $0.height != buffer.height } ?? true
-        if full { _ = erase() }
-        for y in 0..<buffer.height where full || buffer.rowDiffers(from: previous!, row: y) {
+        // The last frame, when it has this one's size: only the rows that differ from it are drawn.
+        let last = previous.flatMap { $0.width == buffer.width && $0.height == buffer.height ? $0 : nil }
+        if last == nil { _ = erase() }
+        for y in 0..<buffer.height where last.map({ buffer.rowDiffers(from: $0, row: y) }) ?? true {
             drawRow(buffer, y: y)
         }
         previous = buffer

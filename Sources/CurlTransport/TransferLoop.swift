@@ -46,7 +46,10 @@ public final class TransferLoop: @unchecked Sendable {
     ///   - name: the owner thread's name, as a debugger shows it.
     public init(maxActive: Int, name: String = "ipdirect.curl-multi") {
         Curl.initialise()
-        multi = curl_multi_init()!
+        guard let multi = curl_multi_init() else {
+            fatalError("libcurl could not allocate a multi handle (out of memory)")
+        }
+        self.multi = multi
         self.maxActive = max(1, maxActive)
         let thread = Thread { [self] in run() }
         thread.name = name
@@ -388,7 +391,9 @@ private final class Transfer {
     private static let logLimit = 400
 
     static let writeBody: curl_write_callback = { data, size, count, user in
-        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        // Never nil: `user` is the transfer set as CURLOPT_WRITEDATA; 0 would fail the transfer.
+        guard let user else { return 0 }
+        let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
         let length = size * count
         transfer.responseBytes += length
         let room = transfer.bodyCap - transfer.body.count
@@ -405,7 +410,9 @@ private final class Transfer {
     }
 
     static let writeHeader: curl_write_callback = { data, size, count, user in
-        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        // Never nil: `user` is the transfer set as CURLOPT_HEADERDATA; 0 would fail the transfer.
+        guard let user else { return 0 }
+        let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
         let length = size * count
         guard let data else { return length }
         let line = LineBytes.trimmed(UnsafeRawBufferPointer(start: data, count: length))

@@ -33,7 +33,9 @@ public struct LabKeys: Sendable, Codable, Equatable {
     /// Fresh random keys.
     static func generate() -> LabKeys {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-        func word(_ count: Int) -> String { String((0..<count).map { _ in alphabet.randomElement()! }) }
+        func word(_ count: Int) -> String {
+            String((0..<count).map { _ in alphabet[Int.random(in: alphabet.indices)] })
+        }
         return LabKeys(
             signedOnlyAccount: "139451", aesKey: Hex.encode(WireCipher.randomBytes(16)), tencentID: "10086",
             tencentDESKey: word(8), tencentAESKey: word(12), tencentToken: word(24))

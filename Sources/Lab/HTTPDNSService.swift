@@ -51,18 +51,22 @@ struct HTTPDNSService: Sendable {
         case 2 where ["d", "sign_d", "resolve", "sign_resolve"].contains(parts[1]):
             return alicloud(request, account: parts[0], endpoint: parts[1])
         default:
-            return Answer(
-                response: .text(404, "no such HTTPDNS endpoint\n"), format: "unknown", host: "", isJSON: false)
+            return Self.noSuchEndpoint
         }
+    }
+
+    private static var noSuchEndpoint: Answer {
+        Answer(response: .text(404, "no such HTTPDNS endpoint\n"), format: "unknown", host: "", isJSON: false)
     }
 
     // MARK: Alibaba Cloud legacy API
 
     private func alicloud(_ request: LabRequest, account: String, endpoint: String) -> Answer {
-        let format = [
+        let formats = [
             "d": "alicloud", "sign_d": "alicloud-signed", "resolve": "alicloud-batch",
             "sign_resolve": "alicloud-batch-signed",
-        ][endpoint]!
+        ]
+        guard let format = formats[endpoint] else { return Self.noSuchEndpoint }
         let host = request.query["host"] ?? ""
         func failure(_ code: AliCloudCode) -> Answer { code.refusal(format: format, host: host) }
         guard account == self.account else { return failure(.invalidAccount) }

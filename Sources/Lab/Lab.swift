@@ -340,7 +340,7 @@ public final class Lab: Sendable {
         }
         var template = Array(
             (NSTemporaryDirectory() as NSString).appendingPathComponent("ipdirect-lab-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw LabError("cannot create a temporary directory for the lab CA")
         }
         return (String(cString: made), true)

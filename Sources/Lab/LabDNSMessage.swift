@@ -21,8 +21,9 @@ struct LabDNSQuery: Sendable, Equatable {
         let headerSize = Int(cares_header_size())
         guard message.count > headerSize else { return nil }
         let parsed = message.withUnsafeBufferPointer { p -> (String, Int)? in
-            let base = p.baseAddress!
-            guard cares_header_qr(base) == 0, cares_header_qdcount(base) >= 1 else { return nil }
+            guard let base = p.baseAddress, cares_header_qr(base) == 0, cares_header_qdcount(base) >= 1 else {
+                return nil
+            }
             var name: UnsafeMutablePointer<CChar>?
             var consumed = 0
             guard ares_expand_name(base + headerSize, base, Int32(p.count), &name, &consumed) == ARES_SUCCESS,

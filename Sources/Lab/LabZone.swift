@@ -2,15 +2,16 @@
 // The HTTPDNS service answers from it; the origins are named by its `origin` fields.
 import BundledResources
 import Foundation
+import LabFaults
 
 /// The names the lab's HTTPDNS service knows.
 struct LabZone: Sendable {
     var records: [LabZoneRecord]
     /// The names worth trying first, in the order they are suggested.
-    var examples: [LabExample]
+    var examples: [LabNameExample]
 
     private struct File: Decodable {
-        var examples: [LabExample]
+        var examples: [LabNameExample]
         var names: [LabZoneRecord]
     }
 
@@ -53,17 +54,10 @@ struct LabZone: Sendable {
     }
 }
 
-/// A lab name worth trying first, as a person types it, and what it shows.
-public struct LabExample: Sendable, Equatable, Decodable {
-    /// The name, or a URL where the scheme matters (`http://plain.lab.test/`).
-    public var typed: String
-    /// What probing it shows, in a few words.
-    public var shows: String
-}
-
 extension Lab {
-    /// The names the lab suggests trying first, from its bundled zone, in its order.
+    /// The names the lab suggests trying first, from its bundled zone, in its order: the one
+    /// place they come from (the console's first screen shows them as they are).
     ///
     /// - Throws: `LabError` when the bundled zone does not decode.
-    public static func examples() throws -> [LabExample] { try LabZone.bundled().examples }
+    public static func examples() throws -> [LabNameExample] { try LabZone.bundled().examples }
 }

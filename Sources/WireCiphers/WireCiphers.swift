@@ -130,7 +130,8 @@ public enum WireCipher {
                     return false
                 }
             }
-            return EVP_CipherFinal_ex(context, buffer.baseAddress! + Int(written), &finalLength) == 1
+            guard let base = buffer.baseAddress else { return false }
+            return EVP_CipherFinal_ex(context, base + Int(written), &finalLength) == 1
         }
         guard ok else {
             ERR_clear_error()
@@ -176,7 +177,8 @@ public enum WireCipher {
             guard EVP_CipherUpdate(context, buffer.baseAddress, &written, input, Int32(input.count)) == 1 else {
                 return false
             }
-            return EVP_CipherFinal_ex(context, buffer.baseAddress! + Int(written), &finalLength) == 1
+            guard let base = buffer.baseAddress else { return false }
+            return EVP_CipherFinal_ex(context, base + Int(written), &finalLength) == 1
         }
         guard ok else {
             ERR_clear_error()

@@ -26,7 +26,7 @@ enum CompareBenchmark {
     static func state(size: TerminalSize) -> ConsoleState {
         var state = ConsoleState(
             size: size, now: ConsoleBenchmark.start, engine: ConsoleBenchmark.engine,
-            timeZone: TimeZone(identifier: "UTC")!)
+            timeZone: .gmt)
         for character in "www.bench.test" { _ = reduce(into: &state, action: .key(.character(character))) }
         _ = reduce(into: &state, action: .key(.enter))
         _ = reduce(into: &state, action: .key(.character("v")))

@@ -58,7 +58,7 @@ enum ConsoleBenchmark {
     }
 
     static func cacheView() {
-        var state = ConsoleState(size: sizes[0], now: start, engine: engine, timeZone: TimeZone(identifier: "UTC")!)
+        var state = ConsoleState(size: sizes[0], now: start, engine: engine, timeZone: .gmt)
         _ = reduce(into: &state, action: .key(.escape))
         _ = reduce(into: &state, action: .key(.character("2")))
         let entries = (0..<10_000).map { index -> CacheEntrySnapshot in
@@ -114,7 +114,7 @@ enum ConsoleBenchmark {
     /// A console state holding `count` realistic traces (each with its own strings), keeping `keep`.
     static func tracesState(count: Int, keep: Int) -> ConsoleState {
         var state = ConsoleState(
-            size: sizes[1], now: start, engine: engine, timeZone: TimeZone(identifier: "UTC")!, maxTraces: keep,
+            size: sizes[1], now: start, engine: engine, timeZone: .gmt, maxTraces: keep,
             maxTraceDetails: ConsoleOptions.defaultMaxTraceDetails)
         for index in 0..<count { recordTrace(attempt(index), runID: index / 4 + 1, state: &state) }
         return state

@@ -105,9 +105,10 @@ enum ProbeBenchmark {
                 }
                 resumed[side] = origin.resumedHandshakes()
             }
-            let peer = results["curl"]!
+            // Every side ran this round: the loop above ran each.
+            guard let peer = results["curl"] else { continue }
             for side in sides {
-                let run = results[side]!
+                guard let run = results[side] else { continue }
                 runs[side, default: []].append(run)
                 var line = String(
                     format: "%5d   %@ %6.0f ms %6.0f ms %8d", round,

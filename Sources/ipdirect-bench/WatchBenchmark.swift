@@ -65,7 +65,7 @@ enum WatchBenchmark {
         for size in ConsoleBenchmark.sizes {
             var state = ConsoleState(
                 size: size, now: start.addingTimeInterval(Double(rounds) * 5), engine: ConsoleBenchmark.engine,
-                timeZone: TimeZone(identifier: "UTC")!)
+                timeZone: .gmt)
             state.watch = watch
             state.mode = .command
             let ours = ConsoleBenchmark.timeFrames { render(state) }

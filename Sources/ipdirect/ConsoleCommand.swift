@@ -115,12 +115,7 @@ final class LiveConsoleEngine: ConsoleEngine {
         description = EngineDescription(
             provider: session.cache.provider.name, endpoint: configuration.effectiveEndpoint ?? "system DNS",
             lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired,
-            labExamples: session.lab == nil ? [] : Self.labExamples)
-    }
-
-    /// The lab zone's suggested names, as the console shows them.
-    static var labExamples: [LabNameExample] {
-        ((try? Lab.examples()) ?? []).map { LabNameExample(typed: $0.typed, shows: $0.shows) }
+            labExamples: session.lab == nil ? [] : ((try? Lab.examples()) ?? []))
     }
 
     func probe(_ text: String) -> AsyncStream<ProbeEvent> {

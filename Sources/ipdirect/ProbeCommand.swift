@@ -240,13 +240,15 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
             if !works { throw ExitCode(ExitStatus.failed) }
             return
         }
+        let appendJSONL: Bool
+        if let jsonl, let resume { appendJSONL = Self.samePath(jsonl, resume) } else { appendJSONL = false }
         let outcome: ProbeBatch.Outcome
         do {
             outcome = try await ProbeBatch.run(
                 targets, engine: engine,
                 outputs: ProbeBatch.Outputs(
                     format: format ?? .table, file: output, har: har, jsonl: jsonl,
-                    appendJSONL: jsonl != nil && resume != nil && Self.samePath(jsonl!, resume!), rank: rank,
+                    appendJSONL: appendJSONL, rank: rank,
                     verbose: verbose, pretty: pretty ?? (output == nil && isatty(STDOUT_FILENO) == 1),
                     tableStyle: TerminalSize.tableStyle(color: color, toFile: output != nil)),
                 order: order, progress: ProgressLine.stderrIsTerminal && !quiet)

@@ -9,7 +9,10 @@ import NameResolution
 import Probe
 import TerminalText
 
-extension ProviderKind: ExpressibleByArgument {}
+extension ProviderKind: ExpressibleByArgument {
+    /// The kinds in the registry's order, which `--help` lists and the shell completions offer.
+    public static var allValueStrings: [String] { ProviderRegistry.all.map(\.kind.rawValue) }
+}
 extension HTTPDNSCipher: ExpressibleByArgument {}
 extension DoHMethod: ExpressibleByArgument {}
 
@@ -113,7 +116,7 @@ struct ProviderOptions: ParsableArguments {
         }
         if let dnsServer {
             do {
-                _ = try DNSServer.parse(dnsServer)
+                _ = try DNSServer.parse(dnsServer, setting: "--dns-server")
             } catch {
                 throw ValidationError(error.description)
             }

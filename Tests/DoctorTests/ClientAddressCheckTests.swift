@@ -16,7 +16,7 @@ import Testing
             #expect(finding.status == .pass, "\(finding)")
             #expect(finding.seen.contains("own address 127.0.0.1: no NAT"), "\(finding.seen)")
             let local = try #require(
-                ClientAddressCheck.localAddress(ClientAddressCheck.ownAddresses(), like: "127.0.0.1"),
+                ClientAddressCheck.localAddress(MachineAddresses.current(), like: "127.0.0.1"),
                 "this machine has an address besides loopback")
             #expect(
                 finding.seen.contains(
@@ -36,7 +36,7 @@ import Testing
         // geo.lab.test: the lab's service answers loopback clients 127.0.0.1 and others 127.0.0.4.
         try await DoctorLab.run(hosts: ["geo.lab.test"], budget: .seconds(10)) { context, _ in
             let local = try #require(
-                ClientAddressCheck.localAddress(ClientAddressCheck.ownAddresses(), like: "127.0.0.1"),
+                ClientAddressCheck.localAddress(MachineAddresses.current(), like: "127.0.0.1"),
                 "this machine has an address besides loopback")
             let finding = await ClientAddressCheck().run(context)
             #expect(finding.status == .warn, "\(finding)")

@@ -87,7 +87,7 @@ struct DoHWireTests {
                 _ = try await ProviderFactory.make(configuration).resolve("sni-a.lab.test", families: [.v4])
                 Issue.record("a JSON endpoint was taken for RFC 8484")
             } catch {
-                #expect("\(error)".contains("--provider doh-json"), "\(error)")
+                #expect("\(error)".contains("use the doh-json provider"), "\(error)")
             }
         }
     }

@@ -212,15 +212,16 @@ struct SDKProfileTests {
     func wrongAPI() {
         var configuration = ResolverConfiguration(provider: .alicloud, endpoint: "http://127.0.0.1", account: "1")
         configuration.sdk = .c22
+        let legacySDK = ResolutionError.setup(.sdkSpeaksAnotherAPI(.c22, provider: .alicloud))
+        #expect(throws: legacySDK) { try ProviderFactory.make(configuration) }
+        #expect(legacySDK.description == "sdk = \"c-2.2\" speaks the legacy API: use provider = \"alicloud-legacy\"")
         #expect(
-            throws: ResolutionError.misconfigured("--sdk c-2.2 speaks the legacy API: use --provider alicloud-legacy")
-        ) {
-            try ProviderFactory.make(configuration)
-        }
+            ConfigurationField.phrased(legacySDK) == "--sdk c-2.2 speaks the legacy API: use --provider alicloud-legacy"
+        )
         configuration.provider = .alicloudLegacy
         configuration.sdk = .node10
-        #expect(throws: ResolutionError.misconfigured("--sdk node-1.0 speaks the v2 API: use --provider alicloud")) {
-            try ProviderFactory.make(configuration)
-        }
+        let v2SDK = ResolutionError.setup(.sdkSpeaksAnotherAPI(.node10, provider: .alicloudLegacy))
+        #expect(throws: v2SDK) { try ProviderFactory.make(configuration) }
+        #expect(ConfigurationField.phrased(v2SDK) == "--sdk node-1.0 speaks the v2 API: use --provider alicloud")
     }
 }

@@ -39,7 +39,7 @@ struct ClientAddressCheck: DoctorCheck {
                 .seen,
                 "client address \(answer.clientIP?.text ?? "(none)")"
                     + (answer.server.map { ", answered by \($0)" } ?? "")))
-        let own = Self.ownAddresses()
+        let own = MachineAddresses.current()
         trace.append(DoctorTraceLine(.note, "this machine's addresses: \(own.joined(separator: ", "))"))
         guard let reported = answer.clientIP else {
             return DoctorFinding(
@@ -101,11 +101,6 @@ struct ClientAddressCheck: DoctorCheck {
         case .system:
             return "With --provider system no HTTPDNS service reports a client address."
         }
-    }
-
-    /// This machine's addresses, each once (an address may sit on several interfaces).
-    static func ownAddresses() -> [IPAddress] {
-        InterfaceAddress.all().map(\.address).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 
     /// The address an app would send as its own with `ip=`: one of this machine's, of the

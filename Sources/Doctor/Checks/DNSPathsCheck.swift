@@ -99,8 +99,7 @@ struct DNSPathsCheck: DoctorCheck {
             }
         } else {
             do throws(TextFileError) {
-                let conf = ResolvConf(try TextFile.contents(of: context.resolvConfPath, accepting: .regularFile))
-                if let first = conf.nameservers.first {
+                if let first = try ResolvConf.read(context.resolvConfPath).nameservers.first {
                     let server = DNSServer(address: first)
                     servers.append(Server(name: "the system resolver \(server)", server: server))
                     trace.append(

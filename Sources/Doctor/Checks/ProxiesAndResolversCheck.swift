@@ -123,7 +123,7 @@ struct ProxiesAndResolversCheck: DoctorCheck {
         let path = context.resolvConfPath
         let conf: ResolvConf
         do {
-            conf = ResolvConf(try TextFile.contents(of: path, accepting: .regularFile))
+            conf = try ResolvConf.read(path)
         } catch {
             trace.append(.init(.seen, "\(path): \(error.reason)"))
             return (

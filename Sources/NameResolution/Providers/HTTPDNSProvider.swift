@@ -232,13 +232,13 @@ public struct SystemProvider: HTTPDNSProvider {
     /// re-ask every time, and the answer's note says so rather than pass it off as a DNS TTL.
     static let ttl = 60
     static let noTTLNote =
-        "answered by getaddrinfo (--provider system), which gives no TTL: ipdirect's cache keeps it \(ttl) s"
+        "answered by getaddrinfo (the system provider), which gives no TTL: ipdirect's cache keeps it \(ttl) s"
 
     public init(timeout: Double = 2) { self.timeout = timeout }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {
         let answer = await resolver.resolve(host, families: families, timeout: .seconds(timeout))
-        if let error = answer.error { throw .system(detail: "getaddrinfo (--provider system): \(error.sentence)") }
+        if let error = answer.error { throw .system(detail: "getaddrinfo (the system provider): \(error.sentence)") }
         var screened = try ProviderAnswer.limited(
             host: host, v4: answer.ipv4, v6: answer.ipv6, ttl: FamilyTTL(Self.ttl, for: families),
             answered: families, ms: answer.ms)

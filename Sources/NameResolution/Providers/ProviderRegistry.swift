@@ -8,6 +8,7 @@ public enum ProviderSettingName: String, Sendable, CaseIterable {
     case startIPs = "start_ips"
     case serviceName = "service_name"
     case dohMethod = "doh_method"
+    case sdk
 }
 
 /// Where a provider asks when no endpoint is configured.

@@ -249,7 +249,7 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
         case .wrongType(let path, let key, let expected): return "\(path): '\(key)' must be \(expected)"
         case .invalid(let what, let value, let expected):
             return "\(what): '\(value)' is not one of \(expected.joined(separator: ", "))"
-        case .exists(let path): return "\(path) already exists (use --force to overwrite it)"
+        case .exists(let path): return "\(path) already exists, and is not written over unless asked"
         case .io(let why): return why
         }
     }

@@ -76,14 +76,9 @@ public enum SDKProfile: String, Sendable, Codable, CaseIterable {
 
     /// Refuses a profile whose SDK does not speak `provider`'s API.
     ///
-    /// - Throws: `.misconfigured` saying which provider the SDK speaks.
+    /// - Throws: `.setup(.sdkSpeaksAnotherAPI)`, which names the provider the SDK speaks.
     public func check(for provider: ProviderKind) throws(ResolutionError) {
         guard let speaks = self.provider, speaks != provider else { return }
-        guard provider == .alicloud || provider == .alicloudLegacy else {
-            throw .misconfigured("--sdk \(rawValue) shapes Alibaba requests only: use --provider \(speaks.rawValue)")
-        }
-        throw .misconfigured(
-            "--sdk \(rawValue) speaks the \(speaks == .alicloud ? "v2" : "legacy") API: use --provider \(speaks.rawValue)"
-        )
+        throw .setup(.sdkSpeaksAnotherAPI(self, provider: provider))
     }
 }

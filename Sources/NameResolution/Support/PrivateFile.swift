@@ -41,8 +41,10 @@ public enum PrivateFile {
         guard descriptor >= 0 else { throw failure("write") }
         var written = 0
         let complete = data.withUnsafeBytes { buffer -> Bool in
+            // Only an empty buffer has no address, and it has nothing to write.
+            guard let base = buffer.baseAddress else { return true }
             while written < buffer.count {
-                let count = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                let count = Foundation.write(descriptor, base + written, buffer.count - written)
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { return false }
                 written += count

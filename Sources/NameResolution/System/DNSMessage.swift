@@ -151,8 +151,8 @@ enum DNSMessage {
     /// Reads the header of `message`; nil when it is shorter than a header.
     static func header(_ message: [UInt8]) -> Header? {
         guard message.count >= Int(cares_header_size()) else { return nil }
-        return message.withUnsafeBufferPointer { p in
-            let h = p.baseAddress!
+        return message.withUnsafeBufferPointer { p -> Header? in
+            guard let h = p.baseAddress else { return nil }
             return Header(
                 id: cares_header_id(h), rcode: Int(cares_header_rcode(h)), truncated: cares_header_tc(h) != 0,
                 isResponse: cares_header_qr(h) != 0)
@@ -165,8 +165,7 @@ enum DNSMessage {
         return message.withUnsafeBufferPointer { p -> String? in
             var name: UnsafeMutablePointer<CChar>?
             var consumed = 0
-            let base = p.baseAddress!
-            guard
+            guard let base = p.baseAddress,
                 ares_expand_name(base + Int(cares_header_size()), base, Int32(p.count), &name, &consumed)
                     == ARES_SUCCESS, let name
             else { return nil }
@@ -244,7 +243,7 @@ enum DNSMessage {
         let answers = Int(message[6]) << 8 | Int(message[7])
         var targets: [String: String] = [:]
         message.withUnsafeBufferPointer { p in
-            let base = p.baseAddress!
+            guard let base = p.baseAddress else { return }
             let length = p.count
             func name(at offset: Int) -> (String, Int)? {
                 guard offset < length else { return nil }

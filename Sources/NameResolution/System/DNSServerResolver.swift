@@ -27,8 +27,10 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`.
     ///
+    /// - Parameter setting: how the reader gave the text, leading the error (`--dns-server`, a file's key).
     /// - Throws: `ConfigurationError` saying what form is expected.
-    public static func parse(_ text: String, setting: String = "--dns-server") throws(ConfigurationError) -> DNSServer {
+    public static func parse(_ text: String, setting: String = "the DNS server") throws(ConfigurationError) -> DNSServer
+    {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         func bad(_ why: String) -> ConfigurationError {
             .io(
@@ -181,10 +183,10 @@ public struct DNSServerResolver: Sendable {
         }
 
         let ordered = IPFamily.allCases.filter(families.contains)
-        var outcomes: [IPFamily: Outcome] = [:]
+        var outcomes: [(family: IPFamily, outcome: Outcome)] = []
         for family in ordered {
             let outcome = Outcome()
-            outcomes[family] = outcome
+            outcomes.append((family, outcome))
             let query: [UInt8]
             do {
                 query = try DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))
@@ -195,7 +197,9 @@ public struct DNSServerResolver: Sendable {
             ares_send(
                 channel, query, Int32(query.count),
                 { arg, status, _, reply, length in
-                    let outcome = Unmanaged<Outcome>.fromOpaque(arg!).takeRetainedValue()
+                    // Never nil: `arg` is the box passed to ares_send just below.
+                    guard let arg else { return }
+                    let outcome = Unmanaged<Outcome>.fromOpaque(arg).takeRetainedValue()
                     outcome.status = status
                     if let reply, length > 0 {
                         outcome.reply = Array(UnsafeBufferPointer(start: reply, count: Int(length)))
@@ -203,7 +207,7 @@ public struct DNSServerResolver: Sendable {
                 }, box)
         }
         drive(channel, until: Date().addingTimeInterval(timeout.inSeconds + 1)) {
-            outcomes.values.allSatisfy { $0.status != nil }
+            outcomes.allSatisfy { $0.outcome.status != nil }
         }
 
         var raw: [IPFamily: [String]] = [:]
@@ -214,8 +218,7 @@ public struct DNSServerResolver: Sendable {
         var missing = 0
         // Queries no reply came for at all (timed out, refused): the path, not the server's answer.
         var unanswered = 0
-        for family in ordered {
-            let outcome = outcomes[family]!
+        for (family, outcome) in outcomes {
             switch outcome.status ?? ARES_ETIMEOUT {
             case ARES_SUCCESS:
                 do {

@@ -204,9 +204,11 @@ public final class ReportWriter: ReportExporter {
     }
 
     private func put(_ buffer: UnsafeRawBufferPointer, _ state: inout State) {
+        // Only an empty buffer has no address, and it has nothing to write.
+        guard let base = buffer.baseAddress else { return }
         var offset = 0
         while offset < buffer.count {
-            let count = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            let count = Foundation.write(descriptor, base + offset, buffer.count - offset)
             if count < 0 {
                 if errno == EINTR { continue }
                 if state.failure == nil { state.failure = SystemReason.words(errno) }

@@ -42,8 +42,8 @@ public struct AliCloudV2Provider: BatchResolving {
         return parts.isEmpty ? "alicloud" : "alicloud (\(parts.joined(separator: ", ")))"
     }
 
-    /// - Throws: `.misconfigured` for a secret or key that is not hex, a cipher v2 has not,
-    ///   or a malformed `sdns` key.
+    /// - Throws: `.setup` for a secret or key that is not hex, a profile the provider or its
+    ///   settings do not fit, a cipher v2 has not, or a malformed `sdns` key.
     init(
         servers: AliCloudServiceIPs, account: String, secret: String?, cipher: HTTPDNSCipher, key: String?,
         sdns: [String: String], transport: HTTPDNSTransport, now: @escaping @Sendable () -> Date = { Date() },
@@ -51,7 +51,10 @@ public struct AliCloudV2Provider: BatchResolving {
     ) throws(ResolutionError) {
         try profile.check(for: .alicloud)
         if profile == .node10, cipher != .none || !sdns.isEmpty {
-            throw .misconfigured("--sdk node-1.0 sends names in the clear and no sdns-*: drop --cipher and --sdns")
+            throw .setup(
+                .sdkSendsNoExtras(
+                    profile, cipher: cipher == .none ? nil : cipher, sdns: sdns.map { "\($0.key)=\($0.value)" }.sorted()
+                ))
         }
         self.profile = profile
         self.clientIP = clientIP
@@ -61,8 +64,7 @@ public struct AliCloudV2Provider: BatchResolving {
         self.now = now
         let secret = secret.flatMap { $0.isEmpty ? nil : $0 }
         if let secret, Hex.decode(secret) == nil {
-            throw .misconfigured(
-                "the alicloud secret is not hex: copy it as the console shows it (IPDIRECT_HTTPDNS_SECRET or 'secret')")
+            throw .setup(.notInForm(.secret, provider: .alicloud, form: "hex, copied as the console shows it"))
         }
         self.secret = secret
         switch cipher {
@@ -77,9 +79,8 @@ public struct AliCloudV2Provider: BatchResolving {
                 throw .setup(.missing(.key, provider: .alicloud, form: "\(cipher.rawValue) form"))
             }
             guard let bytes = Hex.decode(key), [16, 24, 32].contains(bytes.count) else {
-                throw .misconfigured(
-                    "the alicloud AES key must be 32 hex digits (16 bytes) as the console shows it: check IPDIRECT_HTTPDNS_KEY"
-                )
+                throw .setup(
+                    .notInForm(.key, provider: .alicloud, form: "32 hex digits (16 bytes), as the console shows it"))
             }
             self.key = bytes
         } else {
@@ -92,8 +93,10 @@ public struct AliCloudV2Provider: BatchResolving {
             let valueOK =
                 !value.isEmpty && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_=".contains($0)) }
             guard keyOK, valueOK else {
-                throw .misconfigured(
-                    "--sdns \(name)=\(value): keys take letters, digits, '-' and '_'; values also '='")
+                throw .setup(
+                    .unusable(
+                        .sdns, value: "\(name)=\(value)", provider: .alicloud,
+                        reason: "keys take letters, digits, '-' and '_'; values also '='"))
             }
         }
         self.sdns = sdns
@@ -103,7 +106,7 @@ public struct AliCloudV2Provider: BatchResolving {
     /// A session id as the SDKs make one per launch: 12 base62 characters.
     static func newSessionID() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        return String((0..<12).map { _ in alphabet.randomElement()! })
+        return String((0..<12).map { _ in alphabet[Int.random(in: alphabet.indices)] })
     }
 
     static func query(_ families: Set<IPFamily>) -> String {
@@ -243,15 +246,15 @@ public struct AliCloudV2Provider: BatchResolving {
         }
         let dataObject: [String: Any]
         let responseMode = integer(object?["mode"]) ?? 0
-        switch responseMode {
-        case 0:
+        switch AliCloudV2Mode(rawValue: responseMode) {
+        case .plain:
             guard let plain = object?["data"] as? [String: Any] else {
                 throw .malformed(detail: "no 'data' object in the answer")
             }
             dataObject = plain
-        case 1, 2:
-            dataObject = try open(object?["data"], mode: AliCloudV2Mode(rawValue: responseMode)!)
-        default:
+        case let sealed?:
+            dataObject = try open(object?["data"], mode: sealed)
+        case nil:
             throw .malformed(detail: "the answer is sealed with mode \(responseMode), which ipdirect does not know")
         }
         return try Self.answers(dataObject, hosts: hosts, families: families, ms: ms, server: server)
@@ -373,11 +376,11 @@ enum AliCloudV2Errors {
                 + "(or 'secret' in the configuration file) to the account's secret"
         case "InvalidAccount":
             sentence =
-                "alicloud does not serve account \(account) (InvalidAccount: unknown, or no service level): check --account "
-                + "against the console"
+                "alicloud does not serve account \(account) (InvalidAccount: unknown, or no service level): check the "
+                + "account ID against the console"
         case "AccountNotExists":
             sentence =
-                "account \(account) does not exist or is disabled (AccountNotExists): check --account, and that HTTPDNS is "
+                "account \(account) does not exist or is disabled (AccountNotExists): check the account ID, and that HTTPDNS is "
                 + "enabled for it in the console"
         case "InvalidHost":
             sentence =
@@ -386,11 +389,11 @@ enum AliCloudV2Errors {
             sentence = "alicloud takes at most 5 names a request (TooManyHosts): ask for fewer names at once"
         case "ServiceLevelDeny":
             sentence =
-                "this service IP does not serve the account's service level (ServiceLevelDeny): omit --endpoint so "
+                "this service IP does not serve the account's service level (ServiceLevelDeny): give no endpoint so "
                 + "service discovery picks the account's service IPs"
         case "MissingArgument":
             sentence =
-                "alicloud says the request lacks a parameter (MissingArgument): check --account, and the names asked"
+                "alicloud says the request lacks a parameter (MissingArgument): check the account ID, and the names asked"
         default:
             sentence =
                 "alicloud refused the request with code \(shown) (HTTP \(status)): see the HTTPDNS error codes in "
@@ -462,7 +465,8 @@ final class AliCloudServiceIPs: Sendable {
 
     /// A nonce as the C SDK makes one for a signed `/ss`: 12 lowercase hex digits.
     static func newNonce() -> String {
-        String((0..<12).map { _ in "0123456789abcdef".randomElement()! })
+        let digits = Array("0123456789abcdef")
+        return String((0..<12).map { _ in digits[Int.random(in: digits.indices)] })
     }
 
     /// The `/ss` request: `region platform sdk_version sid`, then with a legacy secret `s t n`,
@@ -596,25 +600,32 @@ final class AliCloudServiceIPs: Sendable {
         if let fixed { return [fixed] }
         guard let discovery else { return [] }
         let time = now()
-        let (first, current, refresh) = schedule.withLock { s -> (Task<[Base], Never>?, [Base]?, Bool) in
+        // The lock hands out the list (and whether this call refreshes it) or the first discovery to wait for.
+        enum Next { case listed([Base], refresh: Bool), waiting(Task<[Base], Never>) }
+        let next = schedule.withLock { s -> Next in
             if let list = s.list {
                 let due = !s.refreshing && time.timeIntervalSince(s.askedAt) >= Self.refreshAfter
                 if due { s.startRefresh(at: time) }
-                return (nil, list, due)
+                return .listed(list, refresh: due)
             }
-            if s.first == nil {
-                s.askedAt = time
-                let problem = discoveryProblem
-                s.first = Task {
-                    await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
-                        ?? discovery.starts
-                }
+            if let first = s.first { return .waiting(first) }
+            s.askedAt = time
+            let problem = discoveryProblem
+            let first = Task {
+                await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
+                    ?? discovery.starts
             }
-            return (s.first, nil, false)
+            s.first = first
+            return .waiting(first)
         }
-        if refresh { refreshInBackground(discovery) }
-        if let current { return current }
-        let found = await first!.value
+        let first: Task<[Base], Never>
+        switch next {
+        case .listed(let current, let refresh):
+            if refresh { refreshInBackground(discovery) }
+            return current
+        case .waiting(let task): first = task
+        }
+        let found = await first.value
         return schedule.withLock { s in
             if s.list == nil { s.list = found }
             return s.list ?? found
@@ -744,8 +755,8 @@ extension AliCloudServiceIPs {
 extension AliCloudV2Provider {
     /// The v2 provider a configuration asks for.
     ///
-    /// - Throws: `.misconfigured` for a legacy endpoint path (saying what to change), a
-    ///   secret or key that is not hex, or a cipher v2 has not.
+    /// - Throws: `.setup` for a legacy endpoint path (saying what to change), a secret or key
+    ///   that is not hex, or a cipher v2 has not.
     static func make(
         _ configuration: ResolverConfiguration, account: String, endpoint: String?
     ) throws(ResolutionError) -> AliCloudV2Provider {
@@ -753,10 +764,7 @@ extension AliCloudV2Provider {
         if let base = endpoint {
             let path = URLComponents(string: trimmedBase(base))?.path ?? ""
             if ["/d", "/sign_d", "/resolve"].contains(where: { path.hasSuffix($0) }) {
-                throw .misconfigured(
-                    "provider alicloud now speaks the v2 API (/v2/d), and \(base) is a legacy API path: "
-                        + "to keep the legacy API set provider = \"alicloud-legacy\" (or --provider alicloud-legacy); "
-                        + "for v2 give the base URL only (scheme://host[:port])")
+                throw .setup(.legacyPathForV2(endpoint: base))
             }
         }
         let servers = try AliCloudServiceIPs.make(

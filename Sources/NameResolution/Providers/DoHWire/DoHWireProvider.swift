@@ -99,7 +99,7 @@ public struct DoHWireProvider: HTTPDNSProvider {
             guard type.hasPrefix(Self.mediaType) else {
                 throw ResolutionError.malformed(
                     detail:
-                        "the DoH server \(endpoint) sent \(type.isEmpty ? "no Content-Type" : TerminalText.quoted(type)), not \(Self.mediaType) (\(preview(response.body))): check that it speaks RFC 8484; for a JSON API use --provider doh-json"
+                        "the DoH server \(endpoint) sent \(type.isEmpty ? "no Content-Type" : TerminalText.quoted(type)), not \(Self.mediaType) (\(preview(response.body))): check that it speaks RFC 8484; for a JSON API use the doh-json provider"
                 )
             }
             do {

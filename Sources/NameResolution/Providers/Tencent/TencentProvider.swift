@@ -46,8 +46,8 @@ public struct TencentProvider: BatchResolving {
     /// The provider a configuration asks for: the token form when IPDIRECT_HTTPDNS_TOKEN is
     /// set, the encrypted form when a key is, else the plain form.
     ///
-    /// - Throws: `.setup` naming what is missing (the account, the key) or a cipher tencent has
-    ///   not; `.misconfigured` for a key that cannot seal.
+    /// - Throws: `.setup` naming what is missing (the account, the key), a cipher tencent has
+    ///   not, or a key that cannot seal with the cipher.
     static func make(
         _ configuration: ResolverConfiguration, endpoint: String, transport: HTTPDNSTransport
     ) throws(ResolutionError) -> TencentProvider {
@@ -76,7 +76,9 @@ public struct TencentProvider: BatchResolving {
         do {
             _ = try algorithm.seal("check", key: key)
         } catch {
-            throw .misconfigured("tencent --cipher \(algorithm == .des ? "des" : "aes-cbc"): \(error)")
+            throw .setup(
+                .unusable(.cipher, value: algorithm == .des ? "des" : "aes-cbc", provider: .tencent, reason: "\(error)")
+            )
         }
         return TencentProvider(
             endpoint: endpoint, account: account, transport: transport, form: .encrypted(algorithm, key: key))
@@ -121,15 +123,15 @@ public struct TencentProvider: BatchResolving {
         if case .encrypted(let algorithm, let key) = form {
             if text.isEmpty {
                 throw .undecryptable(
-                    detail: "tencent answered nothing to the encrypted query: check --account (the AUTH_ID) and "
-                        + "IPDIRECT_HTTPDNS_KEY, and that --cipher matches the key (des or aes-cbc)")
+                    detail: "tencent answered nothing to the encrypted query: check the account (the AUTH_ID) and "
+                        + "IPDIRECT_HTTPDNS_KEY, and that the cipher matches the key (des or aes-cbc)")
             }
             do {
                 text = try algorithm.open(text, key: key)
             } catch {
                 throw .undecryptable(
                     detail: "the answer could not be decrypted: check the \(algorithm == .des ? "DES" : "AES") key "
-                        + "(IPDIRECT_HTTPDNS_KEY) and --cipher (\(error))")
+                        + "(IPDIRECT_HTTPDNS_KEY) and the cipher (\(error))")
             }
         }
         let server = URLComponents(string: endpoint)?.host

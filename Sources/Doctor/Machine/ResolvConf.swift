@@ -28,7 +28,12 @@ struct ResolvConf: Sendable, Equatable {
             guard let keyword = words.first else { continue }
             switch keyword {
             case "nameserver" where words.count >= 2:
-                if let address = IPAddress(words[1]) { nameservers.append(address) } else { junk.append(words[1]) }
+                // A zone (`fe80::1%eth0`) is dropped: the address alone is what can be asked.
+                if let address = IPAddress(String(words[1].prefix { $0 != "%" })) {
+                    nameservers.append(address)
+                } else {
+                    junk.append(words[1])
+                }
             case "search":
                 search = Array(words.dropFirst())
             case "domain" where words.count >= 2:
@@ -41,6 +46,13 @@ struct ResolvConf: Sendable, Equatable {
                 continue
             }
         }
+    }
+
+    /// Reads the file at `path`.
+    ///
+    /// - Throws: `TextFileError` saying why it cannot be read.
+    static func read(_ path: String) throws(TextFileError) -> ResolvConf {
+        ResolvConf(try TextFile.contents(of: path, accepting: .regularFile))
     }
 
     /// The nameservers on this machine itself (127.0.0.0/8, ::1): a local stub that forwards.
