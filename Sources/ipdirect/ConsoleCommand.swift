@@ -181,7 +181,9 @@ extension LiveConsoleEngine {
     }
 
     func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
-        await DoctorRunner().run(session.doctorContext(), provider: session.providerDescription, progress: progress)
+        // Bounded as `ipdirect doctor` is by default.
+        let context = session.doctorContext(budget: .seconds(DoctorCommand.defaultWithin))
+        return await DoctorRunner().run(context, provider: session.providerDescription, progress: progress)
     }
 
     func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {

@@ -99,14 +99,8 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             throw UsageError(error.message)
         }
         let budget = Duration.seconds(within)
-        var resolver = session.configuration.resolver
-        // The name the lab's service certificate carries, checked on every service address as
-        // the SDKs check 203.107.1.1's.
-        if session.lab != nil { resolver.serviceName = LabEndpoints.serviceName }
-        let context = DoctorContext(
-            resolver: resolver, hosts: hosts,
-            canaryName: hosts.first ?? (session.lab != nil ? Self.labCanary : nil), budget: budget,
-            lab: session.lab.map(Self.labFacts))
+        // The same context the console's doctor view builds from its session.
+        let context = session.doctorContext(hosts: hosts, budget: budget)
 
         let progress = DoctorProgress(color: color)
         progress.start(checks: DoctorChecks.all.count, within: within)
@@ -131,17 +125,6 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
     }
-
-    /// What the checks know of a lab started with `--lab`, since the doctor does not import the lab.
-    static func labFacts(_ lab: Lab) -> DoctorLabFacts {
-        let e = lab.endpoints
-        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
-        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
-    }
-
-    /// The name the checks resolve end to end against the lab when no --host is given: one every
-    /// form of its HTTPDNS service answers with an address.
-    static let labCanary = "plain.lab.test"
 
     /// Probes the --host names every IP-direct way, through the session's resolver (and with the
     /// lab, its CA and ports); each request bounded by a third of the run.

@@ -1,7 +1,8 @@
 // The doctor view in the real binary under tmux against the lab: D opens it, the rows fill in
-// until none is running, e writes the report as JSON into the directory the console started in.
+// until none is running, e writes the report as JSON, which says what `ipdirect doctor --lab` says.
 import Doctor
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Doctor view end to end under tmux", .enabled(if: TmuxPane.available, "tmux is not installed"))
@@ -36,13 +37,29 @@ struct DoctorEndToEndTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory)
         let name = try #require(files.first { $0.hasPrefix("ipdirect-doctor-") && $0.hasSuffix(".json") }, "\(files)")
         let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
-        let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let findings = try #require(report["findings"] as? [[String: Any]])
+        let findings = try Self.findings(data)
         #expect(findings.compactMap { $0["check"] as? String } == DoctorCheckID.allCases.map(\.rawValue))
         #expect(findings.allSatisfy { ($0["seen"] as? String)?.isEmpty == false })
+
+        // The console asks what `ipdirect doctor --lab` asks: on a lab of its own, the command comes
+        // to the same status for every check (whatever those are).
+        let command = try await ChildProcess.run(Tmux.binary, ["doctor", "--lab", "--format", "json"], seconds: 120)
+        let expected = try Self.statuses(Data(command.output.utf8))
+        #expect(try Self.statuses(data) == expected, "console: \(findings)\ncommand: \(command.output)")
 
         try await pane.send("q")
         _ = await pane.wait { $0.contains("Pane is dead") }
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
+    }
+
+    /// A doctor report's findings, as JSON objects.
+    static func findings(_ report: Data) throws -> [[String: Any]] {
+        let object = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any])
+        return try #require(object["findings"] as? [[String: Any]])
+    }
+
+    /// "check: status" for each finding of a report, in its order.
+    static func statuses(_ report: Data) throws -> [String] {
+        try findings(report).map { "\($0["check"] as? String ?? "?"): \($0["status"] as? String ?? "?")" }
     }
 }

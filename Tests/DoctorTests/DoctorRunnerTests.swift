@@ -19,7 +19,8 @@ private struct ScriptedCheck: DoctorCheck {
         if hangs {
             // Ignores cancellation on purpose, as a blocked connect would (a detached task's
             // sleep is not cancelled with this one), without holding a thread.
-            await Task.detached { try? await Task.sleep(for: .seconds(30)) }.value
+            // Had the runner waited for it, the finding would be this check's own pass.
+            await Task.detached { try? await Task.sleep(for: .seconds(3600)) }.value
         }
         try? await Task.sleep(for: delay)
         return DoctorFinding(check: id, status: status, seen: "scripted")
@@ -33,9 +34,7 @@ private struct ScriptedCheck: DoctorCheck {
         let runner = DoctorRunner(checks: [
             ScriptedCheck(id: .clock), ScriptedCheck(id: .serviceReachability, hangs: true),
         ])
-        let started = ContinuousClock.now
         let report = await runner.run(context, provider: "test")
-        #expect(ContinuousClock.now - started < .seconds(10), "the run waited for a check that never answers")
         #expect(report.findings.map(\.check) == [.serviceReachability, .clock])
         let late = report.findings[0]
         #expect(late.status == .fail)

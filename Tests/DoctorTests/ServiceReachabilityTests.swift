@@ -51,6 +51,38 @@ import Testing
         }
     }
 
+    @Test func whenNoServiceAddressAnswersTheCheckFails() async throws {
+        try await DoctorLab.run { context, _ in
+            var context = context
+            // A start address where nothing listens on the service's ports, and so no /ss list.
+            context.resolver.endpoint = nil
+            context.resolver.startIPs = ["https://127.0.0.5:\(context.lab?.servicePorts?.https ?? 0)"]
+            let finding = await check(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(
+                finding.seen == "No service address answers: 127.0.0.5 refused the connection over HTTP and HTTPS.",
+                "\(finding.seen)")
+            #expect(finding.advice?.contains("another network") == true)
+        }
+    }
+
+    @Test func anAddressThatResetsItsConnectionsIsNamedWithReset() async throws {
+        try await DoctorLab.run { context, lab in
+            var context = context
+            let ports = try #require(context.lab?.servicePorts)
+            let resetting = try [ports.http, ports.https].map {
+                try LoopbackListener(ip: "127.0.0.6", port: UInt16($0), silent: false)
+            }
+            for listener in resetting { listener.resetEach(upTo: 4) }
+            context.resolver.endpoint = nil
+            context.resolver.startIPs = ["https://127.0.0.6:\(ports.https)", lab.endpoints.httpdnsTLS]
+            let finding = await check(context)
+            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.seen.contains("127.0.0.6 reset the connection over HTTP and HTTPS"), "\(finding.seen)")
+            withExtendedLifetime(resetting) {}
+        }
+    }
+
     @Test func interceptedTLSFailsNamingTheIssuer() async throws {
         try await DoctorLab.run(faults: [.tlsIntercept]) { context, _ in
             let finding = await check(context)
@@ -75,7 +107,9 @@ import Testing
             #expect(!finding.seen.contains("Did not finish"), "the check outlived its bound: \(finding.seen)")
             #expect(finding.status == .warn, "\(finding)")
             #expect(
-                finding.seen.contains("127.0.0.3 timed out (2 s) over HTTP and HTTPS"),
+                finding.seen.contains(
+                    "127.0.0.3 timed out (\(ResolutionError.format(context.stepTimeout.inSeconds)) s) over HTTP and HTTPS"
+                ),
                 "\(finding.seen) \(finding.trace)")
             withExtendedLifetime(silent) {}
         }

@@ -6,7 +6,7 @@ import Foundation
     import Glibc
 #endif
 
-/// A TCP listener on loopback that accepts nothing. With `silent`, its accept queue is filled
+/// A TCP listener on loopback that accepts nothing (or resets what it accepts: `resetEach`). With `silent`, its accept queue is filled
 /// first, so Linux drops every further SYN and a client's connect gets no answer at all.
 public final class LoopbackListener {
     /// The listening socket.
@@ -66,8 +66,26 @@ public final class LoopbackListener {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Accepts up to `count` connections, each reset at once (RST, as a middlebox that kills the
+    /// connection does), on a thread of its own that ends with the listener.
+    public func resetEach(upTo count: Int) {
+        let fd = fd
+        Thread.detachNewThread {
+            for _ in 0..<count {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                // A zero linger makes close send RST instead of FIN.
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                close(connection)
+            }
+        }
+    }
+
     deinit {
         for filler in fillers { close(filler) }
+        // Wakes a thread blocked in accept (close alone does not, on Linux).
+        shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
     }
 }

@@ -171,12 +171,11 @@ struct Canary {
     var result: Result<ProviderAnswer, ResolutionError>
 
     static func resolve(_ context: DoctorContext) async -> Canary {
-        var configuration = context.resolver
-        configuration.timeout = min(configuration.timeout, context.exchangeTimeout.inSeconds)
+        let configuration = context.boundedResolver
         do throws(ResolutionError) {
             let provider = try ProviderFactory.make(configuration)
             // The provider may ask several start IPs in turn before its query: one bound for all.
-            let limit = context.exchangeTimeout
+            let limit = context.stepTimeout
             let result = await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
                 do throws(ResolutionError) {
                     return .success(try await provider.resolve(context.canaryName, families: [.v4]))

@@ -143,7 +143,7 @@ enum ServiceAddresses {
             let only = ServiceAddress(label: ip.text, role: .endpoint, tries: [url], own: url)
             return .success(ServiceAddressList(addresses: [only], exchanges: [], notes: [], path: path))
         }
-        let answer = await SystemResolver().resolve(host, families: [.v4, .v6], timeout: context.exchangeTimeout)
+        let answer = await SystemResolver().resolve(host, families: [.v4, .v6], timeout: context.stepTimeout)
         let found = answer.ipv4 + answer.ipv6
         guard !found.isEmpty else {
             let why = answer.error.map { "\($0)" } ?? "no address"

@@ -57,7 +57,7 @@ struct ServiceExchange: Sendable {
     static func send(
         _ url: String, checkName: String? = nil, resolve: [String] = [], context: DoctorContext
     ) async -> ServiceExchange {
-        let timeout = context.exchangeTimeout
+        let timeout = context.stepTimeout
         let spec = TransferSpec(
             url: url, headers: [HeaderField(name: "User-Agent", value: context.resolver.sdk.userAgent)],
             timeout: timeout, caFile: context.resolver.caFile, resolve: resolve, checkName: checkName,
@@ -96,7 +96,9 @@ struct ServiceExchange: Sendable {
         switch failure.kind {
         case .timeout: return .timeout(seconds: timeout.inSeconds, connected: record.connectUs > 0)
         case .connect where failure.osErrno == Int(ECONNREFUSED): return .refused
-        case .connect where failure.osErrno == Int(ECONNRESET): return .reset
+        // A reset during the TLS handshake comes as a TLS failure carrying the errno.
+        case .connect where failure.osErrno == Int(ECONNRESET), .tls where failure.osErrno == Int(ECONNRESET):
+            return .reset
         case .transfer: return .reset
         case .certificate: return .certificate(TerminalText.escaped(failure.message, cutAt: 200))
         default: return .unreachable(TerminalText.escaped(failure.message, cutAt: 200))
@@ -175,13 +177,5 @@ struct ServiceExchange: Sendable {
         return ReproduceCommand.command(
             for: ReproduceCommand.Exchange(
                 scenario: .systemDNS, url: probeURL, ip: nil, caFile: caFile, timeout: timeout))
-    }
-}
-
-extension DoctorContext {
-    /// How long one request to a service may take: the configured timeout, but at most a third of
-    /// the run's bound, so a check that asks twice in a row still ends within it.
-    var exchangeTimeout: Duration {
-        min(.milliseconds(Int(resolver.timeout * 1000)), budget / 3)
     }
 }
