@@ -14,7 +14,7 @@ import Testing
             #expect(finding.status == .pass, "\(finding)")
             let url = try #require(lab.endpoints.connectivityCheckURL)
             #expect(finding.seen.hasPrefix("\(url) answered 204 with an empty body"), "\(finding.seen)")
-            #expect(finding.reproduce == ["curl -sS -i --max-time 4 \(url)"])
+            #expect(finding.reproduce == ["curl -sS -i --max-time 2 \(url)"])
         }
     }
 

@@ -38,7 +38,7 @@ struct DNSPathsCheck: DoctorCheck {
                 trace: trace)
         }
         let name = context.canaryName
-        let timeout = context.exchangeTimeout
+        let timeout = context.stepTimeout
         // A records only, as the canary is asked of HTTPDNS: answers compared like for like.
         let families: Set<IPFamily> = [.v4]
         // Every path at once: a filtered one costs its timeout once, not once per path.

@@ -19,7 +19,7 @@ struct InterceptionCheck: DoctorCheck {
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
         let urls = context.lab?.connectivityCheckURL.map { [$0] } ?? Self.publicCheckURLs
-        let timeout = context.exchangeTimeout
+        let timeout = context.stepTimeout
         var trace = [
             DoctorTraceLine(
                 .note,
