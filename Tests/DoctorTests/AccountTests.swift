@@ -70,7 +70,7 @@ import Testing
                 checks: DoctorChecks.all.filter { [.serviceReachability, .clock, .account].contains($0.id) }
             ).run(context, provider: "lab")
             let statuses = Dictionary(uniqueKeysWithValues: report.findings.map { ($0.check, $0.status) })
-            #expect(statuses == [.serviceReachability: .warn, .clock: .fail, .account: .pass], "\(report.findings)")
+            #expect(statuses == [.serviceReachability: .fail, .clock: .fail, .account: .pass], "\(report.findings)")
         }
     }
 }

@@ -44,7 +44,7 @@ import Testing
     @Test func aServiceAddressThatRefusesIsNamedAndTheOtherIsTheWayOut() async throws {
         try await DoctorLab.run(faults: [.serviceBlocked]) { context, _ in
             let finding = await check(context)
-            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.status == .fail, "\(finding)")
             #expect(finding.seen.contains("127.0.0.2 refused the connection over HTTP and HTTPS"), "\(finding.seen)")
             #expect(finding.seen.contains("127.0.0.1"), "\(finding.seen)")
             #expect(finding.advice?.contains("other service addresses (127.0.0.1)") == true, "\(finding.advice ?? "")")
@@ -77,7 +77,7 @@ import Testing
             context.resolver.endpoint = nil
             context.resolver.startIPs = ["https://127.0.0.6:\(ports.https)", lab.endpoints.httpdnsTLS]
             let finding = await check(context)
-            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.status == .fail, "\(finding)")
             #expect(finding.seen.contains("127.0.0.6 reset the connection over HTTP and HTTPS"), "\(finding.seen)")
             withExtendedLifetime(resetting) {}
         }
@@ -105,7 +105,7 @@ import Testing
             context.resolver.startIPs = ["https://127.0.0.3:\(ports.https)", lab.endpoints.httpdnsTLS]
             let finding = await check(context)
             #expect(!finding.seen.contains("Did not finish"), "the check outlived its bound: \(finding.seen)")
-            #expect(finding.status == .warn, "\(finding)")
+            #expect(finding.status == .fail, "\(finding)")
             #expect(
                 finding.seen.contains(
                     "127.0.0.3 timed out (\(ResolutionError.format(context.stepTimeout.inSeconds)) s) over HTTP and HTTPS"

@@ -6,8 +6,10 @@ import NameResolution
 
 /// Check 3: can this network reach the HTTPDNS service at each of its addresses?
 ///
-/// Pass when every address answers; warn when some are blocked and others answer (the SDKs
-/// rotate to those); fail when none answers, or when TLS to the service is intercepted.
+/// Pass when every address answers; fail when any is blocked (each SDK request that tries a
+/// blocked address first pays its timeout or error before the SDK rotates: the issue's "one of
+/// two addresses refusing" is a failure), naming the ones that answer as the way out; fail too
+/// when none answers, or when TLS to the service is intercepted.
 struct ServiceReachabilityCheck: DoctorCheck {
     let id = DoctorCheckID.serviceReachability
 
@@ -113,9 +115,9 @@ struct ServiceReachabilityCheck: DoctorCheck {
         }
         let ways = working.map(\.address.label).joined(separator: ", ")
         return (
-            .warn, "\(blockedText); \(working.map(\.workingSentence).joined(separator: "; ")) answers.",
-            "The region's other service addresses (\(ways)) work and the SDKs rotate to them; if the blocked ones stay "
-                + "blocked, ask the network's operator why."
+            .fail, "\(blockedText); \(working.map(\.workingSentence).joined(separator: "; ")) answers.",
+            "The region's other service addresses (\(ways)) work: pin the SDK's start IPs to them (start_ips) until "
+                + "the network's operator unblocks the others, since every request tried on a blocked one waits first."
         )
     }
 }
