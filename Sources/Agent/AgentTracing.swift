@@ -183,7 +183,7 @@ public final class AgentTracing: ReportExporter {
         }
         if !attempt.outcome.reachedServer {
             attributes["error.type"] = attempt.outcome.rawValue
-            span.setStatus(SpanStatus(code: .error, message: attempt.error ?? attempt.outcome.rawValue))
+            span.setStatus(SpanStatus(code: .error, message: attempt.error?.sentence ?? attempt.outcome.rawValue))
         }
         span.attributes.merge(attributes)
         for (index, hop) in attempt.hops.enumerated() {
@@ -214,7 +214,7 @@ public final class AgentTracing: ReportExporter {
         attributes["http.response.body.size"] = hop.responseBytes
         if !hop.outcome.reachedServer {
             attributes["error.type"] = hop.outcome.rawValue
-            span.setStatus(SpanStatus(code: .error, message: hop.error ?? hop.outcome.rawValue))
+            span.setStatus(SpanStatus(code: .error, message: hop.error?.sentence ?? hop.outcome.rawValue))
         }
         span.attributes.merge(attributes)
         let phases: [(String, Double?)] = [

@@ -64,6 +64,13 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether libcurl's own check of the name refused the certificate. libcurl says so only in
+    /// words ("no alternative certificate subject name matches", "subject name ... does not
+    /// match"), under the code every certificate refusal gets; they are read here, once.
+    public var refusesHostName: Bool {
+        kind == .certificate && (message.contains("subject name") || message.contains("does not match"))
+    }
+
     public var description: String { message }
 }
 

@@ -44,7 +44,7 @@ enum ConsoleFixtures {
 
     static func attempt(
         _ scenario: Scenario, outcome: Outcome, status: Int? = nil, total: Double, sni: String? = nil,
-        error: String? = nil, seconds: Double = 0
+        error: AttemptFailure? = nil, seconds: Double = 0
     ) -> Attempt {
         let https = scenario != .directHTTP
         let url = scenario == .directHTTP ? "http://127.0.0.1:18081/" : "https://sni-a.lab.test:18443/"

@@ -16,19 +16,19 @@ struct ExportTests {
 
     /// The HAR of every lab name, probed with a bearer token and a secret query value. Start the
     /// lab with a slow origin far slower than the timeout: that leaves every other origin a wide margin.
-    static func everyNameHAR(_ lab: Lab) async -> (har: Data, reports: [URLReport]) {
+    static func everyNameHAR(_ lab: Lab) async throws -> (har: Data, reports: [URLReport]) {
         let engine = lab.engine(
             ProbeOptions(
                 allIPs: true, headers: [HeaderField(name: "Authorization", value: "Bearer hunter2")],
                 timeout: .seconds(3)))
         let reports = await engine.probeAll(LabScenarioTests.everyName.map { lab.url($0, "/echo?token=hunter2&q=1") })
-        return (ProbeExport.har(reports), reports)
+        return (try exported(reports, .har), reports)
     }
 
     @Test("the HAR of every lab name has an entry per hop, the extension fields, no secret")
     func harShape() async throws {
         try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
-            let (har, reports) = await Self.everyNameHAR(lab)
+            let (har, reports) = try await Self.everyNameHAR(lab)
             let text = String(decoding: har, as: UTF8.self)
             #expect(!text.contains("hunter2"))
             let object = try #require(try JSONSerialization.jsonObject(with: har) as? [String: Any])
@@ -48,7 +48,7 @@ struct ExportTests {
         let validator = Self.validator
         try #require(FileManager.default.fileExists(atPath: validator), "\(validator) is missing")
         try await withLab(LabOptions(slowOriginDelay: 30)) { lab in
-            let (har, _) = await Self.everyNameHAR(lab)
+            let (har, _) = try await Self.everyNameHAR(lab)
             let scratch = try ScratchDirectory("har")
             defer { scratch.remove() }
             let file = scratch.file("probe.har")
@@ -64,7 +64,7 @@ struct ExportTests {
     func jsonShape() async throws {
         try await withLab { lab in
             let reports = await lab.engine().probeAll([lab.url("sni-a.lab.test"), lab.url("plain.lab.test")])
-            let lines = String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self).split(separator: "\n")
+            let lines = try exportedText(reports, .jsonLines).split(separator: "\n")
             #expect(lines.count == 2)
             let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
             for key in ["url", "host", "resolution", "attempts", "verdict"] { #expect(first[key] != nil, "\(key)") }
@@ -82,7 +82,7 @@ struct ExportTests {
             #expect(verdict["recommended"] as? String == "direct-sni")
             #expect(verdict["works"] as? [String] == ["direct-sni"])
 
-            let array = try #require(try JSONSerialization.jsonObject(with: ProbeExport.json(reports)) as? [Any])
+            let array = try #require(try JSONSerialization.jsonObject(with: exported(reports, .jsonArray)) as? [Any])
             #expect(array.count == 2)
             let table = ProbeExport.table(reports)
             #expect(table.contains("cert-name-mismatch"))
@@ -102,7 +102,7 @@ struct ExportTests {
             let report = URLReport(
                 url: url, host: "a.test", resolution: resolution, attempts: [attempt],
                 verdict: Verdict(works: [], recommended: nil, summary: "", notes: []))
-            let har = try #require(try JSONSerialization.jsonObject(with: ProbeExport.har([report])) as? [String: Any])
+            let har = try #require(try JSONSerialization.jsonObject(with: exported([report], .har)) as? [String: Any])
             let log = try #require(har["log"] as? [String: Any])
             return try #require((log["entries"] as? [[String: Any]])?.first)
         }

@@ -28,8 +28,8 @@ struct HeaderTraceTests {
             #expect(hop.log.contains { $0.kind == .headerOut && $0.text == "X-Trace: a:b:c" })
             #expect(hop.log.contains { $0.kind == .headerIn && $0.text.hasPrefix("HTTP/1.1 200") })
             let outputs = [
-                String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self),
-                String(decoding: ProbeExport.har(reports), as: UTF8.self),
+                try exportedText(reports, .jsonLines),
+                try exportedText(reports, .har),
             ]
             for output in outputs { #expect(!output.contains("tok-7f3a9c")) }
         }

@@ -28,7 +28,7 @@ struct HostileInputTests {
             let followed = try #require(reports[1].attempts(.directSNI).first)
             #expect(followed.hops.count == 2)
             #expect(followed.hops.last?.url.hasSuffix("/?=") == true)
-            let har = try #require(try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any])
+            let har = try #require(try JSONSerialization.jsonObject(with: exported(reports, .har)) as? [String: Any])
             let entries = try #require((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])
             let query = try #require(
                 (entries.last?["request"] as? [String: Any])?["queryString"] as? [[String: String]])
@@ -57,7 +57,7 @@ struct HostileInputTests {
             // The table quotes what it shows from outside; a server's text in an error
             // sentence, a verdict or a note reaches it escaped.
             var hostile = reports[0]
-            hostile.attempts[0].error = "server said: " + LabHostilePath.hostileReason
+            hostile.attempts[0].error = .reported("server said: " + LabHostilePath.hostileReason)
             hostile.verdict.summary = "no direct technique works: " + LabHostilePath.hostileHeader
             let table = ProbeExport.table([hostile])
             #expect(!Self.hasControl(table), "\(table)")
@@ -65,11 +65,11 @@ struct HostileInputTests {
             #expect(table.contains("\\u202e"))
 
             // JSON and HAR: the header as kept, decoded back exactly; no control left to escape.
-            let har = try #require(try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any])
+            let har = try #require(try JSONSerialization.jsonObject(with: exported(reports, .har)) as? [String: Any])
             let entry = try #require(((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
             let headers = try #require((entry["response"] as? [String: Any])?["headers"] as? [[String: String]])
             #expect(headers.contains { $0["name"] == "X-Hostile" && $0["value"] == Self.keptHeader })
-            let jsonText = String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self)
+            let jsonText = try exportedText(reports, .jsonLines)
             #expect(!jsonText.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
             #expect(jsonText.contains("\\\\x1b[31mred"), "the header is kept escaped in JSON Lines")
         }
@@ -111,9 +111,9 @@ struct HostileInputTests {
             let attempt = try #require(reports.first?.attempts(.directSNI).first)
             #expect(attempt.outcome == .ok)
             let outputs = [
-                String(decoding: ProbeExport.json(reports), as: UTF8.self),
-                String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self),
-                String(decoding: ProbeExport.har(reports), as: UTF8.self), ProbeExport.table(reports),
+                try exportedText(reports, .jsonArray),
+                try exportedText(reports, .jsonLines),
+                try exportedText(reports, .har), ProbeExport.table(reports),
             ]
             for output in outputs {
                 #expect(!output.contains("hunter2pw"))
@@ -137,7 +137,7 @@ struct HostileInputTests {
             let attempt = try #require(report.attempts(.directSNI).first)
             #expect(attempt.outcome == .tooManyRedirects)
             #expect(attempt.hops.count == 1, "the loop is seen as soon as the same request would be made again")
-            #expect(attempt.error?.contains("redirect loop") == true)
+            #expect(attempt.error?.sentence.contains("redirect loop") == true)
             #expect(!report.verdict.works.contains(.directSNI))
             #expect(report.verdict.recommended == nil)
 
@@ -198,7 +198,7 @@ struct HostileInputTests {
             let attempt = try #require(report.attempts(.directSNI).first)
             #expect(attempt.outcome == .redirectRefused)
             #expect(attempt.hops.count == 1)
-            #expect(attempt.error?.contains("--allow-downgrade") == true)
+            #expect(attempt.error?.sentence.contains("--allow-downgrade") == true)
             #expect(report.verdict.works.isEmpty)
 
             var allowed = options

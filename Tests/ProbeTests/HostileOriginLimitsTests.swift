@@ -26,7 +26,7 @@ struct HostileOriginLimitsTests {
                 lab.url("hostile.lab.test", LabHostilePath.hugeHeader)
             ])
             let attempt = try #require(reports.first?.attempts(.directSNI).first)
-            let error = attempt.error ?? ""
+            let error = attempt.error?.sentence ?? ""
             #expect(error.contains("response header larger than libcurl accepts"), "\(attempt.outcome): \(error)")
             #expect(!error.contains("Out of memory"), "\(error)")
             #expect(attempt.outcome == .responseTooLarge, "\(attempt.outcome)")
@@ -45,7 +45,7 @@ struct HostileOriginLimitsTests {
             // One hop: the 302. The link-local address was never connected to.
             #expect(attempt.hops.count == 1, "\(attempt.hops.map(\.url))")
             #expect(attempt.outcome == .redirectRefused, "\(attempt.outcome): \(attempt.error ?? "")")
-            let error = attempt.error ?? ""
+            let error = attempt.error?.sentence ?? ""
             #expect(error.contains("link-local"), "\(error)")
             #expect(error.contains(path == LabHostilePath.linkLocalV6 ? "fe80::1" : "169.254.169.254"), "\(error)")
         }

@@ -38,8 +38,8 @@ struct JSONLinesBytesTests {
         return left != nil && left == right
     }
 
-    private static func written(_ report: URLReport) -> String {
-        String(decoding: ProbeExport.jsonLines([report], redact: false), as: UTF8.self)
+    private static func written(_ report: URLReport) throws -> String {
+        try exportedText([report], .jsonLines, redact: false)
     }
 
     /// Every C0 control, DEL, quotes, backslashes, slashes, bidi and zero-width characters,
@@ -67,14 +67,14 @@ struct JSONLinesBytesTests {
             timings: PhaseTimings(
                 nameLookup: 0, connect: 0.1, tlsDone: 1e-7, preTransfer: 123_456_789.125, firstByte: 1e21,
                 total: 12.0),
-            certificate: certificate, error: hostile,
+            certificate: certificate, error: .reported(hostile),
             log: [CurlLogLine(atMs: 0.5, kind: .info, text: hostile), CurlLogLine(atMs: 3, kind: .headerIn, text: "")],
             startedAt: Date(timeIntervalSince1970: 1_700_000_000.001))
         let attempts = [
             Attempt(
                 url: "https://a.test/", scenario: .directSNI, ip: "192.0.2.1", ipSource: .httpdns, sni: "a.test",
                 checkedName: "a.test", outcome: .certNameMismatch, status: 200, httpVersion: "HTTP/2",
-                timings: hop.timings, certificate: certificate, error: hostile, hops: [hop, hop],
+                timings: hop.timings, certificate: certificate, error: .reported(hostile), hops: [hop, hop],
                 reproduce: "curl '\(hostile)'"),
             Attempt(url: "http://a.test/", scenario: .directHTTP, outcome: .skipped),
         ]
@@ -91,7 +91,7 @@ struct JSONLinesBytesTests {
     @Test("hostile text, odd numbers and absent values: the document and escapes JSONEncoder wrote")
     func hostileBytes() throws {
         let report = Self.hostileReport()
-        let line = Self.written(report)
+        let line = try Self.written(report)
         let expected = try Self.foundationLine(report)
         #expect(try Self.sameDocument(line, expected))
         #expect(line.hasSuffix("}\n") && line.filter { $0 == "\n" }.count == 1)

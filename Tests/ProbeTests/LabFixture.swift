@@ -4,6 +4,7 @@ import Foundation
 import Lab
 import NameResolution
 import Probe
+import TestSupport
 
 /// A resolver seam answering from the lab's zone: HTTPDNS knows every lab name, system DNS
 /// knows none (names under lab.test never resolve on a real machine either).
@@ -61,4 +62,21 @@ extension URLReport {
     func attempts(_ scenario: Scenario) -> [Attempt] { attempts.filter { $0.scenario == scenario } }
 
     func outcome(_ scenario: Scenario) -> Outcome? { attempts(scenario).first?.outcome }
+}
+
+/// What `probe` writes to a file for these reports: the bytes of the writer the binary uses
+/// (`ReportWriter`), in `format`, redacted unless told otherwise.
+func exported(_ reports: [URLReport], _ format: ReportWriter.Format, redact: Bool = true) throws -> Data {
+    let scratch = try ScratchDirectory("export")
+    defer { scratch.remove() }
+    let path = scratch.file("out")
+    let writer = try ReportWriter(format, path: path, redact: redact)
+    for report in reports { writer.record(report) }
+    writer.finish()
+    return try Data(contentsOf: URL(fileURLWithPath: path))
+}
+
+/// `exported` as text.
+func exportedText(_ reports: [URLReport], _ format: ReportWriter.Format, redact: Bool = true) throws -> String {
+    String(decoding: try exported(reports, format, redact: redact), as: UTF8.self)
 }

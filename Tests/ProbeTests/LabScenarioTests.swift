@@ -23,8 +23,8 @@ struct LabScenarioTests {
             #expect(report.outcome(.directHTTPS) == .certNameMismatch)
             let failed = try #require(report.attempts(.directHTTPS).first)
             #expect(failed.sni == nil)
-            #expect(failed.error?.contains("default.lab.test") == true)
-            #expect(failed.error?.contains("not sni-a.lab.test; no SNI was sent") == true)
+            #expect(failed.error?.sentence.contains("default.lab.test") == true)
+            #expect(failed.error?.sentence.contains("not sni-a.lab.test; no SNI was sent") == true)
             #expect(failed.certificate?.chain.first?.subjectAlternativeNames.contains("default.lab.test") == true)
             #expect(report.outcome(.directHTTP) == .skipped)
             #expect(report.outcome(.systemDNS) == .dnsFailed)
@@ -79,7 +79,7 @@ struct LabScenarioTests {
             for scenario in [Scenario.directHTTPS, .directSNI] {
                 let attempt = try #require(report.attempts(scenario).first)
                 #expect(attempt.outcome == outcome, "\(scenario.rawValue): \(attempt.error ?? "")")
-                #expect(attempt.error?.isEmpty == false)
+                #expect(attempt.error?.sentence.isEmpty == false)
                 #expect(attempt.certificate?.chain.isEmpty == false)
                 #expect(attempt.hops.first?.requestBodyBytes == 0)
                 // The connection was made; the handshake is where it ended.
@@ -200,7 +200,7 @@ struct LabScenarioTests {
             let engine = lab.engine(ProbeOptions(scenarios: [.directSNI], timeout: .milliseconds(500)))
             let attempt = try #require(await engine.probeAll([lab.url("slow.lab.test")]).first?.attempts.first)
             #expect(attempt.outcome == .timeout)
-            #expect(attempt.error?.contains("within 0.5 s") == true)
+            #expect(attempt.error?.sentence.contains("within 0.5 s") == true)
         }
     }
 

@@ -29,7 +29,7 @@ struct LocalDNSProbeTests {
             let baseline = try #require(report.attempts(.systemDNS).first)
             #expect(baseline.ip?.text == LabLocalDNS.hijackAddress)
             #expect(baseline.outcome == .certNameMismatch)
-            #expect(baseline.error?.contains(LabLocalDNS.hijackSiteName) == true)
+            #expect(baseline.error?.sentence.contains(LabLocalDNS.hijackSiteName) == true)
             let direct = report.attempts(.directSNI).filter { $0.ip == "127.0.0.1" }
             #expect(direct.map(\.outcome) == [.ok])
             #expect(report.verdict.recommended == .directSNI)

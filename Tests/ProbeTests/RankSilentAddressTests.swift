@@ -22,7 +22,7 @@ struct RankSilentAddressTests {
         #expect(ranking.sdkOrder == ["127.0.0.1", "127.0.0.3"])
         let dead = try #require(ranking.ips.last)
         #expect(dead.connectMs == nil)
-        #expect(dead.error?.contains("no answer from 127.0.0.3:\(live.port) within 0.5 s") == true, "\(dead)")
+        #expect(dead.error?.sentence.contains("no answer from 127.0.0.3:\(live.port) within 0.5 s") == true, "\(dead)")
         #expect(ranking.ips.first?.connectMs != nil)
         withExtendedLifetime((live, silent)) {}
     }

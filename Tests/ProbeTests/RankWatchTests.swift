@@ -29,7 +29,7 @@ struct RankWatchTests {
             #expect(live.usedBy.contains(.systemDNS))
             let dead = try #require(ranking.ips.last)
             #expect(dead.connectMs == nil)
-            #expect(dead.error?.contains("refused") == true)
+            #expect(dead.error?.sentence.contains("refused") == true)
             #expect(dead.sdkRank == 2)
             #expect(dead.usedBy.contains(.directHTTP))
             #expect(ranking.tableLines().joined(separator: "\n").contains("failed"))

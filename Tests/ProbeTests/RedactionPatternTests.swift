@@ -23,8 +23,8 @@ struct RedactionPatternTests {
             let reports = await lab.engine(options).probeAll([lab.url("single.lab.test", "/echo?" + Self.query)])
             #expect(reports.first?.attempts(.directSNI).first?.outcome == .ok)
             let exports = [
-                ("JSON Lines", String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self)),
-                ("HAR", String(decoding: ProbeExport.har(reports), as: UTF8.self)),
+                ("JSON Lines", try exportedText(reports, .jsonLines)),
+                ("HAR", try exportedText(reports, .har)),
             ]
             for (format, text) in exports {
                 for value in Self.secrets.values + ["ak-9b3e55", "sid-2c8d71"] {
@@ -47,7 +47,7 @@ struct RedactionPatternTests {
             #expect(attempt.hops.count == 2, "\(attempt.hops.map(\.url))")
             let queries = lab.originRequests().compactMap(\.query)
             #expect(queries.filter { $0 == "session=sid-41aa07" }.count == 2, "\(queries)")
-            #expect(!String(decoding: ProbeExport.jsonLines(reports), as: UTF8.self).contains("sid-41aa07"))
+            #expect(try !exportedText(reports, .jsonLines).contains("sid-41aa07"))
         }
     }
 

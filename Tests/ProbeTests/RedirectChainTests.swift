@@ -161,7 +161,7 @@ struct RedirectChainTests {
             return
         }
         #expect(outcome == nil)
-        #expect(error.hasPrefix("the redirect goes nowhere usable: "))
+        #expect(error.sentence.hasPrefix("the redirect goes nowhere usable: "))
     }
 
     @Test("a secret in the next URL is redacted in what the chain says, unless --no-redact")
@@ -171,7 +171,7 @@ struct RedirectChainTests {
             Issue.record("the downgrade was followed")
             return
         }
-        #expect(!error.contains("hunter2"))
+        #expect(!error.sentence.contains("hunter2"))
     }
 
     @Test("an address where metadata services answer: noted under the CLI's policy, refused under the agent's")
@@ -190,7 +190,8 @@ struct RedirectChainTests {
         #expect(
             refusing.judge(connectingTo: ["10.0.0.1", "fe80::1"], for: url("http://[fe80::1]/"))
                 == .refuse(
-                    "refused to follow a redirect to http://[fe80::1]/: it connects to fe80::1, a link-local "
-                        + "address where cloud metadata services answer; this prober does not go there"))
+                    .reported(
+                        "refused to follow a redirect to http://[fe80::1]/: it connects to fe80::1, a link-local "
+                            + "address where cloud metadata services answer; this prober does not go there")))
     }
 }

@@ -148,13 +148,13 @@ struct ReproduceCommandTests {
     func exports() async throws {
         try await withLab { lab in
             let reports = await lab.engine().probeAll([lab.url("single.lab.test")])
-            let json = try JSONSerialization.jsonObject(with: ProbeExport.json(reports)) as? [[String: Any]]
+            let json = try JSONSerialization.jsonObject(with: exported(reports, .jsonArray)) as? [[String: Any]]
             let attempts = try #require(json?.first?["attempts"] as? [[String: Any]])
             let sni = try #require(attempts.first { $0["scenario"] as? String == "direct-sni" })
             #expect((sni["reproduce"] as? String)?.hasPrefix("curl ") == true)
             let skipped = try #require(attempts.first { $0["scenario"] as? String == "direct-http" })
             #expect(skipped["reproduce"] is NSNull)
-            let har = try JSONSerialization.jsonObject(with: ProbeExport.har(reports)) as? [String: Any]
+            let har = try JSONSerialization.jsonObject(with: exported(reports, .har)) as? [String: Any]
             let entries = try #require((har?["log"] as? [String: Any])?["entries"] as? [[String: Any]])
             let https = try #require(entries.first { $0["_scenario"] as? String == "direct-https" })
             #expect((https["_reproduce"] as? String)?.hasPrefix("openssl s_client") == true)

@@ -18,7 +18,7 @@ struct TimestampTests {
             resolution: HostResolution(host: "a.test", system: SystemAnswer(), httpdns: HTTPDNSAnswer(provider: "x")),
             attempts: [attempt], verdict: Verdict(works: [], recommended: nil, summary: "", notes: []))
         let line = try #require(
-            try JSONSerialization.jsonObject(with: ProbeExport.jsonLines([report])) as? [String: Any])
+            try JSONSerialization.jsonObject(with: exported([report], .jsonLines)) as? [String: Any])
         let attempts = try #require(line["attempts"] as? [[String: Any]])
         let hops = try #require(attempts.first?["hops"] as? [[String: Any]])
         return try #require(hops.first?["startedAt"] as? String)

@@ -68,7 +68,7 @@ public struct DoctorHostProbe: Sendable, Codable, Equatable {
             attempts: report.attempts.map {
                 Attempt(
                     scenario: $0.scenario, ip: $0.ip?.text, ipSource: $0.ipSource, outcome: $0.outcome,
-                    status: $0.status, error: $0.error)
+                    status: $0.status, error: $0.error?.sentence)
             })
     }
 }

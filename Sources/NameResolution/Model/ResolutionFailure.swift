@@ -5,10 +5,10 @@ import TerminalText
 /// Why system DNS, the chosen DNS server or HTTPDNS gave no answer for a name (`error` on
 /// `SystemAnswer` and `HTTPDNSAnswer`).
 ///
-/// `Codable` as the sentence, the form `resolve --format json` and the probe exports have always
-/// written under `error`; read back, a sentence becomes `.reported`. `kind` names the case in
+/// `Codable` as the sentence (`SentencedFailure`), the form `resolve --format json` and the probe
+/// exports have always written under `error`; read back, a sentence becomes `.reported`. `kind` names the case in
 /// words that stay the same across releases, for scripts and metrics.
-public enum ResolutionFailure: Error, Sendable, Hashable {
+public enum ResolutionFailure: SentencedFailure {
     /// The HTTPDNS service, or the provider standing in for it, failed.
     case httpdns(ResolutionError)
     /// The operating system's resolver (getaddrinfo) failed.
@@ -59,36 +59,6 @@ public enum ResolutionFailure: Error, Sendable, Hashable {
             case .reported(let sentence): sentence.lowercased().hasPrefix(resolver.lowercased())
             }
         return named ? sentence : "\(resolver): \(sentence)"
-    }
-}
-
-extension ResolutionFailure: CustomStringConvertible {
-    public var description: String { sentence }
-}
-
-extension ResolutionFailure {
-    /// Two failures are the same when they say the same: a failure read back from JSON
-    /// (`.reported`) equals the one that was written.
-    public static func == (lhs: ResolutionFailure, rhs: ResolutionFailure) -> Bool { lhs.sentence == rhs.sentence }
-
-    public func hash(into hasher: inout Hasher) { hasher.combine(sentence) }
-}
-
-extension ResolutionFailure: ExpressibleByStringLiteral {
-    /// A failure given as its sentence in the source (a front end's placeholder, a test's).
-    public init(stringLiteral sentence: String) { self = .reported(sentence) }
-}
-
-extension ResolutionFailure: Codable {
-    /// Reads the sentence a document holds under `error`.
-    public init(from decoder: any Decoder) throws {
-        self = .reported(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    /// Writes the sentence, as `error` has always held it.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(sentence)
     }
 }
 

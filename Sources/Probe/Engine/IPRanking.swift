@@ -18,8 +18,8 @@ public struct RankedIP: Sendable, Codable, Equatable, Hashable {
     public var sources: [IPSource]
     /// Milliseconds from `connect()` to the socket becoming writable; nil when it failed.
     public var connectMs: Double?
-    /// Why the connect failed, as a sentence; nil when it worked.
-    public var error: String?
+    /// Why the connect failed; nil when it worked.
+    public var error: AttemptFailure?
     /// Position (1 first) in the list the SDK hands the app after ranking; nil for addresses
     /// only system DNS gave (the SDK ranks its HTTPDNS answer only).
     public var sdkRank: Int?
@@ -27,7 +27,8 @@ public struct RankedIP: Sendable, Codable, Equatable, Hashable {
     public var usedBy: [Scenario]
 
     public init(
-        ip: IPAddress, sources: [IPSource], connectMs: Double? = nil, error: String? = nil, sdkRank: Int? = nil,
+        ip: IPAddress, sources: [IPSource], connectMs: Double? = nil, error: AttemptFailure? = nil,
+        sdkRank: Int? = nil,
         usedBy: [Scenario] = []
     ) {
         self.ip = ip
@@ -148,7 +149,7 @@ public enum TCPConnectTimer {
     /// The result for one address: the time, or why it failed.
     public struct Timing: Sendable, Equatable {
         public var ms: Double?
-        public var error: String?
+        public var error: AttemptFailure?
     }
 
     /// Times a TCP connect to each address.
@@ -176,7 +177,7 @@ public enum TCPConnectTimer {
     }
 
     static func measureBlocking(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) -> [Timing] {
-        var results = [Timing](repeating: Timing(ms: nil, error: "not measured"), count: ips.count)
+        var results = [Timing](repeating: Timing(ms: nil, error: .notMeasured), count: ips.count)
         let timeoutNs = UInt64(max(timeout.inSeconds, 0.001) * 1e9)
         var next = 0
         var pending: [Pending] = []
@@ -187,9 +188,10 @@ public enum TCPConnectTimer {
                 switch start(ips[index], port: port) {
                 case .connected(let ms): results[index] = Timing(ms: ms, error: nil)
                 case .failed(let code):
-                    results[index] = Timing(ms: nil, error: sentence(code, ips[index].hostPort(port)))
+                    results[index] = Timing(
+                        ms: nil, error: .rankConnectFailed(target: ips[index].hostPort(port), errno: code))
                 case .invalid:
-                    results[index] = Timing(ms: nil, error: "\(ips[index]) is not an IP address")
+                    results[index] = Timing(ms: nil, error: .unusableAddress(ips[index]))
                 case .inProgress(let fd, let started): pending.append(Pending(index: index, fd: fd, started: started))
                 }
             }
@@ -211,16 +213,11 @@ public enum TCPConnectTimer {
                     results[item.index] =
                         code == 0
                         ? Timing(ms: Double(after - item.started) / 1e6, error: nil)
-                        : Timing(ms: nil, error: sentence(code, ip.hostPort(port)))
+                        : Timing(ms: nil, error: .rankConnectFailed(target: ip.hostPort(port), errno: code))
                     close(item.fd)
                 } else if after >= item.started + timeoutNs {
-                    let limit = timeout.inSeconds
-                    let seconds = limit == limit.rounded() ? "\(Int(limit))" : "\(limit)"
                     results[item.index] = Timing(
-                        ms: nil,
-                        error:
-                            "no answer from \(ip.hostPort(port)) within \(seconds) s: a firewall may drop the packets, or the address is not reachable from here"
-                    )
+                        ms: nil, error: .rankConnectTimedOut(target: ip.hostPort(port), after: timeout))
                     close(item.fd)
                 } else {
                     still.append(item)
@@ -290,17 +287,6 @@ public enum TCPConnectTimer {
         return stored(address)
     }
 
-    /// A failed connect as a sentence with what it likely means.
-    static func sentence(_ code: Int32, _ target: String) -> String {
-        switch code {
-        case ECONNREFUSED: "connection refused by \(target): nothing listens on that port there"
-        case ENETUNREACH: "no route to \(target): this machine has no network path to that address family"
-        case EHOSTUNREACH: "host \(target) is unreachable"
-        case ETIMEDOUT: "connecting to \(target) timed out"
-        case EADDRNOTAVAIL: "cannot connect to \(target) from this machine (address not available)"
-        default: "cannot connect to \(target): \(String(cString: strerror(code)))"
-        }
-    }
 }
 
 extension IPRanking {
@@ -322,7 +308,7 @@ extension IPRanking {
             indent: "  ")
         for entry in ips {
             if let error = entry.error {
-                lines.append("  \(entry.ip): \(TerminalText.escaped(error))")
+                lines.append("  \(entry.ip): \(TerminalText.escaped(error.sentence))")
             }
         }
         if let note { lines.append("  \(note)") }

@@ -17,7 +17,7 @@ enum OutcomeReading {
     static func read(
         _ record: TransferRecord, target: String, checkedName: String?, sni: String?, timeout: Duration,
         usesTLS: Bool
-    ) -> (Outcome, String?) {
+    ) -> (Outcome, AttemptFailure?) {
         if let tls = record.tls, let problem = tls.problem {
             return certificateFailure(tls, problem, checkedName: checkedName, sni: sni)
         }
@@ -25,7 +25,7 @@ enum OutcomeReading {
             return transportFailure(failure, record, target: target, sni: sni, timeout: timeout, usesTLS: usesTLS)
         }
         if record.status >= 400 {
-            return (.httpStatus, "the server answered \(statusText(record))")
+            return (.httpStatus, .httpStatus(record.status, reason: reasonPhrase(record)))
         }
         return (.ok, nil)
     }
@@ -41,13 +41,12 @@ enum OutcomeReading {
         return ResourceShortage.now()
     }
 
-    /// "421 Misdirected Request", from the status line as received; the reason phrase is the
-    /// server's, cleaned here where it enters.
-    static func statusText(_ record: TransferRecord) -> String {
-        guard let line = record.statusLine else { return String(record.status) }
+    /// "Misdirected Request", from the status line as received, cleaned here where it enters;
+    /// nil when the line has none.
+    static func reasonPhrase(_ record: TransferRecord) -> String? {
+        guard let line = record.statusLine else { return nil }
         let parts = line.split(separator: " ", maxSplits: 2)
-        return parts.count == 3
-            ? "\(record.status) \(TerminalText.escaped(String(parts[2]), cutAt: reasonLimit))" : String(record.status)
+        return parts.count == 3 ? TerminalText.escaped(String(parts[2]), cutAt: reasonLimit) : nil
     }
 
     /// The most characters of a reason phrase kept ("Misdirected Request" and its kind are short).
@@ -55,84 +54,64 @@ enum OutcomeReading {
 
     private static func certificateFailure(
         _ tls: TLSObservation, _ problem: CertificateProblem, checkedName: String?, sni: String?
-    ) -> (Outcome, String?) {
+    ) -> (Outcome, AttemptFailure) {
         let chain = tls.chain.map(CertificateReading.summary)
         let depth = min(max(tls.errorDepth, 0), max(chain.count - 1, 0))
         let culprit = chain.isEmpty ? nil : chain[depth]
-        let leafNames = chain.first.map { CertificateReading.names(of: $0).joined(separator: ", ") } ?? "?"
-        let sniText = sni.map { "SNI \($0) was sent" } ?? "no SNI was sent"
-        let subject =
-            depth == 0 ? "certificate for \(leafNames)" : "a certificate in the chain (\(culprit?.subject ?? "?"))"
+        let presented = chain.first.map(CertificateReading.names)
+        let certificate: AttemptFailure.ChainCertificate =
+            if depth > 0, let culprit { .inChain(subject: culprit.subject) } else { .leaf(names: presented) }
         switch problem {
         case .hostnameMismatch:
-            return (.certNameMismatch, "certificate is for \(leafNames), not \(checkedName ?? "?"); \(sniText)")
+            return (.certNameMismatch, .certificateNameMismatch(presented: presented, checked: checkedName, sni: sni))
         case .expired:
-            let when = culprit.map { " on \(day($0.notAfter))" } ?? ""
-            return (.certExpired, "\(subject) expired\(when)")
+            return (.certExpired, .certificateExpired(certificate, on: culprit?.notAfter))
         case .notYetValid:
-            let when = culprit.map { " until \(day($0.notBefore))" } ?? ""
-            return (.certExpired, "\(subject) is not valid\(when)")
+            return (.certExpired, .certificateNotYetValid(certificate, until: culprit?.notBefore))
         case .selfSigned:
-            return (.certSelfSigned, "certificate for \(leafNames) is self-signed, not issued by a trusted CA")
+            return (.certSelfSigned, .certificateSelfSigned(presented: presented))
         case .untrustedIssuer:
-            let issuer = chain.last?.issuer ?? "an unknown issuer"
-            return (
-                .certUntrusted,
-                "certificate for \(leafNames) is issued by \(issuer), which is not a trusted CA (--cacert adds one)"
-            )
+            return (.certUntrusted, .certificateUntrusted(presented: presented, issuer: chain.last?.issuer))
         case .other:
-            return (.tlsFailed, "certificate check failed: \(tls.verifyMessage) (\(subject))")
+            return (.tlsFailed, .certificateCheckFailed(verifyMessage: tls.verifyMessage, certificate))
         }
     }
 
     private static func transportFailure(
         _ failure: CurlError, _ record: TransferRecord, target: String, sni: String?, timeout: Duration,
         usesTLS: Bool
-    ) -> (Outcome, String?) {
+    ) -> (Outcome, AttemptFailure) {
         let detail = failure.message
         switch failure.kind {
         case .nameResolution:
-            return (.dnsFailed, "could not resolve the name: \(detail)")
+            return (.dnsFailed, .nameNotResolved(detail: detail))
+        case .connect where failure.osErrno == Int(ECONNREFUSED):
+            return (.connectFailed, .connectionRefused(target: target))
         case .connect:
-            let reason = failure.osErrno != 0 ? String(cString: strerror(Int32(failure.osErrno))) : detail
-            return (.connectFailed, "could not connect to \(target): \(reason)")
+            return (.connectFailed, .connectFailed(target: target, errno: Int32(failure.osErrno), detail: detail))
         case .timeout:
-            let seconds = String(format: "%g", timeout.inSeconds)
-            if record.connectUs == 0 {
-                return (.timeout, "no connection to \(target) within \(seconds) s")
-            }
+            if record.connectUs == 0 { return (.timeout, .connectTimedOut(target: target, after: timeout)) }
             if usesTLS && record.appConnectUs == 0 {
-                return (.timeout, "the TLS handshake with \(target) did not finish within \(seconds) s")
+                return (.timeout, .handshakeTimedOut(target: target, after: timeout))
             }
-            return (.timeout, "no complete answer from \(target) within \(seconds) s (connected, request sent)")
+            return (.timeout, .answerTimedOut(target: target, after: timeout))
+        case .certificate where failure.refusesHostName:
+            return (.certNameMismatch, .certificateNameRefused(detail: detail, sni: sni))
         case .certificate:
-            if detail.contains("subject name") || detail.contains("does not match") {
-                return (.certNameMismatch, "\(detail); \(sni.map { "SNI \($0) was sent" } ?? "no SNI was sent")")
-            }
-            return (.tlsFailed, "the certificate was refused: \(detail)")
+            return (.tlsFailed, .certificateRefused(detail: detail))
         case .tls:
-            return (.tlsFailed, "the TLS handshake with \(target) failed: \(detail)")
+            return (.tlsFailed, .handshakeFailed(target: target, detail: detail))
         case .transfer:
             if usesTLS && record.appConnectUs == 0 && record.connectUs > 0 {
-                return (.tlsFailed, "the connection to \(target) broke during the TLS handshake: \(detail)")
+                return (.tlsFailed, .brokeDuringHandshake(target: target, detail: detail))
             }
-            return (.connectFailed, "the connection to \(target) broke: \(detail)")
+            return (.connectFailed, .connectionBroke(target: target, detail: detail))
         case .outOfMemory where record.connectUs > 0:
             // libcurl's buffer for one header line stops at 100 KB (CURL_MAX_HTTP_HEADER) and says
             // "Out of memory" when a server sends more.
-            return (
-                .responseTooLarge,
-                "the server at \(target) sent a response header larger than libcurl accepts (100 KB a line): "
-                    + "the answer was not read"
-            )
+            return (.responseTooLarge, .responseHeaderTooLarge(target: target))
         case .badURL, .tooLarge, .outOfMemory, .other:
-            return (.connectFailed, "the request to \(target) failed: \(detail)")
+            return (.connectFailed, .requestFailed(target: target, detail: detail))
         }
-    }
-
-    private static func day(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        return formatter.string(from: date)
     }
 }

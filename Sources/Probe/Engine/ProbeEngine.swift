@@ -143,10 +143,10 @@ public final class ProbeEngine: Sendable {
         var settled: Settlement?
     }
 
-    /// An attempt settled without an exchange: what became of it and the sentence a person reads.
+    /// An attempt settled without an exchange: what became of it and why.
     struct Settlement: Sendable, Equatable {
         var outcome: Outcome
-        var reason: String
+        var reason: AttemptFailure
     }
 
     private func resolution(of url: ProbeURL) async -> HostResolution {
@@ -181,8 +181,7 @@ public final class ProbeEngine: Sendable {
         } else if let first = systemIPs.first {
             targets = [(first, .system)]
         }
-        let noAddress =
-            "neither HTTPDNS (\(httpdns.error?.sentence ?? "no address")) nor system DNS (\(system.error?.sentence ?? "no address")) gave an address for \(url.host)"
+        let noAddress = AttemptFailure.noAddress(host: url.host, httpdns: httpdns.error, system: system.error)
 
         var plans: [Plan] = []
         for scenario in Scenario.allCases where options.scenarios.contains(scenario) {
@@ -193,27 +192,16 @@ public final class ProbeEngine: Sendable {
                     plans.append(
                         Plan(scenario: scenario, ip: first, source: .system, pins: systemIPs, dnsServer: server))
                 } else {
-                    let reason =
-                        system.error?.sentence(from: "system DNS") ?? "system DNS: no address for \(url.host)"
                     plans.append(
                         Plan(
                             scenario: scenario, dnsServer: server,
-                            settled: Settlement(outcome: .dnsFailed, reason: reason)))
+                            settled: Settlement(
+                                outcome: .dnsFailed, reason: .noSystemAddress(host: url.host, system.error))))
                 }
                 continue
-            case .directHTTP where url.isHTTPS:
+            case .directHTTP where url.isHTTPS, .directHTTPS where !url.isHTTPS, .directSNI where !url.isHTTPS:
                 plans.append(
-                    Plan(
-                        scenario: scenario,
-                        settled: Settlement(
-                            outcome: .skipped, reason: "direct-http applies to http URLs; this one is https")))
-                continue
-            case .directHTTPS where !url.isHTTPS, .directSNI where !url.isHTTPS:
-                plans.append(
-                    Plan(
-                        scenario: scenario,
-                        settled: Settlement(
-                            outcome: .skipped, reason: "\(scenario.rawValue) applies to https URLs; this one is http")))
+                    Plan(scenario: scenario, settled: Settlement(outcome: .skipped, reason: .notApplicable(scenario))))
                 continue
             default:
                 break
@@ -307,7 +295,9 @@ public final class ProbeEngine: Sendable {
 
     /// An attempt made without an exchange (skipped, or no address): its plan's settlement.
     private func settledAttempt(_ plan: Plan, url: ProbeURL) -> Attempt {
-        let settled = plan.settled ?? Settlement(outcome: .dnsFailed, reason: "no address")
+        let settled =
+            plan.settled
+            ?? Settlement(outcome: .dnsFailed, reason: .noAddress(host: url.host, httpdns: nil, system: nil))
         // A system-dns attempt that found no address is repeated by asking system DNS again.
         let reproduce =
             plan.scenario == .systemDNS && settled.outcome == .dnsFailed
@@ -351,13 +341,13 @@ public final class ProbeEngine: Sendable {
                 return .found(RedirectAddress(ip: first, pins: [], source: Self.ipSource(of: answer.httpdns)))
             }
         }
-        let which = scenario == .systemDNS ? "system DNS" : "HTTPDNS"
+        let resolver: IPSource = scenario == .systemDNS ? .system : .httpdns
         let reason = scenario == .systemDNS ? answer.system.error : answer.httpdns.error
         return .none(
             Hop(
                 url: next.url.text, originalURL: next.url.text, method: next.method.rawValue,
-                resolver: scenario == .systemDNS ? .system : .httpdns, outcome: .dnsFailed,
-                error: "\(which) gave no address for \(host): \(reason?.sentence ?? "empty answer")"))
+                resolver: resolver, outcome: .dnsFailed,
+                error: .redirectUnresolved(host: host, resolver: resolver, reason)))
     }
 
     /// The attempt its hops make: the first hop's address and certificate, the last hop's outcome.
@@ -412,8 +402,7 @@ public final class ProbeEngine: Sendable {
             // Not made at all: the host name in its place would have gone through system DNS.
             let hop = Hop(
                 url: url.text, originalURL: url.text, method: method.rawValue, resolver: resolver,
-                outcome: .connectFailed,
-                error: "\(error.reason); the attempt was not made")
+                outcome: .connectFailed, error: .notRewritable(error))
             return (hop, nil)
         }
         var headers = extra.filter { $0.name.lowercased() != "host" }
@@ -439,7 +428,7 @@ public final class ProbeEngine: Sendable {
         let target = ip.hostPort(port)
         let shortage = OutcomeReading.shortage(record)
         let (outcome, error) =
-            shortage.map { (Outcome.skipped, "not attempted: \($0.sentence); \(target) was not tried") }
+            shortage.map { (Outcome.skipped, AttemptFailure.resourceShortage($0, target: target)) }
             ?? OutcomeReading.read(
                 record, target: target, checkedName: checkedName, sni: sni, timeout: options.timeout,
                 usesTLS: url.isHTTPS)

@@ -25,8 +25,8 @@ struct RedirectChain: Sendable {
         /// Make `Request` next; `notes` go at the top of that hop's trace (what was dropped).
         case follow(Request, notes: [String])
         /// The chain stops at the hop that answered: its outcome becomes the one given (nil keeps
-        /// its own) and its error the sentence.
-        case stop(Outcome?, String)
+        /// its own) and its error the failure.
+        case stop(Outcome?, AttemptFailure)
     }
 
     /// Whether a hop may connect to the addresses its host resolved to.
@@ -34,8 +34,8 @@ struct RedirectChain: Sendable {
         case connect
         /// Connect, and say this in the hop's trace and the verdict.
         case connectNoting(String)
-        /// Do not connect: the hop that redirected ends `redirect-refused` with this sentence.
-        case refuse(String)
+        /// Do not connect: the hop that redirected ends `redirect-refused` with this failure.
+        case refuse(AttemptFailure)
     }
 
     /// The request the next hop makes (the first: the attempt's own).
@@ -65,21 +65,16 @@ struct RedirectChain: Sendable {
     mutating func next(status: Int?, location: String?) -> Step {
         guard let status, [301, 302, 303, 307, 308].contains(status), let location else { return .done }
         if followed == options.maxRedirects {
-            return .stop(
-                .tooManyRedirects,
-                "stopped after \(options.maxRedirects) redirects: the chain is longer than the limit")
+            return .stop(.tooManyRedirects, .redirectLimit(options.maxRedirects))
         }
         let next: ProbeURL
         do {
             next = try request.url.resolving(location)
         } catch {
-            return .stop(nil, "the redirect goes nowhere usable: \(error.reason)")
+            return .stop(nil, .redirectUnusable(error))
         }
         if request.url.isHTTPS && !next.isHTTPS && !options.allowDowngrade {
-            return .stop(
-                .redirectRefused,
-                "refused to follow a redirect from https to plain http (\(options.shown(next))); "
-                    + "--allow-downgrade follows it")
+            return .stop(.redirectRefused, .redirectDowngrade(url: options.shown(next)))
         }
         var following = request
         following.url = next
@@ -89,8 +84,7 @@ struct RedirectChain: Sendable {
             following.body = nil
         }
         if !requested.insert(Self.key(following.method, next)).inserted {
-            return .stop(
-                .tooManyRedirects, "redirect loop: \(options.shown(next)) was already requested in this chain")
+            return .stop(.tooManyRedirects, .redirectLoop(url: options.shown(next)))
         }
         let notes = leavingOrigin(&following)
         request = following
@@ -108,8 +102,7 @@ struct RedirectChain: Sendable {
         switch options.linkLocal {
         case .refuse:
             return .refuse(
-                "refused to follow a redirect to \(shownNext): it connects to \(place), a link-local "
-                    + "address where cloud metadata services answer; this prober does not go there")
+                .redirectToLinkLocal(url: shownNext, address: address, host: next.hostIsIPLiteral ? nil : next.host))
         case .note:
             return .connectNoting(
                 "a redirect led to \(shownNext), which connects to \(place), a link-local address where "

@@ -38,14 +38,15 @@ enum VerdictWriting {
                             "without SNI the server presents its default certificate"
                             + (presented.map { " (for \($0))" } ?? "")
                     } else {
-                        why = "direct-https fails (\(failed.outcome.rawValue): \(failed.error ?? "no detail"))"
+                        why =
+                            "direct-https fails (\(failed.outcome.rawValue): \(failed.error?.sentence ?? "no detail"))"
                     }
                 } else {
                     why = "the name pinned to the HTTPDNS IP keeps SNI, the certificate check and Host intact"
                 }
             case .directHTTPS:
                 if let failed = failures.first(where: { $0.scenario == .directSNI }) {
-                    why = "direct-sni fails (\(failed.outcome.rawValue): \(failed.error ?? "no detail"))"
+                    why = "direct-sni fails (\(failed.outcome.rawValue): \(failed.error?.sentence ?? "no detail"))"
                 } else {
                     why = "the server's default certificate covers \(url.host), so no SNI is needed"
                 }
@@ -59,7 +60,7 @@ enum VerdictWriting {
             }
         } else if let failure = failures.first {
             summary =
-                "no direct technique works: \(failure.scenario.rawValue) \(failure.outcome.rawValue): \(failure.error ?? "no detail")"
+                "no direct technique works: \(failure.scenario.rawValue) \(failure.outcome.rawValue): \(failure.error?.sentence ?? "no detail")"
         } else {
             summary = "no direct scenario was tried"
         }
@@ -133,7 +134,7 @@ enum VerdictWriting {
             }).first,
             let localIP = baseline.ip, let goodIP = good.ip
         else { return nil }
-        let why = baseline.error.map { "\(baseline.outcome.rawValue): \($0)" } ?? baseline.outcome.rawValue
+        let why = baseline.error.map { "\(baseline.outcome.rawValue): \($0.sentence)" } ?? baseline.outcome.rawValue
         return
             "\(resolution.system.resolver.label) sent \(resolution.host) to \(localIP), where the request failed (\(why)); HTTPDNS's \(goodIP) works with \(good.scenario.rawValue): the local DNS answer is wrong or hijacked"
     }

@@ -1,52 +1,12 @@
-// Exports of probe reports: a JSON array, JSON Lines, HAR 1.2 (one entry per attempt and
-// hop, timings from curl's cumulative values) and the table `ipdirect probe` prints.
+// The pieces of probe exports: HAR 1.2 entries (one per attempt and hop, timings from curl's
+// cumulative values) that `ReportWriter` writes, and the table `ipdirect probe` prints.
 import Foundation
 import NameResolution
 import TerminalText
 
-/// Turns reports into the formats users hand to scripts, browsers and colleagues.
+/// Turns reports into the pieces of the formats users hand to scripts, browsers and colleagues;
+/// `ReportWriter` writes whole documents (JSON, JSON Lines, HAR) from them.
 public enum ProbeExport {
-    /// One JSON object per line, each a whole `URLReport`.
-    public static func jsonLines(_ reports: [URLReport], redact: Bool = true) -> Data {
-        var data = Data()
-        for report in reports {
-            if let line = ProbeJSON.line(redact ? Redaction.report(report) : report) { data.append(line) }
-        }
-        return data
-    }
-
-    /// A JSON array of `URLReport`s, pretty-printed.
-    public static func json(_ reports: [URLReport], redact: Bool = true) -> Data {
-        let encoded = try? ProbeJSON.foundation(redact ? reports.map(Redaction.report) : reports, pretty: true)
-        return (encoded ?? Data("[]".utf8)) + Data("\n".utf8)
-    }
-
-    // MARK: HAR
-
-    /// A HAR 1.2 log: one entry per hop of every attempt made (an attempt that could not be
-    /// made, for lack of an address, gets one entry with status 0; skipped ones none).
-    ///
-    /// - Parameters:
-    ///   - reports: what to export.
-    ///   - redact: hide `Authorization`, `Cookie`, `Set-Cookie` and other secrets.
-    /// - Returns: the HAR file's bytes.
-    public static func har(_ reports: [URLReport], redact: Bool = true) -> Data {
-        let entries = reports.flatMap { harEntries($0, redact: redact) }
-        let log: JSONValue = .object([
-            (
-                "log",
-                .object([
-                    ("version", "1.2"),
-                    ("creator", .object([("name", "ipdirect"), ("version", .string(IPDirectVersion.string))])),
-                    ("entries", .array(entries)),
-                ])
-            )
-        ])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
-        return ((try? encoder.encode(log)) ?? Data()) + Data("\n".utf8)
-    }
-
     /// The HAR entries of one report: one per hop of every attempt made, one with status 0
     /// for an attempt that could not be made, none for a skipped one.
     static func harEntries(_ report: URLReport, redact: Bool) -> [JSONValue] {
@@ -171,7 +131,7 @@ public enum ProbeExport {
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", hop.sni.map(JSONValue.string) ?? .null),
             ("_checkedName", hop.checkedName.map(JSONValue.string) ?? .null),
             ("_resolver", .string(hop.resolver.rawValue)),
-            ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map(JSONValue.string) ?? .null),
+            ("_outcome", .string(hop.outcome.rawValue)), ("_error", hop.error.map { .string($0.sentence) } ?? .null),
             ("_originalURL", .string(hop.originalURL)), ("_hop", .int(index + 1)),
             ("_attempt", .string(attempt.id.uuidString)),
             ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null), ("_httpdns", httpdns),
@@ -203,7 +163,8 @@ public enum ProbeExport {
             ("_scenario", .string(attempt.scenario.rawValue)), ("_sni", .null), ("_checkedName", .null),
             ("_resolver", .string(attempt.ipSource?.rawValue ?? "none")),
             ("_outcome", .string(attempt.outcome.rawValue)),
-            ("_error", attempt.error.map(JSONValue.string) ?? .null), ("_attempt", .string(attempt.id.uuidString)),
+            ("_error", attempt.error.map { .string($0.sentence) } ?? .null),
+            ("_attempt", .string(attempt.id.uuidString)),
             ("_reproduce", attempt.reproduce.map(JSONValue.string) ?? .null), ("_httpdns", httpdns),
         ])
     }

@@ -31,7 +31,7 @@ public enum ProbeTable {
         let skipped = report.attempts.filter { $0.outcome == .skipped }
         if !skipped.isEmpty {
             // One line for all of them: a quarter of the rows were scenarios not tried.
-            let reasons = skipped.map { "\($0.scenario.rawValue)" + ($0.error.map { " (\($0))" } ?? "") }
+            let reasons = skipped.map { "\($0.scenario.rawValue)" + ($0.error.map { " (\($0.sentence))" } ?? "") }
             let line = sentence("skipped: ", Self.unique(reasons).joined(separator: "; "), style)
             out += style.color ? dim(line) : line
         }
@@ -77,7 +77,7 @@ public enum ProbeTable {
         var out = lines[0] + "\n"
         for (attempt, line) in zip(made, lines.dropFirst()) {
             out += line + "\n"
-            if let error = attempt.error { out += sentence("", error, style, indent: "      ") }
+            if let error = attempt.error { out += sentence("", error.sentence, style, indent: "      ") }
         }
         return out + phaseTable.map { $0 + "\n" }.joined()
     }

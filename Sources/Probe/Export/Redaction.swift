@@ -169,7 +169,7 @@ public enum Redaction {
             return redacted
         }
         copy.bodyPreview = scrub(hop.bodyPreview)
-        copy.error = hop.error.map(scrub)
+        copy.error = hop.error.map { $0.scrubbed(scrub) }
         return copy
     }
 

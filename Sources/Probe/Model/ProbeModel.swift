@@ -146,8 +146,8 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     public var bodyPreview: String
     public var timings: PhaseTimings
     public var certificate: CertificateReport?
-    /// The sentence a person reads when something failed.
-    public var error: String?
+    /// Why the hop failed; written as its sentence.
+    public var error: AttemptFailure?
     public var log: [CurlLogLine]
     /// When the hop started.
     public var startedAt: Date
@@ -168,7 +168,8 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, responseHeaders: [HeaderField] = [], responseBytes: Int = 0,
         bodyPreview: String = "", timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
-        error: String? = nil, log: [CurlLogLine] = [], startedAt: Date = Date(), shortage: ResourceShortage? = nil
+        error: AttemptFailure? = nil, log: [CurlLogLine] = [], startedAt: Date = Date(),
+        shortage: ResourceShortage? = nil
     ) {
         self.url = url
         self.originalURL = originalURL
@@ -213,7 +214,8 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     public var httpVersion: String?
     public var timings: PhaseTimings
     public var certificate: CertificateReport?
-    public var error: String?
+    /// Why the attempt failed or was not made (the last hop's failure); written as its sentence.
+    public var error: AttemptFailure?
     public var hops: [Hop]
     /// The shell command that repeats this attempt with stock tools (`ReproduceCommand`);
     /// nil when the attempt was not made (skipped, or no address to try).
@@ -232,7 +234,8 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
         id: UUID = UUID(), url: String, scenario: Scenario, ip: IPAddress? = nil, ipSource: IPSource? = nil,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
-        error: String? = nil, hops: [Hop] = [], reproduce: String? = nil, shortage: ResourceShortage? = nil
+        error: AttemptFailure? = nil, hops: [Hop] = [], reproduce: String? = nil,
+        shortage: ResourceShortage? = nil
     ) {
         self.id = id
         self.url = url
