@@ -34,7 +34,7 @@ struct LabDNSResponder: Sendable {
     var zone: LabZone
     var slowDelay: Double
     var ledger: LabLedger
-    /// The network faults in force; the responder applies `nat64`.
+    /// The network faults in force: the responder applies `nat64`, the UDP handler `udp53-filtered`.
     var networkFaults: Set<NetworkFault> = []
 
     /// The reply to `message`, nil for bytes that are no query (no reply at all, as servers do).

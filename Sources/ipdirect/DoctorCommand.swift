@@ -99,8 +99,10 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             throw UsageError(error.message)
         }
         let budget = Duration.seconds(within)
+        // The checks take names: a --host given as a URL (https://api.example.com/path) is its host.
+        let names = hosts.compactMap { try? ProbeURL.parse($0).host }
         // The same context the console's doctor view builds from its session.
-        let context = session.doctorContext(hosts: hosts, budget: budget)
+        let context = session.doctorContext(hosts: names, budget: budget)
 
         let progress = DoctorProgress(color: color)
         progress.start(checks: DoctorChecks.all.count, within: within)

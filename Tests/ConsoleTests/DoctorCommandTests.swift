@@ -66,4 +66,55 @@ import Testing
         #expect(host["recommended"] as? String == "direct-sni")
         #expect((host["attempts"] as? [[String: Any]])?.contains { $0["scenario"] as? String == "direct-sni" } == true)
     }
+
+    @Test("--host given as a URL: the checks take its name (the canary resolves), the probe takes the URL")
+    func hostAsURL() async throws {
+        let (status, findings) = try await labReport(["--host", "https://sni-a.lab.test/"])
+        let account = try #require(findings["account"])
+        #expect(account["status"] as? String == "pass", "\(account["seen"] ?? "")")
+        #expect((account["seen"] as? String)?.contains("the canary sni-a.lab.test resolved") == true)
+        #expect(status == 0)
+    }
+
+    /// The test process's environment without proxy variables, so the run sees the lab alone.
+    private static let withoutProxies = ProcessInfo.processInfo.environment.filter {
+        !["http_proxy", "https_proxy", "all_proxy", "no_proxy"].contains($0.key.lowercased())
+    }
+
+    /// The findings of `doctor --lab --format json` with `extra`, by check id, and the exit status.
+    private func labReport(_ extra: [String]) async throws -> (status: Int32, findings: [String: [String: Any]]) {
+        let run = try await ChildProcess.run(
+            Tmux.binary, ["doctor", "--lab", "--format", "json"] + extra, environment: Self.withoutProxies,
+            seconds: 120)
+        var byCheck: [String: [String: Any]] = [:]
+        for finding in try findings(run.output) { byCheck[finding["check"] as? String ?? ""] = finding }
+        return (run.status, byCheck)
+    }
+
+    @Test("the issue's acceptance, no fault: every check passes against the lab and the exit status is 0")
+    func cleanLabAllPass() async throws {
+        let (status, findings) = try await labReport([])
+        #expect(findings.count == 8)
+        let notPassing = findings.filter { $0.value["status"] as? String != "pass" }
+        #expect(notPassing.isEmpty, "\(notPassing.mapValues { $0["seen"] ?? "" })")
+        #expect(status == 0)
+    }
+
+    @Test(
+        "the issue's acceptance, --fault clock-skew,service-blocked: those two checks alone, naming the offset and the address; exit 3"
+    )
+    func clockSkewAndServiceBlocked() async throws {
+        let (status, findings) = try await labReport(["--fault", "clock-skew,service-blocked"])
+        #expect(status == 3)
+        let clock = try #require(findings["clock"])
+        #expect(clock["status"] as? String == "fail")
+        #expect((clock["seen"] as? String)?.contains("900 s") == true, "\(clock["seen"] ?? "")")
+        let reachability = try #require(findings["service-reachability"])
+        #expect((reachability["seen"] as? String)?.contains("127.0.0.2") == true, "\(reachability["seen"] ?? "")")
+        #expect(reachability["status"] as? String == "fail")
+        // Every other check: not a fail (the account and client address checks may say why they could not look).
+        let others = findings.filter { !["clock", "service-reachability"].contains($0.key) }
+        #expect(
+            others.allSatisfy { $0.value["status"] as? String != "fail" }, "\(others.mapValues { $0["seen"] ?? "" })")
+    }
 }

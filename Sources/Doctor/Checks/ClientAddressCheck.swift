@@ -21,24 +21,24 @@ struct ClientAddressCheck: DoctorCheck {
         let reproduce =
             (context.resolver.secret == nil ? [] : [Self.secretComment])
             + [Self.resolveCommand(name, context.resolver, clientIP: nil)]
+        let canary = await Canary.resolve(context)
+        trace += canary.trace
         let answer: ProviderAnswer
-        do throws(ResolutionError) {
-            let provider = try ProviderFactory.make(context.boundedResolver)
-            trace.append(DoctorTraceLine(.sent, "\(provider.name): A \(name)"))
-            answer = try await provider.resolve(name, families: [.v4])
-        } catch {
-            trace.append(DoctorTraceLine(.seen, error.description))
+        switch canary.result {
+        case .success(let answered):
+            answer = answered
+        case .failure(let error):
             return DoctorFinding(
                 check: id, status: .skipped,
                 seen:
-                    "The service did not answer \(name) (\(error)), so it reported no client address; the reachability and account checks say why.",
+                    "The service did not answer \(name) (\(error)), so it reported no client address; the reachability, clock and account checks say why.",
                 trace: trace, reproduce: reproduce)
         }
         trace.append(
             DoctorTraceLine(
                 .seen,
-                "\(answer.ipv4.joined(separator: ", ")); client address \(answer.clientIP?.text ?? "(none)")"
-                    + (answer.server.map { " from \($0)" } ?? "")))
+                "client address \(answer.clientIP?.text ?? "(none)")"
+                    + (answer.server.map { ", answered by \($0)" } ?? "")))
         let own = MachineAddresses.current()
         trace.append(DoctorTraceLine(.note, "this machine's addresses: \(own.joined(separator: ", "))"))
         guard let reported = answer.clientIP else {
@@ -134,8 +134,8 @@ struct ClientAddressCheck: DoctorCheck {
         }
         let mine = local.map { "this machine's \($0)" } ?? "any of this machine's addresses"
         let scope = AddressScope(reported)
-        let serviceIsPublic = service.map { AddressScope($0).isGlobal } ?? true
-        if scope.isGlobal || !serviceIsPublic {
+        let serviceIsPublic = service.map { AddressScope($0).isPublic } ?? true
+        if scope.isPublic || !serviceIsPublic {
             return DoctorFinding(
                 check: .clientAddress, status: .pass,
                 seen:
@@ -167,13 +167,13 @@ struct ClientAddressCheck: DoctorCheck {
         -> [Comparison]
     {
         func ask(_ host: String, for client: IPAddress) async -> String {
-            var configuration = context.boundedResolver
-            configuration.clientIP = client.text
-            do throws(ResolutionError) {
-                let answer = try await ProviderFactory.make(configuration).resolve(host, families: [.v4, .v6])
-                return (answer.ipv4 + answer.ipv6).sorted().joined(separator: ", ")
-            } catch {
-                return "no answer (\(error))"
+            // The canary's bounded resolution, for this name as this client.
+            var asked = context
+            asked.canaryName = host
+            asked.resolver.clientIP = client.text
+            switch await Canary.resolve(asked).result {
+            case .success(let answer): return answer.ipv4.sorted().joined(separator: ", ")
+            case .failure(let error): return "no answer (\(error))"
             }
         }
         return await withTaskGroup(of: Comparison.self) { group in
@@ -185,8 +185,8 @@ struct ClientAddressCheck: DoctorCheck {
                     return Comparison(
                         host: host, forReported: a, forLocal: b,
                         trace: [
-                            DoctorTraceLine(.sent, "A and AAAA \(host) with ip=\(reported)"), DoctorTraceLine(.seen, a),
-                            DoctorTraceLine(.sent, "A and AAAA \(host) with ip=\(local)"), DoctorTraceLine(.seen, b),
+                            DoctorTraceLine(.sent, "A \(host) with ip=\(reported)"), DoctorTraceLine(.seen, a),
+                            DoctorTraceLine(.sent, "A \(host) with ip=\(local)"), DoctorTraceLine(.seen, b),
                         ], differs: a != b)
                 }
             }

@@ -22,7 +22,7 @@ struct DNSPathsCheck: DoctorCheck {
         let doh: (any HTTPDNSProvider)?
         if [.doh, .dohJSON].contains(context.resolver.provider) {
             do throws(ResolutionError) {
-                doh = try ProviderFactory.make(context.boundedResolver)
+                doh = try ProviderFactory.make(context.resolver)
             } catch {
                 doh = nil
                 trace.append(DoctorTraceLine(.note, "DoH is the provider but cannot be asked: \(error)"))
@@ -39,10 +39,11 @@ struct DNSPathsCheck: DoctorCheck {
         }
         let name = context.canaryName
         let timeout = context.stepTimeout
-        let families: Set<IPFamily> = [.v4, .v6]
+        // A records only, as the canary is asked of HTTPDNS: answers compared like for like.
+        let families: Set<IPFamily> = [.v4]
         // Every path at once: a filtered one costs its timeout once, not once per path.
         async let dohOutcome: DNSPathOutcome? =
-            if let doh { await DNSPathOutcome.asking(doh, for: name, families: families) } else { nil }
+            if doh != nil { DNSPathOutcome(await Canary.resolve(context).result) } else { nil }
         let byServer = await withTaskGroup(of: (Int, DNSTransport, DNSPathOutcome).self) { group in
             for (index, entry) in servers.enumerated() {
                 for transport in DNSTransport.allCases {
@@ -65,7 +66,7 @@ struct DNSPathsCheck: DoctorCheck {
             let tcp = byServer[index]?[.tcp] ?? .blocked("not asked")
             for (transport, outcome) in [(DNSTransport.udp, udp), (.tcp, tcp)] {
                 trace.append(
-                    DoctorTraceLine(.sent, "\(transport.rawValue.uppercased()) \(entry.server): A and AAAA \(name)"))
+                    DoctorTraceLine(.sent, "\(transport.rawValue.uppercased()) \(entry.server): A \(name)"))
                 trace.append(DoctorTraceLine(.seen, outcome.words))
                 reproduce.append(Self.dig(name, at: entry.server, over: transport, timeout: timeout))
             }
@@ -73,7 +74,7 @@ struct DNSPathsCheck: DoctorCheck {
         }
         if let doh, let outcome = await dohOutcome {
             let label = "DoH \(context.resolver.effectiveEndpoint ?? doh.name)"
-            trace.append(DoctorTraceLine(.sent, "\(label): A and AAAA \(name)"))
+            trace.append(DoctorTraceLine(.sent, "\(label): A \(name)"))
             trace.append(DoctorTraceLine(.seen, outcome.words))
             reproduce += Self.curl(doh, name: name, caFile: context.resolver.caFile, timeout: timeout)
             reading.add(label, doh: outcome)
@@ -127,22 +128,20 @@ struct DNSPathsCheck: DoctorCheck {
         if server.port != 53 { words += ["-p", String(server.port)] }
         words += [
             transport == .tcp ? "+tcp" : "+notcp", "+tries=1", "+time=\(max(1, Int(timeout.inSeconds.rounded(.up))))",
-            ReproduceCommand.quoted(name), "A", ReproduceCommand.quoted(name), "AAAA",
+            ReproduceCommand.quoted(name), "A",
         ]
         return words.joined(separator: " ")
     }
 
-    /// `curl` asking the DoH server as the provider did, one command per family.
+    /// `curl` asking the DoH server for A records as the provider did.
     static func curl(_ provider: any HTTPDNSProvider, name: String, caFile: String?, timeout: Duration) -> [String] {
         var words = ["curl", "-sS", "--max-time", String(max(1, Int(timeout.inSeconds.rounded(.up))))]
         if let caFile { words += ["--cacert", ReproduceCommand.quoted(caFile)] }
         let urls: [(String, String)]
         if let json = provider as? DoHJSONProvider {
-            urls = IPFamily.allCases.map { ("application/dns-json", json.url(for: name, family: $0)) }
+            urls = [("application/dns-json", json.url(for: name, family: .v4))]
         } else if let wire = provider as? DoHWireProvider {
-            urls = IPFamily.allCases.compactMap { family in
-                wire.queryURL(for: name, family: family).map { ("application/dns-message", $0) }
-            }
+            urls = wire.queryURL(for: name, family: .v4).map { [("application/dns-message", $0)] } ?? []
         } else {
             urls = []
         }
@@ -181,15 +180,15 @@ enum DNSPathOutcome: Sendable, Equatable {
     }
 
     /// What an HTTPDNS provider (DoH here) answered.
-    static func asking(_ provider: any HTTPDNSProvider, for name: String, families: Set<IPFamily>) async -> Self {
-        do throws(ResolutionError) {
-            let answer = try await provider.resolve(name, families: families)
-            return .addresses((answer.ipv4 + answer.ipv6).sorted())
-        } catch {
+    init(_ result: Result<ProviderAnswer, ResolutionError>) {
+        switch result {
+        case .success(let answer):
+            self = .addresses((answer.ipv4 + answer.ipv6).sorted())
+        case .failure(let error):
             switch error {
-            case .noSuchName, .noData: return .noAddress("no address (\(error))")
-            case .timeout, .refused, .endpointUnresolvable, .tls, .transport: return .blocked(error.description)
-            default: return .failed(error.description)
+            case .noSuchName, .noData: self = .noAddress("no address (\(error))")
+            case .timeout, .refused, .endpointUnresolvable, .tls, .transport: self = .blocked(error.description)
+            default: self = .failed(error.description)
             }
         }
     }

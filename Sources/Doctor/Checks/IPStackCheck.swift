@@ -98,7 +98,7 @@ struct IPStackCheck: DoctorCheck {
     /// records of `ipv4only.arpa`, within a third of the run.
     private func discoverNAT64(_ context: DoctorContext, trace: inout [DoctorTraceLine]) async -> Discovery {
         let server = context.lab.flatMap { try? DNSServer.parse($0.dnsServer) }
-        let timeout = min(Duration.seconds(context.resolver.timeout), context.budget / 3)
+        let timeout = context.stepTimeout
         if let server {
             trace.append(
                 .init(
@@ -146,9 +146,9 @@ struct IPStackCheck: DoctorCheck {
     private func synthesizedExample(
         _ context: DoctorContext, prefix: NAT64Prefix, trace: inout [DoctorTraceLine]
     ) async -> String {
-        let timeout = min(Duration.seconds(context.resolver.timeout), context.budget / 3)
+        let timeout = context.stepTimeout
         let canary = context.canaryName
-        let resolver = context.resolver
+        let resolver = context.boundedResolver
         trace.append(.init(.sent, "HTTPDNS A \(canary), for an address to synthesize"))
         let answered = await Deadline.first(within: timeout) { () -> Result<ProviderAnswer, ResolutionError> in
             do throws(ResolutionError) {

@@ -146,7 +146,7 @@ struct ProxiesAndResolversCheck: DoctorCheck {
         }
         if let stub = conf.localStubs.first {
             reproduce.append("resolvectl status")
-            let upstream = await ResolvedUpstream.servers(within: min(.seconds(2), context.budget / 3))
+            let upstream = await ResolvedUpstream.servers(within: context.stepTimeout)
             switch upstream {
             case .some(let servers) where !servers.isEmpty:
                 trace.append(.init(.seen, "resolvectl status: \(stub) forwards to \(servers.joined(separator: ", "))"))

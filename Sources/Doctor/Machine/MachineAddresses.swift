@@ -21,8 +21,8 @@ public enum AddressScope: String, Sendable, CaseIterable {
     case privateNetwork = "private"
     /// RFC 6598 100.64.0.0/10: a carrier's NAT (CGNAT) between its subscribers and the internet.
     case carrierShared = "carrier-shared"
-    /// Everything else: what a service on the internet can tell apart.
-    case global
+    /// Everything else: an address of the internet itself, which a service there can tell apart.
+    case publicInternet = "public"
 
     /// The scope of `address`.
     public init(_ address: IPAddress) {
@@ -33,7 +33,7 @@ public enum AddressScope: String, Sendable, CaseIterable {
             case (169, 254): self = .linkLocal
             case (10, _), (172, 16...31), (192, 168): self = .privateNetwork
             case (100, 64...127): self = .carrierShared
-            default: self = .global
+            default: self = .publicInternet
             }
             return
         }
@@ -48,12 +48,13 @@ public enum AddressScope: String, Sendable, CaseIterable {
         {
             self = AddressScope(v4)
         } else {
-            self = .global
+            self = .publicInternet
         }
     }
 
-    /// Whether a service on the internet sees this address itself, not one in front of it.
-    public var isGlobal: Bool { self == .global }
+    /// Whether it is an address of the internet itself, not of one network behind NAT (not to
+    /// be read as `InterfaceAddress.isGlobal`, which means beyond this machine's link).
+    public var isPublic: Bool { self == .publicInternet }
 }
 
 /// The addresses of this machine's interfaces that are up.
