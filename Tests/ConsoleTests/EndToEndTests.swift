@@ -70,12 +70,15 @@ final class TmuxPane: Sendable {
 
     /// Waits until the screen satisfies `condition` and has settled (the same on two captures in a
     /// row, so a half-redrawn screen is never read); returns the last screen either way.
+    ///
+    /// - Parameter settled: wait for the screen to be the same on two captures in a row as well;
+    ///   false for a line that keeps moving (a clock, a rate), which may never hold still.
     @discardableResult
-    func wait(seconds: Double = 20, until condition: (String) -> Bool) async -> String {
+    func wait(seconds: Double = 20, settled: Bool = true, until condition: (String) -> Bool) async -> String {
         let deadline = Date().addingTimeInterval(seconds)
         var previous: String?
         var text = await screen()
-        while !(condition(text) && text == previous) && Date() < deadline {
+        while !(condition(text) && (!settled || text == previous)) && Date() < deadline {
             try? await Task.sleep(for: .milliseconds(condition(text) ? 50 : 100))
             previous = text
             text = await screen()
