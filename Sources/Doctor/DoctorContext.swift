@@ -36,6 +36,10 @@ public struct DoctorContext: Sendable {
         self.lab = lab
     }
 
+    /// The lab's DNS server when the run is against the lab, standing in for the system resolver
+    /// (as `--lab` does everywhere); nil for the system resolver itself.
+    public var labResolver: DNSServer? { lab.flatMap { try? DNSServer.parse($0.dnsServer) } }
+
     /// A name every public HTTPDNS service answers.
     public static let defaultCanary = "www.aliyun.com"
 }

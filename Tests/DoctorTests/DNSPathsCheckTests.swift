@@ -44,6 +44,8 @@ import Testing
             let finding = await DNSPathsCheck().run(context)
             #expect(finding.status == .fail, "\(finding)")
             #expect(finding.seen.contains("--dns-server \(closed) answered neither UDP nor TCP 53"), "\(finding.seen)")
+            // The path that still answers is named too: it is the way out.
+            #expect(finding.seen.contains("said 127.0.0.1"), "\(finding.seen)")
             #expect(finding.advice != nil)
         }
     }

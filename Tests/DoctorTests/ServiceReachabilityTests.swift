@@ -41,6 +41,20 @@ import Testing
         }
     }
 
+    @Test func anEndpointWhoseNameDoesNotResolveFailsNamingIt() async throws {
+        try await DoctorLab.run { context, lab in
+            var context = context
+            context.resolver.provider = .doh
+            // A name outside the lab's zone: its DNS server (the system resolver here) has no address.
+            let port = try #require(URLComponents(string: lab.endpoints.httpdnsTLS)?.port)
+            context.resolver.endpoint = "https://nowhere.lab.test:\(port)/dns-query"
+            let finding = await check(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(finding.seen.contains("nowhere.lab.test did not resolve"), "\(finding.seen)")
+            #expect(finding.advice?.contains("--endpoint") == true, "\(finding.advice ?? "")")
+        }
+    }
+
     @Test func aServiceAddressThatRefusesIsNamedAndTheOtherIsTheWayOut() async throws {
         try await DoctorLab.run(faults: [.serviceBlocked]) { context, _ in
             let finding = await check(context)

@@ -257,10 +257,15 @@ struct DNSPathsReading {
         let compared = answers.filter { $0.outcome.comparable != nil }
         let differ = Set(compared.compactMap(\.outcome.comparable)).count > 1
         let answered = answers.map { "\($0.name) said \($0.outcome.words)" }.joined(separator: "; ")
+        let tcpNote =
+            tcpClosed.isEmpty
+            ? "" : " (\(tcpClosed.joined(separator: " and ")) gave no reply over TCP, which only large answers need)"
         if !closed.isEmpty {
+            // Every path in the sentence, the closed ones first: which path still answers is the way out.
+            let others = answered.isEmpty ? "" : "; \(answered)"
             return DoctorFinding(
                 check: .dnsPaths, status: .fail,
-                seen: "No DNS answer for \(name) within \(seconds) s: \(closed.joined(separator: "; ")).",
+                seen: "A DNS path is closed for \(name): \(closed.joined(separator: "; "))\(others)\(tcpNote).",
                 advice:
                     "Check that address and port, and any firewall between; point --dns-server at a resolver that answers, or use DoH or HTTPDNS, which need no port 53."
             )
@@ -282,9 +287,6 @@ struct DNSPathsReading {
                     "One of them is hijacked, filtered or serves another view of the name: trust the HTTPDNS or DoH answer, and ask the operator of the other why it differs."
             )
         }
-        let tcpNote =
-            tcpClosed.isEmpty
-            ? "" : " (\(tcpClosed.joined(separator: " and ")) gave no reply over TCP, which only large answers need)"
         return DoctorFinding(
             check: .dnsPaths, status: .pass,
             seen: "Every DNS path answered \(name) alike: \(answered)\(tcpNote).")

@@ -97,7 +97,7 @@ struct IPStackCheck: DoctorCheck {
     /// Asks the system resolver (with the lab, the lab's DNS server in its place) for the AAAA
     /// records of `ipv4only.arpa`, within a third of the run.
     private func discoverNAT64(_ context: DoctorContext, trace: inout [DoctorTraceLine]) async -> Discovery {
-        let server = context.lab.flatMap { try? DNSServer.parse($0.dnsServer) }
+        let server = context.labResolver
         let timeout = context.stepTimeout
         if let server {
             trace.append(

@@ -16,7 +16,11 @@ struct ServiceReachabilityCheck: DoctorCheck {
     func run(_ context: DoctorContext) async -> DoctorFinding {
         let list: ServiceAddressList
         switch await ServiceAddresses.find(context) {
-        case .failure(let skip): return DoctorFinding(check: id, status: .skipped, seen: skip.reason)
+        case .failure(let skip):
+            guard let advice = skip.unreachable else {
+                return DoctorFinding(check: id, status: .skipped, seen: skip.reason)
+            }
+            return DoctorFinding(check: id, status: .fail, seen: skip.reason, advice: advice)
         case .success(let found): list = found
         }
         // Every address over every scheme at once: each exchange is bounded on its own.

@@ -143,11 +143,17 @@ enum ServiceAddresses {
             let only = ServiceAddress(label: ip.text, role: .endpoint, tries: [url], own: url)
             return .success(ServiceAddressList(addresses: [only], exchanges: [], notes: [], path: path))
         }
-        let answer = await SystemResolver().resolve(host, families: [.v4, .v6], timeout: context.stepTimeout)
+        // The system resolver, as the SDKs resolve an endpoint's name (with the lab, its DNS server).
+        let answer = await SystemResolver(dnsServer: context.labResolver).resolve(
+            host, families: [.v4, .v6], timeout: context.stepTimeout)
         let found = answer.ipv4 + answer.ipv6
         guard !found.isEmpty else {
             let why = answer.error.map { "\($0)" } ?? "no address"
-            return .failure(DoctorSkip("The endpoint's name \(host) did not resolve (\(why)): nothing to reach."))
+            return .failure(
+                DoctorSkip(
+                    "The endpoint's name \(host) did not resolve (\(why)), so the service cannot be reached.",
+                    unreachable: "Fix name resolution on this network (the DNS paths check says which path is "
+                        + "closed), or point --endpoint at the service by address."))
         }
         let addresses = found.map { ip in
             let pinned = ServiceAddress.Try(url: endpoint, resolve: ["\(host):\(port):\(ip.text)"])
@@ -176,5 +182,12 @@ enum ServiceAddresses {
 /// Why a check could not look, as its `skipped` sentence.
 struct DoctorSkip: Error, Sendable {
     var reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// What to do when the reason is itself the service being out of reach (its name does not
+    /// resolve): the reachability check fails with it, where the others skip.
+    var unreachable: String?
+
+    init(_ reason: String, unreachable: String? = nil) {
+        self.reason = reason
+        self.unreachable = unreachable
+    }
 }
