@@ -11,7 +11,7 @@ import Testing
 
 @Suite struct ClientAddressCheckTests {
     @Test func onTheLabTheServiceSeesThisMachinesOwnAddressAndIPChangesNothing() async throws {
-        try await DoctorLab.run(hosts: ["sni-a.lab.test"], budget: .seconds(10)) { context, lab in
+        try await DoctorLab.run(hosts: ["sni-a.lab.test"]) { context, lab in
             let finding = await ClientAddressCheck().run(context)
             #expect(finding.status == .pass, "\(finding)")
             #expect(finding.seen.contains("own address 127.0.0.1: no NAT"), "\(finding.seen)")
@@ -34,7 +34,7 @@ import Testing
 
     @Test func anAnswerChosenByTheClientsAddressWarnsThatIPChangesItNamingBothAnswers() async throws {
         // geo.lab.test: the lab's service answers loopback clients 127.0.0.1 and others 127.0.0.4.
-        try await DoctorLab.run(hosts: ["geo.lab.test"], budget: .seconds(10)) { context, _ in
+        try await DoctorLab.run(hosts: ["geo.lab.test"]) { context, _ in
             let local = try #require(
                 ClientAddressCheck.localAddress(MachineAddresses.current(), like: "127.0.0.1"),
                 "this machine has an address besides loopback")

@@ -10,7 +10,7 @@ import Testing
 
 @Suite struct DNSPathsCheckTests {
     @Test func theLabsDNSServerAnsweringOverUDPAndTCPPasses() async throws {
-        try await DoctorLab.run(budget: .seconds(10)) { context, lab in
+        try await DoctorLab.run { context, lab in
             let finding = await DNSPathsCheck().run(context)
             #expect(finding.status == .pass, "\(finding)")
             #expect(
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func udp53FilteredWarnsThatUDPIsFilteredWhileTCPAnswers() async throws {
-        try await DoctorLab.run(faults: [.udp53Filtered], budget: .seconds(10)) { context, lab in
+        try await DoctorLab.run(faults: [.udp53Filtered]) { context, lab in
             let finding = await DNSPathsCheck().run(context)
             #expect(finding.status == .warn, "\(finding)")
             #expect(
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func aDNSServerWhereNothingListensFailsNamingIt() async throws {
-        try await DoctorLab.run(budget: .seconds(10)) { context, _ in
+        try await DoctorLab.run { context, _ in
             var context = context
             let closed = DNSServer(address: "127.0.0.1", port: try closedPort())
             context.resolver.dnsServer = closed
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func aDoHAnswerThatDiffersFromTheDNSServersWarnsWithBothAnswers() async throws {
-        try await DoctorLab.run(budget: .seconds(10)) { context, lab in
+        try await DoctorLab.run { context, lab in
             var context = context
             // hijacked.lab.test: the lab's DNS server (a carrier's LocalDNS) answers the hijacker,
             // its HTTPDNS service (DoH here) the real site.

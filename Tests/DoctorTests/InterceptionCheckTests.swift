@@ -9,17 +9,19 @@ import Testing
 
 @Suite struct InterceptionCheckTests {
     @Test func theLabsConnectivityCheckAnswering204Passes() async throws {
-        try await DoctorLab.run(budget: .seconds(10)) { context, lab in
+        try await DoctorLab.run { context, lab in
             let finding = await InterceptionCheck().run(context)
             #expect(finding.status == .pass, "\(finding)")
             let url = try #require(lab.endpoints.connectivityCheckURL)
             #expect(finding.seen.hasPrefix("\(url) answered 204 with an empty body"), "\(finding.seen)")
-            #expect(finding.reproduce == ["curl -sS -i --max-time 2 \(url)"])
+            // curl waits as long as the check's step did: a fifth of the run's bound.
+            let step = Int(context.stepTimeout.inSeconds.rounded(.up))
+            #expect(finding.reproduce == ["curl -sS -i --max-time \(step) \(url)"])
         }
     }
 
     @Test func aCaptivePortalFailsNamingTheRedirect() async throws {
-        try await DoctorLab.run(faults: [.captivePortal], budget: .seconds(10)) { context, lab in
+        try await DoctorLab.run(faults: [.captivePortal]) { context, lab in
             let finding = await InterceptionCheck().run(context)
             #expect(finding.status == .fail, "\(finding)")
             #expect(finding.seen.contains("answered 302 instead of 204"), "\(finding.seen)")
