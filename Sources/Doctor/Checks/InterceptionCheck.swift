@@ -27,12 +27,11 @@ struct InterceptionCheck: DoctorCheck {
                     ? "public connectivity checks (Android's, Xiaomi's): each answers 204 with an empty body"
                     : "the lab's connectivity check: it answers 204 with an empty body")
         ]
-        let reproduce = urls.map { url in
-            [
-                "curl", "-sS", "-i", "--max-time", String(max(1, Int(timeout.inSeconds.rounded(.up)))),
-                ReproduceCommand.quoted(url),
-            ]
-            .joined(separator: " ")
+        // The probe's own curl writer: a plain GET by system DNS, with the check's wait.
+        let reproduce = urls.compactMap { url in
+            (try? ProbeURL.parse(url)).map {
+                ReproduceCommand.command(for: .init(scenario: .systemDNS, url: $0, ip: nil, timeout: timeout))
+            }
         }
         // At once, and no redirect followed: a portal shows itself by where it sends the client.
         let records = await withTaskGroup(of: (Int, TransferRecord).self) { group in
