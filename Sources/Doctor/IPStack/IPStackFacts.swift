@@ -136,36 +136,7 @@ enum SDKStackDetection: String, Sendable {
 
     /// Whether a UDP socket connects to `text` (port 80, as the SDKs use); no packet is sent.
     static func connects(_ text: String) -> Bool {
-        guard let address = IPAddress(text) else { return false }
-        let bytes = IPBytes.of(address)
-        if address.family == .v4 {
-            var target = sockaddr_in()
-            target.sin_family = sa_family_t(AF_INET)
-            target.sin_port = in_port_t(80).bigEndian
-            withUnsafeMutableBytes(of: &target.sin_addr) { $0.copyBytes(from: bytes) }
-            return connects(AF_INET, to: &target)
-        }
-        var target = sockaddr_in6()
-        target.sin6_family = sa_family_t(AF_INET6)
-        target.sin6_port = in_port_t(80).bigEndian
-        withUnsafeMutableBytes(of: &target.sin6_addr) { $0.copyBytes(from: bytes) }
-        return connects(AF_INET6, to: &target)
-    }
-
-    /// connect(2) of a fresh UDP socket of `family` to `target`, a sockaddr_in or sockaddr_in6.
-    private static func connects<Address>(_ family: Int32, to target: inout Address) -> Bool {
-        #if canImport(Darwin)
-            let fd = socket(family, SOCK_DGRAM, 0)
-        #else
-            let fd = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
-        #endif
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return withUnsafePointer(to: &target) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) == 0
-            }
-        }
+        IPAddress(text).map { UDPRoute.connects(to: $0, port: 80) } ?? false
     }
 }
 

@@ -111,23 +111,41 @@ public enum IPv6Route {
     /// only consults the routing table; no packet leaves the machine.
     public static func available() -> Bool { cached }
 
-    private static let cached: Bool = probe()
+    private static let cached: Bool = UDPRoute.connects(to: "2001:4860:4860::8888", port: 53)
+}
 
-    static func probe() -> Bool {
+/// Whether the routing table has a way to an address: a UDP socket's connect(2) consults it and
+/// sends nothing. The `auto` family asks it of an IPv6 address; the doctor asks what the SDKs'
+/// stack detection asks.
+public enum UDPRoute {
+    /// Whether a fresh UDP socket connects to `address`:`port`; false when no socket can be made.
+    public static func connects(to address: IPAddress, port: UInt16) -> Bool {
+        if address.family == .v4 {
+            var target = sockaddr_in()
+            target.sin_family = sa_family_t(AF_INET)
+            target.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, address.text, &target.sin_addr) == 1 else { return false }
+            return connects(AF_INET, to: &target)
+        }
+        var target = sockaddr_in6()
+        target.sin6_family = sa_family_t(AF_INET6)
+        target.sin6_port = port.bigEndian
+        guard inet_pton(AF_INET6, address.text, &target.sin6_addr) == 1 else { return false }
+        return connects(AF_INET6, to: &target)
+    }
+
+    /// connect(2) of a fresh UDP socket of `family` to `target`, a sockaddr_in or sockaddr_in6.
+    private static func connects<Address>(_ family: Int32, to target: inout Address) -> Bool {
         #if canImport(Darwin)
-            let fd = socket(AF_INET6, SOCK_DGRAM, 0)
+            let fd = socket(family, SOCK_DGRAM, 0)
         #else
-            let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
+            let fd = socket(family, Int32(SOCK_DGRAM.rawValue), 0)
         #endif
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = in_port_t(53).bigEndian
-        guard inet_pton(AF_INET6, "2001:4860:4860::8888", &address.sin6_addr) == 1 else { return false }
-        return withUnsafePointer(to: &address) {
+        return withUnsafePointer(to: &target) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+                connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) == 0
             }
         }
     }
