@@ -227,7 +227,8 @@ let package = Package(
         .testTarget(
             name: "DoctorTests",
             dependencies: [
-                "Doctor", "NameResolution", "ConfigurationSources", "Probe", "Lab", "LabFaults", "TestSupport",
+                "Doctor", "NameResolution", "CurlTransport", "ConfigurationSources", "Probe", "Lab", "LabFaults",
+                "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),

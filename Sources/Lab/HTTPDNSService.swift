@@ -15,6 +15,8 @@ struct HTTPDNSService: Sendable {
     /// Refuses unsigned queries of every account with `UnsignedInterfaceDisabled`, as an account
     /// whose console turned the unsigned interface off (the `unsigned-refused` fault).
     var refusesUnsigned = false
+    /// The service addresses `/ss` names, in order (`LabOptions.effectiveServiceAddresses`).
+    var serviceAddresses = HTTPDNSService.labServiceIPs
 
     /// An answer and what it was about, for the query log.
     struct Answer: Sendable {
