@@ -96,7 +96,8 @@ enum Tmux {
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
-    /// The `ipdirect` binary built beside the test bundle.
+    /// The `ipdirect` binary under test (`BuiltBinary.ipdirect`: `IPDIRECT_BINARY`, else the one
+    /// built beside the test bundle).
     static var binary: String {
         if let built = BuiltBinary.ipdirect { return built }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
