@@ -12,6 +12,12 @@ import Probe
 
 /// The targets `/probe` may probe. Empty allows any name and address except the link-local and
 /// cloud metadata ones, which only an entry naming that very address allows.
+///
+/// Otherwise a name is allowed when a glob matches it (any name when only ranges are given: its
+/// addresses decide); an address the requester wrote (a literal target, a redirect's literal
+/// `Location`, `dns_server=`) only when a range holds it, so globs alone allow no literal; an
+/// address resolution answered for an allowed name when a range holds it, or, with globs alone,
+/// because the glob allowed the name.
 public struct ProbeAllowList: Sendable, Equatable {
     /// An address range: the network's bytes and how many leading bits count.
     struct Range: Sendable, Equatable {
@@ -73,30 +79,37 @@ public struct ProbeAllowList: Sendable, Equatable {
     /// Whether anything is allowed beyond the default.
     public var isEmpty: Bool { ranges.isEmpty && globs.isEmpty }
 
-    /// Why `/probe` may not probe `host` (a name or an address literal); nil when it may.
+    /// Why `/probe` may not probe `host`, a name or an address literal the requester wrote (a
+    /// target, a redirect's `Location`, `dns_server=`); nil when it may.
     public func refusal(host: String) -> String? {
-        if let bytes = Self.bytes(host) { return refusal(address: host, bytes: bytes) }
-        guard !globs.isEmpty || !ranges.isEmpty else { return nil }
+        if let bytes = Self.bytes(host) {
+            if let reason = metadataRefusal(address: host, bytes: bytes) { return reason }
+            if isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
+            // A glob allows names: an address written out is not the answer for any of them.
+            return ranges.isEmpty
+                ? "\(host) is an address, and --probe-allow gives only names (\(globs.joined(separator: ", "))); an address range would allow it"
+                : "\(host) is outside the address ranges --probe-allow allows"
+        }
+        guard !isEmpty else { return nil }
         let name = host.lowercased()
         // A name is allowed by a glob; with only ranges given, by the addresses it resolves to.
         if globs.isEmpty || globs.contains(where: { fnmatch($0, name, 0) == 0 }) { return nil }
         return "\(name) is not among the names --probe-allow allows"
     }
 
-    /// Why `/probe` may not connect to `address`; nil when it may.
+    /// Why `/probe` may not connect to `address`, which resolving an allowed name answered; nil
+    /// when it may.
     public func refusal(address: String) -> String? {
         guard let bytes = Self.bytes(address) else { return "\(address) is not an address" }
-        return refusal(address: address, bytes: bytes)
-    }
-
-    private func refusal(address: String, bytes: [UInt8]) -> String? {
-        if IPLiteral.isLinkLocalOrMetadata(address) {
-            return named.contains(bytes)
-                ? nil
-                : "\(address) is a link-local or cloud metadata address; --probe-allow \(address) would allow it"
-        }
+        if let reason = metadataRefusal(address: address, bytes: bytes) { return reason }
+        // With globs alone the name's glob allowed it; ranges, when given, hold every answer.
         if ranges.isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
         return "\(address) is outside the address ranges --probe-allow allows"
+    }
+
+    private func metadataRefusal(address: String, bytes: [UInt8]) -> String? {
+        guard IPLiteral.isLinkLocalOrMetadata(address), !named.contains(bytes) else { return nil }
+        return "\(address) is a link-local or cloud metadata address; --probe-allow \(address) would allow it"
     }
 
     /// `resolve` refusing a name this list refuses (a redirect's new host), and with every address

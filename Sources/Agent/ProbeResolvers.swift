@@ -22,7 +22,8 @@ public final class ProbeResolvers: Sendable {
 
     /// - Parameters:
     ///   - configuration: the agent's; its `[[providers]]` are what `provider=` may name.
-    ///   - allow: what a resolver may ask (a DNS server is an address like any other).
+    ///   - allow: what `dns_server=` may name (an address the requester writes, like a target's);
+    ///     the resolvers' answers are screened by it too.
     ///   - environment: where a provider's `secret_env`, `key_env` and `token_env` are read.
     public init(
         configuration: ResolverConfiguration, allow: ProbeAllowList = ProbeAllowList(),
@@ -51,10 +52,15 @@ public final class ProbeResolvers: Sendable {
                 throw EndpointRefusal(400, "\(error)")
             }
         }
+        // The requester wrote this address: it is held to the list as a literal target is.
+        if let server, let reason = allow.refusal(host: server.address.text) {
+            throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
+        }
         return try resolver(provider: provider, dnsServer: server)
     }
 
-    /// The resolver for a provider's name and a DNS server already read, each nil for the agent's.
+    /// The resolver for a provider's name and a DNS server already read (a module's, which the
+    /// configuration chose: not held to `--probe-allow`), each nil for the agent's.
     func resolver(provider: String?, dnsServer server: DNSServer?) throws(EndpointRefusal) -> HostResolver? {
         guard provider != nil || server != nil else { return nil }
         var choice = Choice(provider: provider)
@@ -75,9 +81,6 @@ public final class ProbeResolvers: Sendable {
             }
         }
         if let server {
-            if let reason = allow.refusal(address: server.address.text) {
-                throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
-            }
             settings.dnsServer = server
             choice.dnsServer = server
         }

@@ -275,6 +275,49 @@ struct ProbeEndpointTests {
     }
 
     @Test(
+        "--probe-allow with globs alone: a literal target in any spelling, a redirect to a literal and dns_server= are refused; an allowed name's answers are probed"
+    )
+    func globsAloneAllowNoLiteral() async throws {
+        let lab = try await Lab.start()
+        let cache = try lab.resolverCache()
+        let allow = try ProbeAllowList(parsing: ["*.lab.test"])
+        var options = ProbeOptions()
+        options.caFile = lab.endpoints.ca
+        options.linkLocal = .refuse
+        let engine = ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options, environment: [:])
+        let resolvers = ProbeResolvers(
+            configuration: ResolverConfiguration(
+                provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10),
+            allow: allow)
+        let probe = ProbeEndpoint(engine: engine, allow: allow, resolvers: resolvers)
+        func text(_ answer: EndpointAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
+
+        var literals: [String: EndpointAnswer] = [:]
+        for target in ["http://127.0.0.9:18009/", "http://[::1]:18010/", "http://2130706441:18009/"] {
+            literals[target] = await probe.answer(uri: "/probe" + Self.query(target), scrapeTimeout: nil)
+        }
+        let sni = Self.query(lab.url("sni-a.lab.test"), "&scenario=direct-sni")
+        let viaServer = await probe.answer(uri: "/probe" + sni + "&dns_server=127.0.0.9%3A5353", scrapeTimeout: nil)
+        let address = Self.query(lab.url("hostile.lab.test", LabHostilePath.address), "&scenario=direct-sni")
+        let redirected = text(await probe.answer(uri: "/probe" + address + "&debug=true", scrapeTimeout: nil))
+        let named = await probe.answer(uri: "/probe" + sni, scrapeTimeout: nil)
+        let seen = lab.originRequests()
+        try await lab.shutdown()
+
+        for (target, answer) in literals {
+            #expect(answer.status == 403, "\(target): \(text(answer))")
+            #expect(text(answer).contains("--probe-allow gives only names (*.lab.test)"), "\(text(answer))")
+        }
+        #expect(viaServer.status == 403, "\(text(viaServer))")
+        #expect(text(viaServer).contains("127.0.0.9 is an address"), "\(text(viaServer))")
+        #expect(redirected.contains("redirect-refused"), "\(redirected)")
+        #expect(!redirected.contains("Trying 127.0.0.2"), "a connection went to 127.0.0.2: \(redirected)")
+        #expect(!seen.contains { $0.origin == "hijacker" }, "a request reached 127.0.0.2: \(seen)")
+        // The glob allows the name, and so what the name resolves to.
+        #expect(sample(text(named), "probe_success") == 1, "\(text(named))")
+    }
+
+    @Test(
         "dns_server= (or a module's) asks that DNS server for the system column; provider= names a [[providers]] entry"
     )
     func resolverOverrides() async throws {
