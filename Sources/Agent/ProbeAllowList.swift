@@ -58,8 +58,13 @@ public struct ProbeAllowList: Sendable, Equatable {
                     throw AgentSettingError(
                         "--probe-allow \(entry): the prefix length must be 0 to \(bytes.count * 8)")
                 }
-                ranges.append(Range(bytes: bytes, bits: bits))
-                if bits == bytes.count * 8 { named.append(bytes) }
+                // ::ffff:10.0.0.0/104 names 10.0.0.0/8: addresses of that form are judged as IPv4.
+                let reached = Self.reached(bytes)
+                let range =
+                    reached.count < bytes.count && bits >= 96
+                    ? Range(bytes: reached, bits: bits - 96) : Range(bytes: bytes, bits: bits)
+                ranges.append(range)
+                if range.bits == range.bytes.count * 8 { named.append(range.bytes) }
             } else if parts.count == 1,
                 entry.unicodeScalars.allSatisfy({
                     $0.isASCII
@@ -82,13 +87,14 @@ public struct ProbeAllowList: Sendable, Equatable {
     /// Why `/probe` may not probe `host`, a name or an address literal the requester wrote (a
     /// target, a redirect's `Location`, `dns_server=`); nil when it may.
     public func refusal(host: String) -> String? {
-        if let bytes = Self.bytes(host) {
+        if let written = Self.bytes(host) {
+            let bytes = Self.reached(written)
             if let reason = metadataRefusal(address: host, bytes: bytes) { return reason }
             if isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
             // A glob allows names: an address written out is not the answer for any of them.
             return ranges.isEmpty
-                ? "\(host) is an address, and --probe-allow gives only names (\(globs.joined(separator: ", "))); an address range would allow it"
-                : "\(host) is outside the address ranges --probe-allow allows"
+                ? "\(Self.shown(host, bytes)) is an address, and --probe-allow gives only names (\(globs.joined(separator: ", "))); an address range would allow it"
+                : "\(Self.shown(host, bytes)) is outside the address ranges --probe-allow allows"
         }
         guard !isEmpty else { return nil }
         let name = host.lowercased()
@@ -100,16 +106,48 @@ public struct ProbeAllowList: Sendable, Equatable {
     /// Why `/probe` may not connect to `address`, which resolving an allowed name answered; nil
     /// when it may.
     public func refusal(address: String) -> String? {
-        guard let bytes = Self.bytes(address) else { return "\(address) is not an address" }
+        guard let written = Self.bytes(address) else { return "\(address) is not an address" }
+        let bytes = Self.reached(written)
         if let reason = metadataRefusal(address: address, bytes: bytes) { return reason }
         // With globs alone the name's glob allowed it; ranges, when given, hold every answer.
         if ranges.isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
-        return "\(address) is outside the address ranges --probe-allow allows"
+        return "\(Self.shown(address, bytes)) is outside the address ranges --probe-allow allows"
     }
 
+    /// `bytes` being what `address` reaches.
     private func metadataRefusal(address: String, bytes: [UInt8]) -> String? {
-        guard IPLiteral.isLinkLocalOrMetadata(address), !named.contains(bytes) else { return nil }
-        return "\(address) is a link-local or cloud metadata address; --probe-allow \(address) would allow it"
+        let reached = Self.text(bytes)
+        guard IPLiteral.isLinkLocalOrMetadata(reached), !named.contains(bytes) else { return nil }
+        return "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; --probe-allow \(reached) would allow it"
+    }
+
+    /// The address bytes reach: an IPv6 address carrying an IPv4 one that the kernel may carry
+    /// over IPv4 is that IPv4 address (`::ffff:a.b.c.d` mapped, which a dual-stack socket sends
+    /// to a.b.c.d, and, to be safe, `::ffff:0:a.b.c.d` translated and `::a.b.c.d` compatible,
+    /// but `::` and `::1`); anything else, NAT64's 64:ff9b::/96 included (routed as IPv6, to a
+    /// translator), is itself.
+    static func reached(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count == 16, bytes[0..<8].allSatisfy({ $0 == 0 }) else { return bytes }
+        let v4 = Array(bytes[12...])
+        switch Array(bytes[8..<12]) {
+        case [0, 0, 0xFF, 0xFF], [0xFF, 0xFF, 0, 0]: return v4
+        case [0, 0, 0, 0] where v4 != [0, 0, 0, 0] && v4 != [0, 0, 0, 1]: return v4
+        default: return bytes
+        }
+    }
+
+    /// `address` as written, with the IPv4 address it reaches when that differs.
+    private static func shown(_ address: String, _ reached: [UInt8]) -> String {
+        reached.count == 4 && bytes(address)?.count == 16 ? "\(address) (which reaches \(text(reached)))" : address
+    }
+
+    /// The text `inet_ntop` writes for 4 or 16 bytes.
+    private static func text(_ bytes: [UInt8]) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        guard bytes.withUnsafeBytes({ inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) }) != nil
+        else { return "" }
+        return String(cString: buffer)
     }
 
     /// `resolve` refusing a name this list refuses (a redirect's new host), and with every address

@@ -318,6 +318,43 @@ struct ProbeEndpointTests {
     }
 
     @Test(
+        "--probe-allow: an IPv6 address carrying an IPv4 one (::ffff:127.0.0.9) is judged as the IPv4 address it reaches, not by ::/0"
+    )
+    func mappedAddressesJudgedAsIPv4() async throws {
+        let allow = try ProbeAllowList(parsing: ["10.0.0.0/8", "::/0"])
+        // Literal targets are not resolved: a resolver that knows nothing serves.
+        let resolve = allow.guarding { host in
+            HostResolution(
+                host: host, system: SystemAnswer(error: .reported("none")),
+                httpdns: HTTPDNSAnswer(provider: "none", error: .reported("none")))
+        }
+        let probe = ProbeEndpoint(engine: ProbeEngine(resolve: resolve, environment: [:]), allow: allow)
+        var answers: [String: EndpointAnswer] = [:]
+        for target in [
+            "http://[::ffff:127.0.0.9]:18009/", "http://[::ffff:7f00:9]:18009/", "http://[::ffff:0:127.0.0.9]:18009/",
+            "http://[::127.0.0.9]:18009/", "http://[::ffff:169.254.169.254]/",
+        ] {
+            answers[target] = await probe.answer(uri: "/probe" + Self.query(target), scrapeTimeout: nil)
+        }
+        for (target, answer) in answers {
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == 403, "\(target): \(text)")
+            let reached = target.contains("169.254") ? "169.254.169.254" : "127.0.0.9"
+            #expect(text.contains("(which reaches \(reached))"), "\(target): \(text)")
+        }
+        // The IPv4 addresses the ranges allow, in either spelling; IPv6 ones, NAT64's included, by ::/0.
+        for allowed in ["10.1.2.3", "::ffff:10.1.2.3", "::1", "2001:db8::1", "64:ff9b::7f00:9"] {
+            #expect(allow.refusal(host: allowed) == nil, "\(allowed)")
+            #expect(allow.refusal(address: allowed) == nil, "\(allowed)")
+        }
+        #expect(allow.refusal(address: "::ffff:127.0.0.9") != nil)
+        // An entry written in the mapped form names the IPv4 range.
+        let mapped = try ProbeAllowList(parsing: ["::ffff:10.0.0.0/104"])
+        #expect(mapped.refusal(host: "10.9.8.7") == nil)
+        #expect(mapped.refusal(host: "11.0.0.1") != nil)
+    }
+
+    @Test(
         "dns_server= (or a module's) asks that DNS server for the system column; provider= names a [[providers]] entry"
     )
     func resolverOverrides() async throws {
