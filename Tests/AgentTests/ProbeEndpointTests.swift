@@ -399,6 +399,49 @@ struct ProbeEndpointTests {
         #expect(outside.0 == 403 && outside.1.contains("10.0.0.53 is outside"), "\(outside)")
     }
 
+    @Test(
+        "dns_server= naming 17 servers: a module's configured DNS server still resolves (none are refused; the oldest request's is let go)"
+    )
+    func requestedServersLeaveModulesTheirs() async throws {
+        let lab = try await Lab.start()
+        var configuration = ResolverConfiguration(
+            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
+        configuration.fallbackToSystem = false
+        let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
+        var viaDNS = ProbeModuleFileSettings(name: "viadns")
+        viaDNS.dnsServer = lab.endpoints.dns
+        let probe = ProbeEndpoint(
+            engine: lab.engine(try lab.resolverCache()),
+            modules: try ProbeModule.configured([viaDNS], providers: []), allow: allow,
+            resolvers: ProbeResolvers(configuration: configuration, allow: allow))
+        let target = "/probe" + Self.query(lab.url("hijacked.lab.test"), "&scenario=direct-sni")
+        // Servers nothing answers on: each probe's system column fails, the request is still run.
+        let requested = await withTaskGroup(of: EndpointAnswer.self) { group in
+            for index in 0..<ProbeResolvers.kept {
+                group.addTask { await probe.answer(uri: target + "&dns_server=127.0.0.\(10 + index)%3A5353", scrapeTimeout: "3") }
+            }
+            var all: [EndpointAnswer] = []
+            for await answer in group { all.append(answer) }
+            return all
+        }
+        // A probe past its budget holds its slot until it ends: the bound on probes at once is not
+        // what this test is about.
+        let ended = await eventually(within: 30) { probe.probesRunning == 0 }
+        let module = await probe.answer(uri: target + "&module=viadns", scrapeTimeout: nil)
+        let seventeenth = await probe.answer(uri: target + "&dns_server=127.0.0.99%3A5353", scrapeTimeout: "3")
+        let moduleAgain = await probe.answer(uri: target + "&module=viadns", scrapeTimeout: nil)
+        try await lab.shutdown()
+        func text(_ answer: EndpointAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
+        #expect(ended)
+        #expect(requested.allSatisfy { $0.status == 200 }, "\(requested.map(text))")
+        for answer in [module, moduleAgain] {
+            #expect(answer.status == 200, "\(text(answer))")
+            // The module's server is the lab's, which hijacks this name.
+            #expect(sample(text(answer), "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1, "\(text(answer))")
+        }
+        #expect(seventeenth.status == 200, "\(text(seventeenth))")
+    }
+
     @Test("17 probes at once at --probe-concurrency 16: one is answered 503 at once, the others probe")
     func concurrencyBound() async throws {
         let lab = try await Lab.start(LabOptions(slowOriginDelay: 5))
