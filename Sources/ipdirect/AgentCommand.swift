@@ -82,7 +82,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --metrics-listen: what /probe may probe, by address range or host glob (repeatable); checked against every address it resolves to. Link-local and metadata addresses only when named.",
+            "With --metrics-listen: what /probe may probe (repeatable). A host glob allows names, an address range addresses: a literal target, redirect or dns_server= needs a range, and what a name resolves to is held to the ranges when any are given. Link-local and metadata addresses only when named.",
             valueName: "CIDR|GLOB"))
     var probeAllow: [String] = []
 
