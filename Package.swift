@@ -173,11 +173,21 @@ let package = Package(
             dependencies: ["NameResolution", "Probe", "CurlTransport", "CCAres", "TerminalText"],
             swiftSettings: strict),
 
+        // The composition layer: a session built from configuration (layers, the lab when asked, the
+        // provider from the registry, the cache), the doctor's context, the console's live engine.
+        .target(
+            name: "Composition",
+            dependencies: [
+                "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console",
+                "Doctor",
+            ],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console", "TerminalText", "Signals", "Agent",
-                "Doctor",
+                "Composition", "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "Probe", "Console",
+                "TerminalText", "Signals", "Agent", "Doctor", "CurlTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -228,6 +238,13 @@ let package = Package(
             name: "DoctorTests",
             dependencies: [
                 "Doctor", "NameResolution", "ConfigurationSources", "Probe", "Lab", "LabFaults", "TestSupport",
+            ],
+            swiftSettings: strict),
+        // A session from configuration against the lab: providers, cache path, doctor context.
+        .testTarget(
+            name: "CompositionTests",
+            dependencies: [
+                "Composition", "ConfigurationSources", "NameResolution", "Probe", "Lab", "LabFaults", "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
