@@ -97,12 +97,7 @@ enum Tmux {
     }
 
     /// The `ipdirect` binary built beside the test bundle.
-    static var binary: String {
-        if let built = BuiltBinary.ipdirect { return built }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/ipdirect").path
-    }
+    static var binary: String { BuiltBinary.ipdirectPath }
 }
 
 @Suite("Console end to end under tmux", .serialized, .enabled(if: TmuxPane.available, "tmux is not installed"))
