@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText",
+                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText", "LabFaults",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -116,7 +116,8 @@ let package = Package(
         // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
         .target(name: "Signals", swiftSettings: strict),
 
-        // The lab's vocabulary the console shares: its fault switch (one enum), its suggested names.
+        // The lab's vocabulary others share: its fault switch (one enum), its suggested names, and the
+        // wire formats its HTTPDNS service speaks (the provider registry's lab routes name them).
         .target(name: "LabFaults", swiftSettings: strict),
 
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
@@ -228,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "NameResolutionTests",
             dependencies: [
-                "NameResolution", "ConfigurationSources", "NameResolutionTesting", "Lab", "WireCiphers",
+                "NameResolution", "ConfigurationSources", "NameResolutionTesting", "Lab", "LabFaults", "WireCiphers",
                 "BundledResources", "TestSupport",
             ],
             swiftSettings: strict),
