@@ -269,6 +269,15 @@ public enum BuiltBinary {
         }
         return nil
     }()
+
+    /// The `ipdirect` executable of this build, else where `swift build` puts it (a test that
+    /// runs it then fails saying the file is missing).
+    public static var ipdirectPath: String {
+        if let ipdirect { return ipdirect }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/ipdirect").path
+    }
 }
 
 /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module

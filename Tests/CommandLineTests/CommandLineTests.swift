@@ -8,7 +8,7 @@ import Testing
 @Suite struct CommandLineTests {
     /// Runs the real binary with `arguments`; returns the exit status and stderr.
     private func run(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
-        let result = try await ChildProcess.run(Tmux.binary, arguments)
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments)
         return (result.status, result.errors)
     }
 
@@ -44,7 +44,7 @@ import Testing
 
     @Test("--version prints the version the HAR creator and the agent's build label carry")
     func version() async throws {
-        let result = try await ChildProcess.run(Tmux.binary, ["--version"])
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["--version"])
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output == IPDirectVersion.string + "\n")
     }
