@@ -45,12 +45,9 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             "The service's clock ahead and one of its addresses refusing connections, for ipdirect doctor."
         ),
         (
-            "ipdirect lab --listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1 --well-known-ports",
-            "A stand-in service on this network namespace's addresses, on ports 80, 443 and 53."
-        ),
-        (
-            "ipdirect lab --state-directory /tmp/ipdirect-lab",
-            "Keep the lab's CA in /tmp/ipdirect-lab/ca.pem, for curl --cacert while it runs."
+            "ipdirect lab --listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1 "
+                + "--well-known-ports --state-directory /tmp/ipdirect-lab",
+            "A stand-in service on a namespace's addresses, ports 80, 443 and 53; ca.pem and doctor.toml in /tmp/ipdirect-lab."
         ),
     ]
 
