@@ -1,35 +1,37 @@
-// Each probe as an OpenTelemetry trace over OTLP/HTTP protobuf (swift-otel): a span per URL, a
-// child per attempt, a grandchild per redirect hop with its phases as events; never blocking.
+// Each probe as an OpenTelemetry trace over OTLP/HTTP protobuf: a span per URL, a child per
+// attempt, a grandchild per redirect hop with its phases as events; sent in batches, never blocking.
+import CurlTransport
 import Foundation
 import Logging
 import NameResolution
-import OTel
 import Probe
-import ServiceLifecycle
-import Tracing
-
-/// A point in time from a report's wall-clock dates, for spans built after the fact.
-struct ReportInstant: TracerInstant {
-    var nanosecondsSinceEpoch: UInt64
-
-    init(_ date: Date) { nanosecondsSinceEpoch = UInt64(max(0, date.timeIntervalSince1970) * 1e9) }
-
-    static func < (lhs: Self, rhs: Self) -> Bool { lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch }
-}
 
 /// Sends each probe to an OTLP/HTTP endpoint as a trace. Spans are queued and sent in batches
-/// by swift-otel's processor; a slow or absent collector drops batches (counted in
-/// `ipdirect_export_failures_total{exporter="otlp"}` and logged at most once a minute), and
+/// each second through the shared libcurl loop; a slow or absent collector drops batches (counted
+/// in `ipdirect_export_failures_total{exporter="otlp"}` and logged at most once a minute), and
 /// probing never waits for it.
+///
+/// The request is written by hand (`OTLPEncoding`), not with swift-otel: the spans are built
+/// after the fact from a finished report, so no live tracer is needed, and swift-otel brought
+/// SwiftProtobuf, AsyncHTTPClient and NIOHTTP2 (8 MB of the binary) and Foundation's ICU with it.
 public final class AgentTracing: ReportExporter {
-    private let tracer: any Tracer
-    private let group: ServiceGroup
-    private let runner: Task<Void, Never>
+    /// Spans waiting for the next batch, encoded, at most `queueLimit`.
+    private let queue = Locked([[UInt8]]())
+    private let sender: Task<Void, Never>
     private let labels: [AgentLabel]
     private let redact: Bool
+    private let resource: [(String, OTLPSpan.Value)]
+    private let metrics: AgentMetrics?
+    private let logger: Logger
+    private let throttle = ReportThrottle(every: 60)
 
     /// The traces endpoint spans go to.
     public let endpoint: String
+
+    /// Spans held for a collector that is slow; more are dropped (swift-otel's default).
+    static let queueLimit = 2048
+    /// Spans per request.
+    static let batchLimit = 512
 
     /// Starts the exporter.
     ///
@@ -40,8 +42,7 @@ public final class AgentTracing: ReportExporter {
     ///   - metrics: where failed exports are counted.
     ///   - logger: where they are reported.
     ///   - redact: hide secrets in URLs, as every export does.
-    /// - Throws: `AgentSettingError` when the endpoint is not an http(s) URL or swift-otel
-    ///   refuses the configuration.
+    /// - Throws: `AgentSettingError` when the endpoint is not an http(s) URL.
     public init(
         endpoint: String, labels: [AgentLabel], metrics: AgentMetrics?, logger: Logger, redact: Bool = true
     ) throws(AgentSettingError) {
@@ -57,50 +58,98 @@ public final class AgentTracing: ReportExporter {
         self.endpoint = traces
         self.labels = labels
         self.redact = redact
-
-        let diagnostics = Logger(label: "ipdirect.otlp") { _ in
-            OTLPDiagnostics(metrics: metrics, logger: logger, endpoint: traces)
+        self.metrics = metrics
+        self.logger = logger
+        resource =
+            [("service.name", .string("ipdirect-agent")), ("service.version", .string(IPDirectVersion.string))]
+            + labels.map { ($0.name, .string($0.value)) }
+        let queue = queue
+        let send = Self.sender(
+            endpoint: traces, resource: resource, metrics: metrics, logger: logger, throttle: throttle)
+        sender = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await Self.flush(queue, send)
+            }
         }
-        var configuration = OTel.Configuration.default
-        configuration.serviceName = "ipdirect-agent"
-        var resource = ["service.version": IPDirectVersion.string]
-        for label in labels { resource[label.name] = label.value }
-        configuration.resourceAttributes = resource
-        configuration.diagnosticLogger = .custom(diagnostics)
-        configuration.diagnosticLogLevel = .warning
-        configuration.propagators = [.traceContext]
-        configuration.metrics.enabled = false
-        configuration.logs.enabled = false
-        configuration.traces.enabled = true
-        configuration.traces.sampler = .alwaysOn
-        configuration.traces.exporter = .otlp
-        configuration.traces.otlpExporter.endpoint = traces
-        configuration.traces.otlpExporter.protocol = .httpProtobuf
-        configuration.traces.otlpExporter.timeout = .seconds(5)
-        configuration.traces.batchSpanProcessor.scheduleDelay = .seconds(1)
-        configuration.traces.batchSpanProcessor.exportTimeout = .seconds(5)
-        do {
-            let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
-            self.tracer = tracer
-            group = ServiceGroup(
-                configuration: ServiceGroupConfiguration(
-                    services: [service], logger: Logger(label: "ipdirect.otlp") { _ in SwiftLogNoOpLogHandler() }))
-        } catch {
-            throw AgentSettingError("cannot export to \(endpoint): \(error)")
-        }
-        let group = group
-        runner = Task { try? await group.run() }
     }
 
     /// Sends what is queued and stops, waiting at most `budget`.
     public func finish(within budget: Duration) async {
-        let group = group
-        let runner = runner
-        // What is left when time is up goes on in the background (a task group would wait for
-        // it, since an exporter's flush does not answer cancellation).
-        await Deadline.first(within: budget) {
-            await group.triggerGracefulShutdown()
-            await runner.value
+        sender.cancel()
+        let queue = queue
+        let send = Self.sender(
+            endpoint: endpoint, resource: resource, metrics: metrics, logger: logger, throttle: throttle)
+        // What is left when time is up goes on in the background: a collector that does not
+        // answer costs its own timeout, not the caller's.
+        await Deadline.first(within: budget) { await Self.flush(queue, send) }
+    }
+
+    /// Sends the queue in batches until it is empty.
+    private static func flush(_ queue: Locked<[[UInt8]]>, _ send: @Sendable ([[UInt8]]) async -> Void) async {
+        while true {
+            let batch = queue.withLock { spans -> [[UInt8]] in
+                let taken = Array(spans.prefix(batchLimit))
+                spans.removeFirst(taken.count)
+                return taken
+            }
+            guard !batch.isEmpty else { return }
+            await send(batch)
+        }
+    }
+
+    /// One POST of a batch; a failure is counted and said (throttled), and the batch dropped.
+    private static func sender(
+        endpoint: String, resource: [(String, OTLPSpan.Value)], metrics: AgentMetrics?, logger: Logger,
+        throttle: ReportThrottle
+    ) -> @Sendable ([[UInt8]]) async -> Void {
+        return { batch in
+            let body = OTLPEncoding.request(
+                resource: resource, scope: ("ipdirect", IPDirectVersion.string), spans: batch)
+            let record = await TransferLoop.shared.perform(
+                TransferSpec(
+                    url: endpoint, method: "POST",
+                    headers: [HeaderField(name: "Content-Type", value: "application/x-protobuf")], body: body,
+                    timeout: .seconds(5), freshConnection: false, bodyLimit: .keepFirst(1024)))
+            let reason: String? =
+                if let failure = record.failure {
+                    failure.message
+                } else if !(200..<300).contains(record.status) {
+                    "the collector answered \(record.status)"
+                } else {
+                    nil
+                }
+            guard let reason else { return }
+            failed(
+                batch.count, reason: reason, endpoint: endpoint, metrics: metrics, logger: logger, throttle: throttle)
+        }
+    }
+
+    /// Counts lost spans and says so at most once a minute.
+    private static func failed(
+        _ lost: Int, reason: String, endpoint: String, metrics: AgentMetrics?, logger: Logger, throttle: ReportThrottle
+    ) {
+        metrics?.exportFailed(.otlp, count: lost)
+        throttle.report { suppressed in
+            let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
+            logger.warning(
+                "OTLP export to \(endpoint) failed: \(reason); spans are dropped, probing goes on\(more). Check that the collector is up.",
+                metadata: ["event": "otlp-export-failed", "spans": "\(lost)"])
+        }
+    }
+
+    /// Queues encoded spans; what does not fit is dropped and counted.
+    private func enqueue(_ spans: [OTLPSpan]) {
+        let encoded = spans.map(OTLPEncoding.span)
+        let dropped = queue.withLock { queued -> Int in
+            let room = max(Self.queueLimit - queued.count, 0)
+            queued.append(contentsOf: encoded.prefix(room))
+            return encoded.count - min(room, encoded.count)
+        }
+        if dropped > 0 {
+            Self.failed(
+                dropped, reason: "\(Self.queueLimit) spans were already waiting", endpoint: endpoint,
+                metrics: metrics, logger: logger, throttle: throttle)
         }
     }
 
@@ -116,42 +165,49 @@ public final class AgentTracing: ReportExporter {
         let shown = redact ? Redaction.report(report) : report
         let attemptTimes = shown.attempts.compactMap(Self.span(of:))
         let end = attemptTimes.map(\.end).max() ?? Date()
-        let root = tracer.startSpan(
-            "ipdirect.probe", context: ServiceContext.topLevel, ofKind: .internal, at: ReportInstant(started))
+        let trace = OTLPSpan.randomID(bytes: 16)
+        var root = OTLPSpan(
+            traceID: trace, spanID: OTLPSpan.randomID(bytes: 8), name: "ipdirect.probe", kind: .internal,
+            start: Self.nanoseconds(started))
         var attributes = baseAttributes()
-        attributes["url.full"] = shown.url
-        attributes["server.address"] = shown.host
-        attributes["ipdirect.target"] = context.target
-        attributes["ipdirect.recommended"] = shown.verdict.recommended?.rawValue ?? "none"
-        attributes["ipdirect.works"] = shown.verdict.works.map(\.rawValue).joined(separator: ",")
-        attributes["ipdirect.dns.agreement"] = shown.resolution.agreement.rawValue
-        attributes["ipdirect.httpdns.provider"] = shown.resolution.httpdns.provider.rawValue
-        attributes["ipdirect.httpdns.source"] = shown.resolution.httpdns.source.rawValue
-        root.attributes.merge(attributes)
-        var resolved: SpanAttributes = [:]
-        resolved["ipdirect.httpdns.ms"] = shown.resolution.httpdns.ms
-        resolved["ipdirect.httpdns.ips"] = (shown.resolution.httpdns.ipv4 + shown.resolution.httpdns.ipv6)
-            .joined(separator: ",")
-        resolved["ipdirect.system.ips"] = (shown.resolution.system.ipv4 + shown.resolution.system.ipv6)
-            .joined(separator: ",")
-        if let error = shown.resolution.httpdns.error { resolved["ipdirect.httpdns.error"] = error.sentence }
-        root.addEvent(
-            SpanEvent(
+        attributes["url.full"] = .string(shown.url)
+        attributes["server.address"] = .string(shown.host)
+        attributes["ipdirect.target"] = .string(context.target)
+        attributes["ipdirect.recommended"] = .string(shown.verdict.recommended?.rawValue ?? "none")
+        attributes["ipdirect.works"] = .string(shown.verdict.works.map(\.rawValue).joined(separator: ","))
+        attributes["ipdirect.dns.agreement"] = .string(shown.resolution.agreement.rawValue)
+        attributes["ipdirect.httpdns.provider"] = .string(shown.resolution.httpdns.provider.rawValue)
+        attributes["ipdirect.httpdns.source"] = .string(shown.resolution.httpdns.source.rawValue)
+        root.attributes = attributes.pairs
+        var resolved = SpanAttributes()
+        resolved["ipdirect.httpdns.ms"] = .double(shown.resolution.httpdns.ms)
+        resolved["ipdirect.httpdns.ips"] = .string(
+            (shown.resolution.httpdns.ipv4 + shown.resolution.httpdns.ipv6).joined(separator: ","))
+        resolved["ipdirect.system.ips"] = .string(
+            (shown.resolution.system.ipv4 + shown.resolution.system.ipv6).joined(separator: ","))
+        if let error = shown.resolution.httpdns.error { resolved["ipdirect.httpdns.error"] = .string(error.sentence) }
+        root.events.append(
+            OTLPSpan.Event(
                 name: "resolved",
-                at: ReportInstant(started.addingTimeInterval(max(shown.resolution.httpdns.ms, 0) / 1000)),
-                attributes: resolved))
-        if shown.verdict.works.isEmpty {
-            root.setStatus(SpanStatus(code: .error, message: shown.verdict.summary))
-        }
+                time: Self.nanoseconds(started.addingTimeInterval(max(shown.resolution.httpdns.ms, 0) / 1000)),
+                attributes: resolved.pairs))
+        if shown.verdict.works.isEmpty { root.errorMessage = shown.verdict.summary }
+        root.end = Self.nanoseconds(max(end, started))
+        var spans = [root]
         for attempt in shown.attempts where attempt.outcome != .skipped {
-            recordAttempt(attempt, parent: root.context, fallbackStart: started)
+            spans += attemptSpans(attempt, parent: root, fallbackStart: started)
         }
-        root.end(at: ReportInstant(max(end, started)))
+        enqueue(spans)
+    }
+
+    /// Unix nanoseconds of a date (0 before 1970).
+    private static func nanoseconds(_ date: Date) -> UInt64 {
+        UInt64(max(0, date.timeIntervalSince1970) * 1e9)
     }
 
     private func baseAttributes() -> SpanAttributes {
-        var attributes: SpanAttributes = [:]
-        for label in labels { attributes[label.name] = label.value }
+        var attributes = SpanAttributes()
+        for label in labels { attributes[label.name] = .string(label.value) }
         return attributes
     }
 
@@ -161,113 +217,95 @@ public final class AgentTracing: ReportExporter {
         return (first.startedAt, last.startedAt.addingTimeInterval(last.timings.total / 1000))
     }
 
-    private func recordAttempt(_ attempt: Attempt, parent: ServiceContext, fallbackStart: Date) {
+    /// An attempt's span and its hops' under it.
+    private func attemptSpans(_ attempt: Attempt, parent: OTLPSpan, fallbackStart: Date) -> [OTLPSpan] {
         let times = Self.span(of: attempt) ?? (fallbackStart, fallbackStart)
         let method = attempt.hops.first?.method ?? "GET"
-        let span = tracer.startSpan(method, context: parent, ofKind: .client, at: ReportInstant(times.start))
+        var span = OTLPSpan(
+            traceID: parent.traceID, spanID: OTLPSpan.randomID(bytes: 8), parentSpanID: parent.spanID, name: method,
+            kind: .client, start: Self.nanoseconds(times.start), end: Self.nanoseconds(times.end))
         var attributes = baseAttributes()
-        attributes["http.request.method"] = method
-        attributes["url.full"] = attempt.hops.first?.originalURL ?? attempt.url
-        attributes["ipdirect.scenario"] = attempt.scenario.rawValue
-        attributes["ipdirect.outcome"] = attempt.outcome.rawValue
-        if let source = attempt.ipSource { attributes["ipdirect.resolver"] = source.rawValue }
-        if let ip = attempt.ip { attributes["network.peer.address"] = ip.text }
-        if let sni = attempt.sni { attributes["tls.client.server_name"] = sni }
-        if let status = attempt.status { attributes["http.response.status_code"] = status }
-        if let version = attempt.httpVersion { attributes["network.protocol.version"] = version }
-        attributes["network.protocol.name"] = "http"
-        attributes["ipdirect.redirects"] = max(0, attempt.hops.count - 1)
+        attributes["http.request.method"] = .string(method)
+        attributes["url.full"] = .string(attempt.hops.first?.originalURL ?? attempt.url)
+        attributes["ipdirect.scenario"] = .string(attempt.scenario.rawValue)
+        attributes["ipdirect.outcome"] = .string(attempt.outcome.rawValue)
+        if let source = attempt.ipSource { attributes["ipdirect.resolver"] = .string(source.rawValue) }
+        if let ip = attempt.ip { attributes["network.peer.address"] = .string(ip.text) }
+        if let sni = attempt.sni { attributes["tls.client.server_name"] = .string(sni) }
+        if let status = attempt.status { attributes["http.response.status_code"] = .int(status) }
+        if let version = attempt.httpVersion { attributes["network.protocol.version"] = .string(version) }
+        attributes["network.protocol.name"] = .string("http")
+        attributes["ipdirect.redirects"] = .int(max(0, attempt.hops.count - 1))
         if let leaf = attempt.certificate?.chain.first {
-            attributes["tls.server.not_after"] = ISO8601DateFormatter().string(from: leaf.notAfter)
-            attributes["tls.server.subject"] = leaf.subject
+            attributes["tls.server.not_after"] = .string(ISO8601DateFormatter().string(from: leaf.notAfter))
+            attributes["tls.server.subject"] = .string(leaf.subject)
         }
         if !attempt.outcome.reachedServer {
-            attributes["error.type"] = attempt.outcome.rawValue
-            span.setStatus(SpanStatus(code: .error, message: attempt.error?.sentence ?? attempt.outcome.rawValue))
+            attributes["error.type"] = .string(attempt.outcome.rawValue)
+            span.errorMessage = attempt.error?.sentence ?? attempt.outcome.rawValue
         }
-        span.attributes.merge(attributes)
+        span.attributes = attributes.pairs
+        var spans = [span]
         for (index, hop) in attempt.hops.enumerated() {
-            recordHop(hop, index: index, scenario: attempt.scenario, parent: span.context)
+            spans.append(hopSpan(hop, index: index, scenario: attempt.scenario, parent: span))
         }
-        span.end(at: ReportInstant(times.end))
+        return spans
     }
 
-    private func recordHop(_ hop: Hop, index: Int, scenario: Scenario, parent: ServiceContext) {
-        let span = tracer.startSpan(hop.method, context: parent, ofKind: .client, at: ReportInstant(hop.startedAt))
+    private func hopSpan(_ hop: Hop, index: Int, scenario: Scenario, parent: OTLPSpan) -> OTLPSpan {
+        var span = OTLPSpan(
+            traceID: parent.traceID, spanID: OTLPSpan.randomID(bytes: 8), parentSpanID: parent.spanID,
+            name: hop.method, kind: .client, start: Self.nanoseconds(hop.startedAt),
+            end: Self.nanoseconds(hop.startedAt.addingTimeInterval(hop.timings.total / 1000)))
         var attributes = baseAttributes()
-        attributes["http.request.method"] = hop.method
-        attributes["url.full"] = hop.originalURL
-        attributes["ipdirect.request_url"] = hop.url
-        attributes["ipdirect.hop"] = index
-        attributes["ipdirect.scenario"] = scenario.rawValue
-        attributes["ipdirect.outcome"] = hop.outcome.rawValue
-        attributes["ipdirect.resolver"] = hop.resolver.rawValue
-        if let host = URL(string: hop.originalURL)?.host { attributes["server.address"] = host }
-        if let ip = hop.remoteIP { attributes["network.peer.address"] = ip.text }
+        attributes["http.request.method"] = .string(hop.method)
+        attributes["url.full"] = .string(hop.originalURL)
+        attributes["ipdirect.request_url"] = .string(hop.url)
+        attributes["ipdirect.hop"] = .int(index)
+        attributes["ipdirect.scenario"] = .string(scenario.rawValue)
+        attributes["ipdirect.outcome"] = .string(hop.outcome.rawValue)
+        attributes["ipdirect.resolver"] = .string(hop.resolver.rawValue)
+        if let host = URL(string: hop.originalURL)?.host { attributes["server.address"] = .string(host) }
+        if let ip = hop.remoteIP { attributes["network.peer.address"] = .string(ip.text) }
         if let port = hop.remotePort {
-            attributes["network.peer.port"] = port
-            attributes["server.port"] = port
+            attributes["network.peer.port"] = .int(port)
+            attributes["server.port"] = .int(port)
         }
-        if let sni = hop.sni { attributes["tls.client.server_name"] = sni }
-        if let status = hop.status { attributes["http.response.status_code"] = status }
-        if let version = hop.httpVersion { attributes["network.protocol.version"] = version }
-        attributes["http.response.body.size"] = hop.responseBytes
+        if let sni = hop.sni { attributes["tls.client.server_name"] = .string(sni) }
+        if let status = hop.status { attributes["http.response.status_code"] = .int(status) }
+        if let version = hop.httpVersion { attributes["network.protocol.version"] = .string(version) }
+        attributes["http.response.body.size"] = .int(hop.responseBytes)
         if !hop.outcome.reachedServer {
-            attributes["error.type"] = hop.outcome.rawValue
-            span.setStatus(SpanStatus(code: .error, message: hop.error?.sentence ?? hop.outcome.rawValue))
+            attributes["error.type"] = .string(hop.outcome.rawValue)
+            span.errorMessage = hop.error?.sentence ?? hop.outcome.rawValue
         }
-        span.attributes.merge(attributes)
+        span.attributes = attributes.pairs
         let phases: [(String, Double?)] = [
             ("connect", hop.timings.connect), ("tls", hop.timings.tlsDone), ("first_byte", hop.timings.firstByte),
         ]
         for (name, ms) in phases {
             guard let ms, ms > 0 else { continue }
-            span.addEvent(SpanEvent(name: name, at: ReportInstant(hop.startedAt.addingTimeInterval(ms / 1000))))
+            span.events.append(
+                OTLPSpan.Event(name: name, time: Self.nanoseconds(hop.startedAt.addingTimeInterval(ms / 1000))))
         }
-        span.end(at: ReportInstant(hop.startedAt.addingTimeInterval(hop.timings.total / 1000)))
+        return span
     }
 }
 
-/// swift-otel's diagnostics: a failed or dropped batch is counted and said in the agent's log,
-/// at most once a minute (with how many failed meanwhile); the rest is dropped.
-private struct OTLPDiagnostics: LogHandler {
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .warning
-    let metrics: AgentMetrics?
-    let logger: Logger
-    let endpoint: String
-    private let throttle = ReportThrottle(every: 60)
+/// A span's attributes in the order first set; setting a key again replaces its value.
+private struct SpanAttributes {
+    private(set) var pairs: [(String, OTLPSpan.Value)] = []
 
-    init(metrics: AgentMetrics?, logger: Logger, endpoint: String) {
-        self.metrics = metrics
-        self.logger = logger
-        self.endpoint = endpoint
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        guard event.level >= .warning else { return }
-        let all = metadata.merging(event.metadata ?? [:]) { $1 }
-        let text = event.message.description
-        let lost: Int
-        if text.contains("dropped") {
-            lost = all["dropped_count"].flatMap { Int("\($0)") } ?? 1
-        } else if text.contains("Failed to export") || text.contains("flush failed") {
-            lost = all["batch_size"].flatMap { Int("\($0)") } ?? 1
-        } else {
-            lost = 0
-        }
-        if lost > 0 { metrics?.exportFailed(.otlp, count: lost) }
-        let reason = all["error"].map { ": \($0)" } ?? ""
-        throttle.report { suppressed in
-            let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
-            logger.warning(
-                "OTLP export to \(endpoint) failed\(reason); spans are dropped, probing goes on\(more). Check that the collector is up.",
-                metadata: ["event": "otlp-export-failed", "spans": "\(lost)"])
+    subscript(key: String) -> OTLPSpan.Value? {
+        get { pairs.first { $0.0 == key }?.1 }
+        set {
+            let index = pairs.firstIndex { $0.0 == key }
+            switch (index, newValue) {
+            case (let index?, let value?): pairs[index].1 = value
+            case (let index?, nil): pairs.remove(at: index)
+            case (nil, let value?): pairs.append((key, value))
+            case (nil, nil): break
+            }
         }
     }
 }

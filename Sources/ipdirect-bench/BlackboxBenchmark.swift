@@ -14,9 +14,11 @@ enum BlackboxBenchmark {
     static let rounds = Int(environment["IPDIRECT_BENCH_ROUNDS"] ?? "") ?? 3
     /// The name nginx's certificate carries, the lab's HTTPDNS resolves, and both send as SNI.
     static let name = "sni-a.lab.test"
-    /// The aims: /probe no slower than blackbox_exporter's, peak RSS within twice its.
+    /// The aims (issue 34): /probe no slower than blackbox_exporter's, at most 0.8 of its CPU, and
+    /// no more peak RSS.
     static let wallAim = 1.0
-    static let memoryAim = 2.0
+    static let cpuAim = 0.8
+    static let memoryAim = 1.0
 
     static func run() async throws {
         guard let binary = releaseIPDirect("probe-blackbox") else { return }
@@ -160,7 +162,7 @@ enum BlackboxBenchmark {
         print(
             "\(requests) /probe requests, \(atOnce) at a time, to each exporter, alternating, \(rounds) rounds;"
                 + " both probe the same nginx over HTTPS (SNI \(name)); CPU is the exporter's (utime+stime)")
-        print("round   exporter              wall       cpu    p50     p99   not 200")
+        print("round   exporter              wall       cpu    p50     p99   not 200   load average")
         var results: [String: [Round]] = [:]
         for round in 1...rounds {
             // Alternate who goes first, so neither always meets a warm or a cold machine.
@@ -170,9 +172,9 @@ enum BlackboxBenchmark {
                 let failed = result.statuses.filter { $0.key != 200 }.values.reduce(0, +)
                 print(
                     String(
-                        format: "%5d   %@ %6.2f s %7.2f s %5.3f s %5.3f s %7d", round,
+                        format: "%5d   %@ %6.2f s %7.2f s %5.3f s %5.3f s %7d   %@", round,
                         exporter.label.padding(toLength: 20, withPad: " ", startingAt: 0), result.wall, result.cpu,
-                        percentile(result.times, 0.5), percentile(result.times, 0.99), failed))
+                        percentile(result.times, 0.5), percentile(result.times, 0.99), failed, loadAverage()))
             }
         }
         let mine = results[agent.label] ?? []
@@ -187,9 +189,9 @@ enum BlackboxBenchmark {
         print(
             String(
                 format:
-                    "median ratio ipdirect/blackbox: wall %.2fx (aim <= %.2fx: %@), CPU %.2fx, peak RSS %.2fx (aim <= %.2fx: %@)",
-                wall, wallAim, wall <= wallAim ? "met" : "not met", cpu, memory, memoryAim,
-                memory <= memoryAim ? "met" : "not met"))
+                    "median ratio ipdirect/blackbox: wall %.2fx (aim <= %.2fx: %@), CPU %.2fx (aim <= %.2fx: %@), peak RSS %.2fx (aim <= %.2fx: %@)",
+                wall, wallAim, wall <= wallAim ? "met" : "not met", cpu, cpuAim, cpu <= cpuAim ? "met" : "not met",
+                memory, memoryAim, memory <= memoryAim ? "met" : "not met"))
     }
 
     /// `requests` GETs of the exporter's `/probe`, `atOnce` at a time, by curl (a C client, so the

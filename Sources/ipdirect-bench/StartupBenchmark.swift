@@ -16,31 +16,24 @@ enum StartupBenchmark {
             ?? (FileManager.default.isExecutableFile(atPath: shipped) ? shipped : releaseIPDirect("startup"))
         guard let binary else { return }
         let runs = Int(environment["STARTUP_BENCH_RUNS"] ?? "") ?? 20
-        var ours: [Double] = []
-        var curl: [Double] = []
+        let scratch = NSTemporaryDirectory()
+        let loadBefore = loadAverage()
+        var ours: [ChildRun] = []
+        var curl: [ChildRun] = []
         for _ in 0..<runs {
-            ours.append(try timed(binary, ["--version"]))
-            curl.append(try timed("/usr/bin/curl", ["--version"]))
+            ours.append(try ChildRun.run(binary, ["--version"], environment: environment, scratch: scratch))
+            curl.append(try ChildRun.run("/usr/bin/curl", ["--version"], environment: environment, scratch: scratch))
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: binary)[.size] as? Int) ?? 0
-        print("binary: \(binary), \(size / 1_048_576) MiB")
-        print(
-            String(
-                format:
-                    "--version: ipdirect median %.2f ms, curl median %.2f ms, ratio %.2fx (%d runs each, alternating)",
-                median(ours), median(curl), median(ours) / median(curl), runs))
-    }
-
-    /// Wall time of one run to its exit, in milliseconds.
-    private static func timed(_ executable: String, _ arguments: [String]) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let start = DispatchTime.now().uptimeNanoseconds
-        try process.run()
-        process.waitUntilExit()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        print("binary: \(binary), \(size / 1_048_576) MiB; load average \(loadBefore) before, \(loadAverage()) after")
+        for (figure, value) in [("wall", \ChildRun.wall), ("CPU", \ChildRun.cpu)] {
+            let mine = median(ours.map { $0[keyPath: value] }) * 1e3
+            let theirs = median(curl.map { $0[keyPath: value] }) * 1e3
+            print(
+                String(
+                    format:
+                        "--version %@: ipdirect median %.2f ms, curl median %.2f ms, ratio %.2fx (aim <= 1.20x; %d runs each, alternating)",
+                    figure, mine, theirs, mine / theirs, runs))
+        }
     }
 }

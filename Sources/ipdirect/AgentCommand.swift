@@ -158,6 +158,17 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
     }
 
     func run() async throws {
+        // Two malloc arenas, not glibc's eight per core: the agent's threads (the cooperative pool
+        // grows past the cores while probes wait, NIO's loop, the transfer loop) each took one,
+        // and their free space stayed resident: peak RSS under 100 /probe at once fell 72 -> 64 MB,
+        // with no loss of speed measured (issue 34); one arena was slower.
+        #if canImport(Glibc)
+            // mallopt is in malloc.h, which the Glibc module leaves out: looked up by name.
+            if let mallopt = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+                let setOption = unsafeBitCast(mallopt, to: (@convention(c) (Int32, Int32) -> Int32).self)
+                _ = setOption(-8, 2)  // M_ARENA_MAX
+            }
+        #endif
         let (labels, rotateBytes) = try checkedSettings()
         let originCA = try CAFileOption.origin(cacert: cacert)
         LoggingSystem.bootstrap { _ in AgentLogHandler(format: logFormat) }

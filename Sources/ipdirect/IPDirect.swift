@@ -28,6 +28,13 @@ struct IPDirect: AsyncParsableCommand {
     /// whatever else a command throws.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // `ipdirect --version` alone answers before the command tree is built: walking it and
+        // ArgumentParser's parse (reflection, dynamic casts) were most of its start-up, against
+        // curl's. The text is ArgumentParser's (the configuration's version and a newline).
+        if arguments == ["--version"] {
+            print(IPDirectVersion.string)
+            Foundation.exit(0)
+        }
         let typed = CommandPath.walk(arguments)
         if let unknown = typed.unknownSubcommand {
             ErrorVoice.say(unknown)

@@ -508,7 +508,7 @@ final class AliCloudServiceIPs: Sendable {
 
     static func shouldRotate(_ error: ResolutionError) -> Bool {
         switch error {
-        case .timeout, .refused, .tls, .transport, .endpointUnresolvable: return true
+        case .timeout, .refused, .unreachable, .tls, .transport, .endpointUnresolvable: return true
         case .http(let status, _): return status >= 500
         case .service(let code, _): return code == "ServiceLevelDeny"
         default: return false
