@@ -45,12 +45,9 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             "The service's clock ahead and one of its addresses refusing connections, for ipdirect doctor."
         ),
         (
-            "ipdirect lab --listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1 --well-known-ports",
-            "A stand-in service on this network namespace's addresses, on ports 80, 443 and 53."
-        ),
-        (
-            "ipdirect lab --state-directory /tmp/ipdirect-lab",
-            "Keep the lab's CA in /tmp/ipdirect-lab/ca.pem, for curl --cacert while it runs."
+            "ipdirect lab --listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1 "
+                + "--well-known-ports --state-directory /tmp/ipdirect-lab",
+            "A stand-in service on a namespace's addresses, ports 80, 443 and 53; ca.pem and doctor.toml in /tmp/ipdirect-lab."
         ),
     ]
 
@@ -95,8 +92,17 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
     var wellKnownPorts = false
 
     func validate() throws {
-        for address in [listen].compactMap({ $0 }) + serviceAddresses where IPAddress(address) == nil {
-            throw ValidationError("--listen and --service-address take an IPv4 or IPv6 address, not '\(address)'")
+        for address in [listen].compactMap({ $0 }) + serviceAddresses {
+            guard let ip = IPAddress(address) else {
+                throw ValidationError("--listen and --service-address take an IPv4 or IPv6 address, not '\(address)'")
+            }
+            // The lab's URLs, /ss and certificate name the address: a client must be able to reach it.
+            if ip.text == "0.0.0.0" || ip.text == "::" {
+                throw ValidationError(
+                    "--listen and --service-address take an address clients reach, not the wildcard '\(address)': "
+                        + "the lab's URLs, its /ss and its certificate name it (give each address, e.g. "
+                        + "--listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1)")
+            }
         }
         let bases = LabOptions.portBases
         if let portBase, !bases.contains(portBase) {

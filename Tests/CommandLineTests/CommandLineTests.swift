@@ -33,6 +33,8 @@ import Testing
             (["probe", "--all-ips", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             (["cache", "list", "--format", "xml"], "'table' and 'json'"),
             (["lab", "--port-base", "0"], "--port-base must be"),
+            (["lab", "--listen", "0.0.0.0"], "not the wildcard '0.0.0.0'"),
+            (["lab", "--service-address", "api.example.com"], "take an IPv4 or IPv6 address, not 'api.example.com'"),
             // An unbracketed IPv6 literal with a port is itself an IPv6 literal: refused, form given.
             (["agent", "--metrics-listen", "::1:9464", "a.test"], "[::1]:9464"),
         ])
