@@ -24,6 +24,7 @@ public final class AgentTracing: ReportExporter {
     private let metrics: AgentMetrics?
     private let logger: Logger
     private let throttle = ReportThrottle(every: 60)
+    private let delivery: OTLPDelivery
 
     /// The traces endpoint spans go to.
     public let endpoint: String
@@ -42,9 +43,11 @@ public final class AgentTracing: ReportExporter {
     ///   - metrics: where failed exports are counted.
     ///   - logger: where they are reported.
     ///   - redact: hide secrets in URLs, as every export does.
+    ///   - environment: where the `OTEL_EXPORTER_OTLP_*` variables are read (`OTLPDelivery`).
     /// - Throws: `AgentSettingError` when the endpoint is not an http(s) URL.
     public init(
-        endpoint: String, labels: [AgentLabel], metrics: AgentMetrics?, logger: Logger, redact: Bool = true
+        endpoint: String, labels: [AgentLabel], metrics: AgentMetrics?, logger: Logger, redact: Bool = true,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(AgentSettingError) {
         guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https",
@@ -63,9 +66,11 @@ public final class AgentTracing: ReportExporter {
         resource =
             [("service.name", .string("ipdirect-agent")), ("service.version", .string(IPDirectVersion.string))]
             + labels.map { ($0.name, .string($0.value)) }
+        delivery = OTLPDelivery(environment: environment)
         let queue = queue
         let send = Self.sender(
-            endpoint: traces, resource: resource, metrics: metrics, logger: logger, throttle: throttle)
+            endpoint: traces, delivery: delivery, resource: resource, metrics: metrics, logger: logger,
+            throttle: throttle)
         sender = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -79,7 +84,8 @@ public final class AgentTracing: ReportExporter {
         sender.cancel()
         let queue = queue
         let send = Self.sender(
-            endpoint: endpoint, resource: resource, metrics: metrics, logger: logger, throttle: throttle)
+            endpoint: endpoint, delivery: delivery, resource: resource, metrics: metrics, logger: logger,
+            throttle: throttle)
         // What is left when time is up goes on in the background: a collector that does not
         // answer costs its own timeout, not the caller's.
         await Deadline.first(within: budget) { await Self.flush(queue, send) }
@@ -100,8 +106,8 @@ public final class AgentTracing: ReportExporter {
 
     /// One POST of a batch; a failure is counted and said (throttled), and the batch dropped.
     private static func sender(
-        endpoint: String, resource: [(String, OTLPSpan.Value)], metrics: AgentMetrics?, logger: Logger,
-        throttle: ReportThrottle
+        endpoint: String, delivery: OTLPDelivery, resource: [(String, OTLPSpan.Value)], metrics: AgentMetrics?,
+        logger: Logger, throttle: ReportThrottle
     ) -> @Sendable ([[UInt8]]) async -> Void {
         return { batch in
             let body = OTLPEncoding.request(
@@ -109,8 +115,9 @@ public final class AgentTracing: ReportExporter {
             let record = await TransferLoop.shared.perform(
                 TransferSpec(
                     url: endpoint, method: "POST",
-                    headers: [HeaderField(name: "Content-Type", value: "application/x-protobuf")], body: body,
-                    timeout: .seconds(5), freshConnection: false, bodyLimit: .keepFirst(1024)))
+                    headers: [HeaderField(name: "Content-Type", value: "application/x-protobuf")] + delivery.headers,
+                    body: body, timeout: delivery.timeout, caFile: delivery.caFile, freshConnection: false,
+                    bodyLimit: .keepFirst(1024)))
             let reason: String? =
                 if let failure = record.failure {
                     failure.message
@@ -289,6 +296,35 @@ public final class AgentTracing: ReportExporter {
                 OTLPSpan.Event(name: name, time: Self.nanoseconds(hop.startedAt.addingTimeInterval(ms / 1000))))
         }
         return span
+    }
+}
+
+/// How batches are sent, from the OpenTelemetry exporter variables (the traces-specific one over
+/// the general): `OTEL_EXPORTER_OTLP_HEADERS` (`key=value,...`, values percent-decoded),
+/// `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds; 5 s when unset) and
+/// `OTEL_EXPORTER_OTLP_CERTIFICATE` (a PEM file of the CAs to trust for an https collector).
+struct OTLPDelivery: Sendable, Equatable {
+    var headers: [HeaderField] = []
+    var timeout: Duration = .seconds(5)
+    var caFile: String?
+
+    init(environment: [String: String]) {
+        func variable(_ name: String) -> String? {
+            (environment["OTEL_EXPORTER_OTLP_TRACES_" + name] ?? environment["OTEL_EXPORTER_OTLP_" + name])
+                .map(\.trimmedSpaces).flatMap { $0.isEmpty ? nil : $0 }
+        }
+        for pair in (variable("HEADERS") ?? "").split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let name = parts[0].trimmedSpaces
+            let value = parts[1].trimmedSpaces
+            guard !name.isEmpty else { continue }
+            headers.append(HeaderField(name: name, value: value.removingPercentEncoding ?? value))
+        }
+        if let text = variable("TIMEOUT"), let milliseconds = Int(text), milliseconds > 0 {
+            timeout = .milliseconds(milliseconds)
+        }
+        caFile = variable("CERTIFICATE")
     }
 }
 

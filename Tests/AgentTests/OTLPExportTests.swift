@@ -47,6 +47,7 @@ private let receiverScript = #"""
                     for span in scope_spans.spans:
                         print(json.dumps({
                             "content_type": self.headers.get("Content-Type"),
+                            "authorization": self.headers.get("Authorization"),
                             "trace": span.trace_id.hex(), "id": span.span_id.hex(),
                             "parent": span.parent_span_id.hex(), "name": span.name, "kind": span.kind,
                             "start": span.start_time_unix_nano, "end": span.end_time_unix_nano,
@@ -102,7 +103,7 @@ private final class OTLPReceiver: @unchecked Sendable {
 @Suite("OTLP export")
 struct OTLPExportTests {
     @Test(
-        "a redirecting lab target arrives as one trace: probe, attempts, hops, with attributes and parents",
+        "a redirecting lab target arrives as one trace: probe, attempts, hops, with attributes and parents; OTEL_EXPORTER_OTLP_HEADERS are sent",
         .enabled(if: otlpProtoAvailable, "Python's opentelemetry-proto is not installed and pip could not install it"))
     func redirectTrace() async throws {
         let receiver = try await OTLPReceiver()
@@ -113,7 +114,8 @@ struct OTLPExportTests {
         let metrics = AgentMetrics(labels: [AgentLabel(name: "region", value: "lab-east")])
         let tracing = try AgentTracing(
             endpoint: "http://127.0.0.1:\(receiver.port)", labels: [AgentLabel(name: "region", value: "lab-east")],
-            metrics: metrics, logger: log.logger)
+            metrics: metrics, logger: log.logger,
+            environment: ["OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20lab-token"])
         let target = try AgentTarget(lab.url("redirect.lab.test", "/echo?from=redirect.lab.test"))
         let agent = ProbeAgent(
             engine: lab.engine(try lab.resolverCache()), source: .fixed([target]),
@@ -129,6 +131,8 @@ struct OTLPExportTests {
         let spans = receiver.spans
         let root = try #require(spans.first { $0["name"] as? String == "ipdirect.probe" })
         #expect(root["content_type"] as? String == "application/x-protobuf")
+        // OTEL_EXPORTER_OTLP_HEADERS reaches the collector, its value percent-decoded.
+        #expect(root["authorization"] as? String == "Bearer lab-token")
         #expect(root["parent"] as? String == "")
         let rootAttributes = try #require(root["attributes"] as? [String: Any])
         #expect(rootAttributes["server.address"] as? String == "redirect.lab.test")
