@@ -143,7 +143,7 @@ struct ResolverSessionTests {
         defer { scratch.remove() }
         var commandLine = ConfigurationLayer()
         commandLine.caFile = scratch.path
-        await #expect(throws: SessionError.self) {
+        await #expect(throws: SessionError.serviceCAFile(path: scratch.path, reason: "it is a directory")) {
             _ = try await ResolverSession.start(
                 SessionSettings(commandLine: commandLine, environment: environment(scratch)),
                 warnings: CollectedWarnings())
