@@ -9,11 +9,16 @@ public enum CAFileCheck {
     ///
     /// - Parameter setting: how the user named it: `--cacert`, `ca_file (--httpdns-ca)`.
     public static func problem(_ path: String, named setting: String) -> String? {
+        reason(path).map { "\(setting) \(path): \($0)" }
+    }
+
+    /// Why `path` cannot be a CA file (`it is a directory`); nil when it can.
+    public static func reason(_ path: String) -> String? {
         do {
             try TextFile.requireRegularFile(path)
             return nil
         } catch {
-            return "\(setting) \(path): \(error.reason)"
+            return error.reason
         }
     }
 

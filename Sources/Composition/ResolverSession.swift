@@ -48,14 +48,18 @@ public struct LabRequest: Sendable {
 
 /// Why a session could not start, as a sentence.
 public enum SessionError: Error, CustomStringConvertible, Equatable {
-    /// The configuration cannot be used: a bad value, a missing account, a CA file that is not a file.
+    /// The configuration cannot be used: a bad value, a missing account.
     case configuration(String)
+    /// The HTTPDNS service's CA file (the configuration's `ca_file`) cannot be a CA file; each
+    /// front end names the setting in its own words.
+    case serviceCAFile(path: String, reason: String)
     /// A CA bundle the environment names (`CURL_CA_BUNDLE`, `SSL_CERT_FILE`) cannot be read.
     case environmentCABundle(String)
 
     public var description: String {
         switch self {
         case .configuration(let sentence), .environmentCABundle(let sentence): return sentence
+        case .serviceCAFile(let path, let reason): return "the HTTPDNS service's CA file \(path): \(reason)"
         }
     }
 }
@@ -98,10 +102,10 @@ public struct ResolverSession: Sendable {
         } catch {
             throw SessionError.configuration(error.description)
         }
-        // ca_file (--httpdns-ca) adds to the system's CAs; the lab's, set below, stands alone.
+        // The service's CA file adds to the system's CAs; the lab's, set below, stands alone.
         if let caFile = configuration.caFile {
-            if let problem = CAFileCheck.problem(caFile, named: "ca_file (--httpdns-ca)") {
-                throw SessionError.configuration(problem)
+            if let reason = CAFileCheck.reason(caFile) {
+                throw SessionError.serviceCAFile(path: caFile, reason: reason)
             }
             configuration.caFile = CABundle.path(adding: caFile)
         } else if let bundle = try CAFileCheck.environmentBundle(settings.environment) {

@@ -173,6 +173,8 @@ struct ProviderOptions: ParsableArguments {
             return try await ResolverSession.start(settings, warnings: ResolutionOutput())
         } catch SessionError.configuration(let sentence) {
             throw ValidationError(sentence)
+        } catch SessionError.serviceCAFile(let path, let reason) {
+            throw ValidationError("ca_file (--httpdns-ca) \(path): \(reason)")
         } catch SessionError.environmentCABundle(let sentence) {
             throw UsageError(sentence)
         }

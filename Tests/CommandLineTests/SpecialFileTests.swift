@@ -42,6 +42,16 @@ struct SpecialFileTests {
         #expect(result.errors.contains("--cacert \(file): \(expected)"), "\(result.errors)")
     }
 
+    @Test("--httpdns-ca names a directory: refused as bad usage naming the setting, its flag and what it is")
+    func serviceCAFileNotRegular() async throws {
+        let home = try ScratchDirectory("special")
+        defer { home.remove() }
+        let result = try await runIPDirect(
+            ["resolve", "--provider", "system", "--httpdns-ca", home.path, "example.test"], home: home)
+        #expect(result.status == 2, "\(result.errors)")
+        #expect(result.errors.contains("ca_file (--httpdns-ca) \(home.path): it is a directory"), "\(result.errors)")
+    }
+
     @Test("the agent's --input as a FIFO is refused (it re-reads the file on change); probe's still reads a pipe")
     func fifoAgentInput() async throws {
         let home = try ScratchDirectory("special")

@@ -24,13 +24,21 @@ struct ResolverSessionTests {
         ["XDG_CONFIG_HOME": scratch.file("config"), "XDG_CACHE_HOME": scratch.file("cache"), "HOME": scratch.path]
     }
 
+    /// A session against a lab of its own, in an environment of the test's own.
+    private func labSession(
+        _ scratch: ScratchDirectory, _ lab: LabRequest = LabRequest(), commandLine: ConfigurationLayer = .init(),
+        warnings: CollectedWarnings = CollectedWarnings()
+    ) async throws -> ResolverSession {
+        try await ResolverSession.start(
+            SessionSettings(commandLine: commandLine, lab: lab, environment: environment(scratch)), warnings: warnings)
+    }
+
     @Test("with the lab, names resolve through the lab's HTTPDNS service and the cache stays out of the user's file")
     func labSession() async throws {
         let scratch = try ScratchDirectory("composition")
         defer { scratch.remove() }
         let warnings = CollectedWarnings()
-        let session = try await ResolverSession.start(
-            SessionSettings(lab: LabRequest(), environment: environment(scratch)), warnings: warnings)
+        let session = try await labSession(scratch, warnings: warnings)
         let cachePath = try #require(session.configuration.cachePath)
         let temporary = try #require(session.temporaryDirectory)
         #expect(session.configuration.provider == .alicloud)
@@ -53,8 +61,7 @@ struct ResolverSessionTests {
     func labProviders() async throws {
         let scratch = try ScratchDirectory("composition")
         defer { scratch.remove() }
-        let session = try await ResolverSession.start(
-            SessionSettings(lab: LabRequest(), environment: environment(scratch)), warnings: CollectedWarnings())
+        let session = try await labSession(scratch)
         let compared = ProviderRegistry.all.filter { $0.lab?.compared != nil }.map { "lab-\($0.kind.rawValue)" }
         #expect(session.configuration.providers.map(\.name) == compared)
         #expect(compared.count >= 4)
@@ -72,10 +79,7 @@ struct ResolverSessionTests {
         defer { scratch.remove() }
         var commandLine = ConfigurationLayer()
         commandLine.cipher = .des
-        let session = try await ResolverSession.start(
-            SessionSettings(
-                commandLine: commandLine, lab: LabRequest(provider: .tencent), environment: environment(scratch)),
-            warnings: CollectedWarnings())
+        let session = try await labSession(scratch, LabRequest(provider: .tencent), commandLine: commandLine)
         #expect(session.configuration.provider == .tencent)
         #expect(session.configuration.key != nil)
         let answer = await session.resolver("plain.lab.test")
@@ -88,8 +92,7 @@ struct ResolverSessionTests {
     func doctorContext() async throws {
         let scratch = try ScratchDirectory("composition")
         defer { scratch.remove() }
-        let session = try await ResolverSession.start(
-            SessionSettings(lab: LabRequest(), environment: environment(scratch)), warnings: CollectedWarnings())
+        let session = try await labSession(scratch)
         let e = try #require(session.lab?.endpoints)
         let context = session.doctorContext(budget: .seconds(5))
         let given = session.doctorContext(hosts: ["api.example.test"], budget: .seconds(5))
@@ -106,8 +109,7 @@ struct ResolverSessionTests {
     func labTargets() async throws {
         let scratch = try ScratchDirectory("composition")
         defer { scratch.remove() }
-        let session = try await ResolverSession.start(
-            SessionSettings(lab: LabRequest(), environment: environment(scratch)), warnings: CollectedWarnings())
+        let session = try await labSession(scratch)
         let hosts = try #require(session.lab?.endpoints.hosts)
         let plain = try #require(hosts["plain.lab.test"])
         let target = session.labTarget("plain.lab.test/path?q=1")
@@ -141,7 +143,7 @@ struct ResolverSessionTests {
         defer { scratch.remove() }
         var commandLine = ConfigurationLayer()
         commandLine.caFile = scratch.path
-        await #expect(throws: SessionError.self) {
+        await #expect(throws: SessionError.serviceCAFile(path: scratch.path, reason: "it is a directory")) {
             _ = try await ResolverSession.start(
                 SessionSettings(commandLine: commandLine, environment: environment(scratch)),
                 warnings: CollectedWarnings())
