@@ -173,6 +173,36 @@ struct ListenerWebConfigTests {
         #expect(calls.count("hold") == 1, "the checks waiting behind the held one ran after close")
     }
 
+    @Test(
+        "each (user, hash, password) is checked once, a wrong one too; an unknown user costs one check against a stand-in hash, like a known one"
+    )
+    func checksRemembered() async throws {
+        let web = try Self.config("basic_auth_users:\n  prometheus: '\(Self.hash)'\n")
+        let calls = CryptCalls()
+        let server = try await MetricsServer(
+            host: "127.0.0.1", port: 0, web: web,
+            crypt: { password, setting in
+                calls.begin(password, setting)
+                defer { calls.end() }
+                return ListenerWebConfig.crypt(password, setting)
+            }
+        ) { Array("up 1\n".utf8) }
+        var codes: [String] = []
+        for user in ["prometheus:wrong", "prometheus:wrong", "prometheus:wrong", "stranger:guess", "stranger:guess"] {
+            codes.append(try await Self.status(server.port, user))
+        }
+        let right = try await Self.status(server.port, "prometheus:U*U")
+        let again = try await Self.status(server.port, "prometheus:U*U")
+        await server.close()
+        #expect(codes == ["401", "401", "401", "401", "401"])
+        #expect(right == "200" && again == "200")
+        #expect(calls.count("wrong") == 1, "a wrong password was checked \(calls.count("wrong")) times")
+        #expect(calls.count("U*U") == 1)
+        // The unknown user's check ran as a known one's would, at the users' cost, and only once.
+        #expect(calls.count("guess") == 1, "an unknown user was checked \(calls.count("guess")) times")
+        #expect(calls.settings("guess").allSatisfy { $0.hasPrefix("$2b$05$") && $0 != Self.hash })
+    }
+
     @Test("what the reader does not take is refused with the line")
     func refusals() throws {
         for (text, reason) in [
