@@ -55,7 +55,9 @@ public final class MetricsServer: Sendable {
         render: @escaping @Sendable () -> [UInt8]
     ) async throws {
         let tls = try Self.tlsContext(web)
-        let auth = web.flatMap { $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt) }
+        let auth = web.flatMap {
+            $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt)
+        }
         // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let table = ConnectionTable(limits: limits, metrics: metrics, logger: logger)
@@ -432,7 +434,9 @@ public final class ListenerAuth: Sendable {
     ///
     /// - Parameter wanted: asked before bcrypt runs; false (the client has gone) skips it.
     /// - Returns: fails only once `close()` has been called.
-    func authorizes(_ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool)
+    func authorizes(
+        _ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool
+    )
         -> EventLoopFuture<Bool>
     {
         guard let credentials = ListenerWebConfig.credentials(header) else {
@@ -483,7 +487,11 @@ private struct CheckedPairs {
     }
 
     mutating func remember(_ key: Data, passed ok: Bool) {
-        if ok { Self.insert(key, into: &passed, bound: Self.passes) } else { Self.insert(key, into: &failed, bound: Self.failures) }
+        if ok {
+            Self.insert(key, into: &passed, bound: Self.passes)
+        } else {
+            Self.insert(key, into: &failed, bound: Self.failures)
+        }
     }
 
     private static func insert(_ key: Data, into kept: inout (keys: Set<Data>, order: [Data]), bound: Int) {
