@@ -55,7 +55,9 @@ public final class MetricsServer: Sendable {
         render: @escaping @Sendable () -> [UInt8]
     ) async throws {
         let tls = try Self.tlsContext(web)
-        let auth = web.flatMap { $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt) }
+        let auth = web.flatMap {
+            $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt)
+        }
         // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let table = ConnectionTable(limits: limits, metrics: metrics, logger: logger)
@@ -390,7 +392,7 @@ private final class MetricsResponder: ChannelInboundHandler {
     }
 }
 
-/// The listener's basic auth: its users, the pairs already checked, and the one thread bcrypt
+/// The listener's basic auth: its users, the checks already made, and the one thread bcrypt
 /// runs on, so checks never hold the event loop or Swift's few cooperative threads (a scrape,
 /// a probe, shutdown), and run one at a time, as exporter-toolkit runs them. Checks waiting are
 /// as many as connections are open: the listener's connection cap bounds them.
@@ -401,11 +403,25 @@ public final class ListenerAuth: Sendable {
     private let users: [String: String]
     private let crypt: Crypt
     private let thread: NIOThreadPool
-    private let remembered = Locked(Set<Data>())
+    /// For a name not in the file: a bcrypt setting at the users' highest cost, checked as a
+    /// hash would be, so an unknown user's answer takes as long as a known one's (exporter-toolkit
+    /// checks a fixed hash the same way).
+    private let standIn: String
+    /// What checks found, keyed by an HMAC of (user, hash, password) under a key made at start:
+    /// never the password, nor a plain digest that guesses could be tried against faster than
+    /// bcrypt.
+    private let key = SymmetricKey(size: .bits256)
+    private let checked = Locked(CheckedPairs())
 
     init(users: [String: String], crypt: @escaping Crypt) {
         self.users = users
         self.crypt = crypt
+        let cost =
+            users.values.compactMap { hash in
+                hash.split(separator: "$", omittingEmptySubsequences: false).dropFirst(2).first.flatMap { Int($0) }
+            }.max() ?? 10
+        // OpenBSD's test vectors' salt: 22 characters of bcrypt's alphabet, the last one canonical.
+        standIn = String(format: "$2b$%02d$", cost) + "CCCCCCCCCCCCCCCCCCCCC."
         thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
     }
@@ -413,29 +429,35 @@ public final class ListenerAuth: Sendable {
     deinit { thread.shutdownGracefully { _ in } }
 
     /// Whether an `Authorization` header names a user and its password, answered on `eventLoop`.
-    /// A pair that checked out is remembered by its SHA-256, so a scrape every few seconds does
-    /// not pay for bcrypt each time.
+    /// Each (user, hash, password) is checked once and its answer remembered, a wrong one too:
+    /// a scrape every few seconds does not pay for bcrypt each time, nor does a repeated guess.
     ///
     /// - Parameter wanted: asked before bcrypt runs; false (the client has gone) skips it.
     /// - Returns: fails only once `close()` has been called.
-    func authorizes(_ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool)
+    func authorizes(
+        _ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool
+    )
         -> EventLoopFuture<Bool>
     {
-        guard let credentials = ListenerWebConfig.credentials(header), let hash = users[credentials.user] else {
+        guard let credentials = ListenerWebConfig.credentials(header) else {
             return eventLoop.makeSucceededFuture(false)
         }
         let (user, password) = credentials
-        let fingerprint = Data(SHA256.hash(data: Data("\(user)\u{0}\(password)\u{0}\(hash)".utf8)))
-        if remembered.withLock({ $0.contains(fingerprint) }) { return eventLoop.makeSucceededFuture(true) }
+        let known = users[user] != nil
+        let hash = users[user] ?? standIn
+        // Lengths first: no two different triples run together into the same bytes.
+        let triple = Data("\(user.utf8.count):\(user)\(hash.utf8.count):\(hash)\(password)".utf8)
+        let fingerprint = Data(HMAC<SHA256>.authenticationCode(for: triple, using: key))
+        if let passed = checked.withLock({ $0.result(fingerprint) }) { return eventLoop.makeSucceededFuture(passed) }
         let crypt = crypt
-        let remembered = remembered
+        let checked = checked
         return thread.runIfActive(eventLoop: eventLoop) {
-            guard wanted(), ListenerWebConfig.matches(crypt(password, hash), hash: hash) else { return false }
-            remembered.withLock { known in
-                if known.count >= 1024 { known.removeAll() }
-                known.insert(fingerprint)
-            }
-            return true
+            guard wanted() else { return false }
+            // Computed for an unknown user too: the time is the point.
+            let computed = crypt(password, hash)
+            let passed = known && ListenerWebConfig.matches(computed, hash: hash)
+            checked.withLock { $0.remember(fingerprint, passed: passed) }
+            return passed
         }
     }
 
@@ -447,5 +469,34 @@ public final class ListenerAuth: Sendable {
         let queue = DispatchQueue(label: "ipdirect.listener-auth")
         thread.shutdownGracefully(queue: queue) { _ in }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+    }
+}
+
+/// The answers of checks made, passes and failures apart and each bounded (the oldest goes
+/// first), so a flood of wrong passwords cannot push out the users' own passes.
+private struct CheckedPairs {
+    static let passes = 64
+    static let failures = 1024
+
+    private var passed: (keys: Set<Data>, order: [Data]) = ([], [])
+    private var failed: (keys: Set<Data>, order: [Data]) = ([], [])
+
+    /// What the check of `key` found; nil when it has not been made.
+    func result(_ key: Data) -> Bool? {
+        passed.keys.contains(key) ? true : failed.keys.contains(key) ? false : nil
+    }
+
+    mutating func remember(_ key: Data, passed ok: Bool) {
+        if ok {
+            Self.insert(key, into: &passed, bound: Self.passes)
+        } else {
+            Self.insert(key, into: &failed, bound: Self.failures)
+        }
+    }
+
+    private static func insert(_ key: Data, into kept: inout (keys: Set<Data>, order: [Data]), bound: Int) {
+        guard kept.keys.insert(key).inserted else { return }
+        kept.order.append(key)
+        if kept.order.count > bound { kept.keys.remove(kept.order.removeFirst()) }
     }
 }

@@ -118,7 +118,8 @@ public struct ProbeAllowList: Sendable, Equatable {
     private func metadataRefusal(address: String, bytes: [UInt8]) -> String? {
         let reached = Self.text(bytes)
         guard IPLiteral.isLinkLocalOrMetadata(reached), !named.contains(bytes) else { return nil }
-        return "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; --probe-allow \(reached) would allow it"
+        return
+            "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; --probe-allow \(reached) would allow it"
     }
 
     /// The address bytes reach: an IPv6 address carrying an IPv4 one that the kernel may carry

@@ -1,10 +1,11 @@
 // `--web-config-file` on the agent's listener: basic auth with bcrypt hashes (401 without, 200
 // with) and TLS, in exporter-toolkit's file format; what the reader does not take is refused.
-@testable import Agent
 import Foundation
 import NameResolution
 import TestSupport
 import Testing
+
+@testable import Agent
 
 @Suite("The listener's web configuration")
 struct ListenerWebConfigTests {
@@ -135,23 +136,20 @@ struct ListenerWebConfigTests {
         ).output
     }
 
+    /// A listener answering `/metrics` with the web configuration `text`, its bcrypt through `crypt`.
+    private static func serve(_ text: String, crypt: CryptCalls) async throws -> MetricsServer {
+        try await MetricsServer(host: "127.0.0.1", port: 0, web: try config(text), crypt: crypt.crypt) {
+            Array("up 1\n".utf8)
+        }
+    }
+
     @Test(
         "a bcrypt check that does not end holds neither a remembered user's scrape nor shutdown; checks run one at a time"
     )
     func slowCheckHoldsNothing() async throws {
-        let web = try Self.config("basic_auth_users:\n  prometheus: '\(Self.hash)'\n  slow: '\(Self.hash)'\n")
-        let gate = DispatchSemaphore(value: 0)
         let calls = CryptCalls()
-        let server = try await MetricsServer(
-            host: "127.0.0.1", port: 0, web: web,
-            crypt: { password, setting in
-                calls.begin(password, setting)
-                defer { calls.end() }
-                // As a hash of cost 31 would: a check that does not end while the test runs.
-                if password == "hold" { gate.wait() }
-                return ListenerWebConfig.crypt(password, setting)
-            }
-        ) { Array("up 1\n".utf8) }
+        let server = try await Self.serve(
+            "basic_auth_users:\n  prometheus: '\(Self.hash)'\n  slow: '\(Self.hash)'\n", crypt: calls)
         let port = server.port
         let first = try await Self.status(port, "prometheus:U*U")
         let held = (0..<3).map { _ in Task { try await Self.status(port, "slow:hold", within: 60) } }
@@ -160,7 +158,7 @@ struct ListenerWebConfigTests {
         let remembered = try await Self.status(port, "prometheus:U*U")
         let stillHeld = calls.running == 1
         await server.close()
-        for _ in 0..<3 { gate.signal() }
+        calls.release(3)
         var heldCodes: [String] = []
         for request in held { heldCodes.append(try await request.value) }
         #expect(first == "200")
@@ -173,6 +171,28 @@ struct ListenerWebConfigTests {
         #expect(calls.count("hold") == 1, "the checks waiting behind the held one ran after close")
     }
 
+    @Test(
+        "each (user, hash, password) is checked once, a wrong one too; an unknown user costs one check against a stand-in hash, like a known one"
+    )
+    func checksRemembered() async throws {
+        let calls = CryptCalls()
+        let server = try await Self.serve("basic_auth_users:\n  prometheus: '\(Self.hash)'\n", crypt: calls)
+        var codes: [String] = []
+        for user in ["prometheus:wrong", "prometheus:wrong", "prometheus:wrong", "stranger:guess", "stranger:guess"] {
+            codes.append(try await Self.status(server.port, user))
+        }
+        let right = try await Self.status(server.port, "prometheus:U*U")
+        let again = try await Self.status(server.port, "prometheus:U*U")
+        await server.close()
+        #expect(codes == ["401", "401", "401", "401", "401"])
+        #expect(right == "200" && again == "200")
+        #expect(calls.count("wrong") == 1, "a wrong password was checked \(calls.count("wrong")) times")
+        #expect(calls.count("U*U") == 1)
+        // The unknown user's check ran as a known one's would, at the users' cost, and only once.
+        #expect(calls.count("guess") == 1, "an unknown user was checked \(calls.count("guess")) times")
+        #expect(calls.settings("guess").allSatisfy { $0.hasPrefix("$2b$05$") && $0 != Self.hash })
+    }
+
     @Test("what the reader does not take is refused with the line")
     func refusals() throws {
         for (text, reason) in [
@@ -180,10 +200,19 @@ struct ListenerWebConfigTests {
             ("http_server_config:\n  http2: false\n", "'http_server_config' is not read here"),
             ("basic_auth_users:\n  alice: plaintext\n", "needs a bcrypt hash"),
             // crypt_r would run 2^31 rounds for every request naming alice: days each.
-            ("basic_auth_users:\n  alice: '\(Self.hash.replacingOccurrences(of: "$05$", with: "$31$"))'\n", "'alice' has a bcrypt cost of 31; the listener takes 4 to 14"),
-            ("basic_auth_users:\n  alice: '\(Self.hash.replacingOccurrences(of: "$05$", with: "$03$"))'\n", "bcrypt cost of 3"),
+            (
+                "basic_auth_users:\n  alice: '\(Self.hash.replacingOccurrences(of: "$05$", with: "$31$"))'\n",
+                "'alice' has a bcrypt cost of 31; the listener takes 4 to 14"
+            ),
+            (
+                "basic_auth_users:\n  alice: '\(Self.hash.replacingOccurrences(of: "$05$", with: "$03$"))'\n",
+                "bcrypt cost of 3"
+            ),
             // crypt_r takes MD5-crypt and SHA-crypt too; exporter-toolkit does not.
-            ("basic_auth_users:\n  alice: $1$saltsalt$qjXMvOEsNUx1FR1y8aW2A.\n", "'alice' needs a bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -nB writes), not an MD5-crypt hash ($1$)"),
+            (
+                "basic_auth_users:\n  alice: $1$saltsalt$qjXMvOEsNUx1FR1y8aW2A.\n",
+                "'alice' needs a bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -nB writes), not an MD5-crypt hash ($1$)"
+            ),
             ("basic_auth_users:\n  alice: '$6$salt$abc'\n", "not a SHA-512-crypt hash ($6$)"),
             ("basic_auth_users:\n  alice: '$2b$10$short'\n", "53 characters"),
             ("tls_server_config:\n  cert_file: a.pem\n", "needs cert_file and key_file"),
@@ -198,8 +227,24 @@ struct ListenerWebConfigTests {
     }
 }
 
-/// What a test's crypt seam was asked: each password's calls and settings, and how many ran at once.
+/// A crypt seam that counts: each password's calls and settings, and how many ran at once. The
+/// password `hold` is held until `release`, as a hash of cost 31 would hold it for days.
 private final class CryptCalls: Sendable {
+    private let gate = DispatchSemaphore(value: 0)
+
+    /// crypt_r, counted (and held for `hold`).
+    var crypt: ListenerAuth.Crypt {
+        { password, setting in
+            self.begin(password, setting)
+            defer { self.end() }
+            if password == "hold" { self.gate.wait() }
+            return ListenerWebConfig.crypt(password, setting)
+        }
+    }
+
+    /// Lets `count` held checks end.
+    func release(_ count: Int) { for _ in 0..<count { gate.signal() } }
+
     private struct State {
         var calls: [(password: String, setting: String)] = []
         var running = 0

@@ -51,6 +51,15 @@ struct ProbeEndpointTests {
         return (server, "http://127.0.0.1:\(server.port)/probe")
     }
 
+    /// The agent's resolver settings for the lab: its HTTPDNS service, no fallback to system DNS
+    /// (which knows no lab name).
+    private static func configuration(_ lab: Lab) -> ResolverConfiguration {
+        var configuration = ResolverConfiguration(
+            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
+        configuration.fallbackToSystem = false
+        return configuration
+    }
+
     private static func query(_ target: String, _ more: String = "") -> String {
         let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target
         return "?target=\(encoded)\(more)"
@@ -284,11 +293,9 @@ struct ProbeEndpointTests {
         var options = ProbeOptions()
         options.caFile = lab.endpoints.ca
         options.linkLocal = .refuse
-        let engine = ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options, environment: [:])
-        let resolvers = ProbeResolvers(
-            configuration: ResolverConfiguration(
-                provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10),
-            allow: allow)
+        let engine = ProbeEngine(
+            resolve: allow.guarding { await cache.resolve($0) }, options: options, environment: [:])
+        let resolvers = ProbeResolvers(configuration: Self.configuration(lab), allow: allow)
         let probe = ProbeEndpoint(engine: engine, allow: allow, resolvers: resolvers)
         func text(_ answer: EndpointAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
 
@@ -359,9 +366,7 @@ struct ProbeEndpointTests {
     )
     func resolverOverrides() async throws {
         let lab = try await Lab.start()
-        var configuration = ResolverConfiguration(
-            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
-        configuration.fallbackToSystem = false
+        var configuration = Self.configuration(lab)
         configuration.providers = [
             .inMemory(
                 name: "lab-doh", kind: .doh, endpoint: lab.endpoints.httpdnsTLS + "/dns-query", account: nil,
@@ -404,9 +409,7 @@ struct ProbeEndpointTests {
     )
     func requestedServersLeaveModulesTheirs() async throws {
         let lab = try await Lab.start()
-        var configuration = ResolverConfiguration(
-            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
-        configuration.fallbackToSystem = false
+        let configuration = Self.configuration(lab)
         let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
         var viaDNS = ProbeModuleFileSettings(name: "viadns")
         viaDNS.dnsServer = lab.endpoints.dns
@@ -418,7 +421,9 @@ struct ProbeEndpointTests {
         // Servers nothing answers on: each probe's system column fails, the request is still run.
         let requested = await withTaskGroup(of: EndpointAnswer.self) { group in
             for index in 0..<ProbeResolvers.kept {
-                group.addTask { await probe.answer(uri: target + "&dns_server=127.0.0.\(10 + index)%3A5353", scrapeTimeout: "3") }
+                group.addTask {
+                    await probe.answer(uri: target + "&dns_server=127.0.0.\(10 + index)%3A5353", scrapeTimeout: "3")
+                }
             }
             var all: [EndpointAnswer] = []
             for await answer in group { all.append(answer) }
@@ -437,7 +442,8 @@ struct ProbeEndpointTests {
         for answer in [module, moduleAgain] {
             #expect(answer.status == 200, "\(text(answer))")
             // The module's server is the lab's, which hijacks this name.
-            #expect(sample(text(answer), "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1, "\(text(answer))")
+            #expect(
+                sample(text(answer), "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1, "\(text(answer))")
         }
         #expect(seventeenth.status == 200, "\(text(seventeenth))")
     }
