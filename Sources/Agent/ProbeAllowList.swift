@@ -122,20 +122,9 @@ public struct ProbeAllowList: Sendable, Equatable {
             "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; --probe-allow \(reached) would allow it"
     }
 
-    /// The address bytes reach: an IPv6 address carrying an IPv4 one that the kernel may carry
-    /// over IPv4 is that IPv4 address (`::ffff:a.b.c.d` mapped, which a dual-stack socket sends
-    /// to a.b.c.d, and, to be safe, `::ffff:0:a.b.c.d` translated and `::a.b.c.d` compatible,
-    /// but `::` and `::1`); anything else, NAT64's 64:ff9b::/96 included (routed as IPv6, to a
-    /// translator), is itself.
-    static func reached(_ bytes: [UInt8]) -> [UInt8] {
-        guard bytes.count == 16, bytes[0..<8].allSatisfy({ $0 == 0 }) else { return bytes }
-        let v4 = Array(bytes[12...])
-        switch Array(bytes[8..<12]) {
-        case [0, 0, 0xFF, 0xFF], [0xFF, 0xFF, 0, 0]: return v4
-        case [0, 0, 0, 0] where v4 != [0, 0, 0, 0] && v4 != [0, 0, 0, 1]: return v4
-        default: return bytes
-        }
-    }
+    /// The address bytes reach (`IPLiteral.reachedAddress`: an IPv6 address carrying an IPv4
+    /// one is judged as that IPv4 address).
+    static func reached(_ bytes: [UInt8]) -> [UInt8] { IPLiteral.reachedAddress(bytes) }
 
     /// `address` as written, with the IPv4 address it reaches when that differs.
     private static func shown(_ address: String, _ reached: [UInt8]) -> String {

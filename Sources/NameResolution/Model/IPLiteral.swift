@@ -67,7 +67,7 @@ public enum IPLiteral {
     }
 
     /// Whether `text` is a link-local address (169.254.0.0/16, fe80::/10, or the IPv4 range
-    /// mapped into IPv6) or a cloud metadata address outside those (Alibaba Cloud's
+    /// carried in IPv6: `reachedAddress`) or a cloud metadata address outside those (Alibaba Cloud's
     /// 100.100.100.200, AWS's fd00:ec2::254): where a redirect could lead a prober to a host's
     /// instance credentials. Any spelling `inet_pton` reads counts, a zone (`%eth0`) ignored;
     /// false for text that is not an address.
@@ -82,10 +82,24 @@ public enum IPLiteral {
         guard inet_pton(AF_INET6, String(address), &v6) == 1 else { return false }
         let bytes = withUnsafeBytes(of: v6) { Array($0) }
         if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { return true }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
-            return isLinkLocalOrMetadata(v4: Array(bytes[12...]))
-        }
+        let reached = reachedAddress(bytes)
+        if reached.count == 4 { return isLinkLocalOrMetadata(v4: reached) }
         return bytes == [0xFD, 0x00, 0x0E, 0xC2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54]
+    }
+
+    /// The address 4 or 16 bytes reach: an IPv6 address carrying an IPv4 one that the kernel may
+    /// carry over IPv4 is that IPv4 address (`::ffff:a.b.c.d` mapped, which a dual-stack socket
+    /// sends to a.b.c.d, and, to be safe, `::ffff:0:a.b.c.d` translated and `::a.b.c.d`
+    /// compatible, but `::` and `::1`); anything else, NAT64's 64:ff9b::/96 included (routed as
+    /// IPv6, to a translator), is itself. Every check of where an address leads asks this one rule.
+    public static func reachedAddress(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count == 16, bytes[0..<8].allSatisfy({ $0 == 0 }) else { return bytes }
+        let v4 = Array(bytes[12...])
+        switch Array(bytes[8..<12]) {
+        case [0, 0, 0xFF, 0xFF], [0xFF, 0xFF, 0, 0]: return v4
+        case [0, 0, 0, 0] where v4 != [0, 0, 0, 0] && v4 != [0, 0, 0, 1]: return v4
+        default: return bytes
+        }
     }
 
     private static func isLinkLocalOrMetadata(v4 bytes: [UInt8]) -> Bool {
