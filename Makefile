@@ -7,7 +7,7 @@ SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps build bench format format-check lab fuzz tsan asan release docs install uninstall deb package-test
+.PHONY: run test deps build bench format format-check lab fuzz tsan asan release test-release docs install uninstall deb package-test
 
 deps:
 	@scripts/install-deps.sh
@@ -149,3 +149,11 @@ deb: release docs
 package-test: deb
 	@$(SWIFT) build --build-tests 2>&1 | tail -3
 	$(SWIFT) test --skip-build --filter PackagingTests
+
+# The binary we ship is the binary we test (issue 32: a crash only the optimised build had). The
+# suites that start `ipdirect` (scripts/binary-suites.sh reads which from the tests) run against
+# the release binary that goes into the package: the test code is the debug build's, the binary
+# it starts is IPDIRECT_BINARY's (BuiltBinary.ipdirect, Tests/TestSupport/ChildProcess.swift).
+test-release: release
+	@$(SWIFT) build --build-tests 2>&1 | tail -3
+	IPDIRECT_BINARY=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build --filter "$$(scripts/binary-suites.sh)"

@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText",
+                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText", "LabFaults",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -121,16 +121,16 @@ let package = Package(
         // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
         .target(name: "Signals", swiftSettings: strict),
 
-        // The lab's vocabulary the console shares: its fault switch (one enum), its suggested names.
+        // The lab's vocabulary others share: its fault switch (one enum), its suggested names, and the
+        // wire formats its HTTPDNS service speaks (the provider registry's lab routes name them).
         .target(name: "LabFaults", swiftSettings: strict),
 
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
         .target(
             name: "Console",
             dependencies: [
-                "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "BundledResources", "TerminalText",
-                "Signals",
-                "LabFaults", "Doctor",
+                "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "TerminalText", "Signals", "LabFaults",
+                "Doctor",
             ],
             swiftSettings: strict),
 
@@ -152,11 +152,11 @@ let package = Package(
             swiftSettings: strict),
 
         // The headless probe agent: a target list on an interval, Prometheus /metrics, OTLP traces,
-        // JSON Lines with rotation; the probe engine and watch summaries are the console's.
+        // JSON Lines with rotation; the probe engine and watch summaries are Probe's, as the console's are.
         .target(
             name: "Agent",
             dependencies: [
-                "Probe", "NameResolution", "ConfigurationSources", "Signals", "TerminalText", "CCrypt",
+                "Probe", "NameResolution", "ConfigurationSources", "CurlTransport", "Signals", "TerminalText", "CCrypt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -172,14 +172,24 @@ let package = Package(
         // (IP stack, proxies, reachability, clock, account, DNS paths, client address, interception).
         .target(
             name: "Doctor",
-            dependencies: ["NameResolution", "Probe", "CurlTransport", "CCAres", "TerminalText"],
+            dependencies: ["NameResolution", "Probe", "CurlTransport", "TerminalText"],
+            swiftSettings: strict),
+
+        // The composition layer: a session built from configuration (layers, the lab when asked, the
+        // provider from the registry, the cache), the doctor's context, the console's live engine.
+        .target(
+            name: "Composition",
+            dependencies: [
+                "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console",
+                "Doctor",
+            ],
             swiftSettings: strict),
 
         .executableTarget(
             name: "ipdirect",
             dependencies: [
-                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console", "TerminalText", "Signals", "Agent",
-                "Doctor",
+                "Composition", "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "Probe", "Console",
+                "TerminalText", "Signals", "Agent", "Doctor", "CurlTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -190,7 +200,10 @@ let package = Package(
         .executableTarget(
             name: "ipdirect-bench",
             dependencies: [
-                "Lab", "NameResolution", "ConfigurationSources", "Probe", "Console",
+                "Lab", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict),
 
@@ -210,14 +223,17 @@ let package = Package(
             name: "TestSupport", dependencies: ["NameResolution"], path: "Tests/TestSupport", swiftSettings: strict),
 
         // libcurl's Swift face alone: the transfer loop against the lab's TLS servers, header lines.
-        .testTarget(name: "CurlTransportTests", dependencies: ["CurlTransport", "Lab"], swiftSettings: strict),
-        .testTarget(name: "LabTests", dependencies: ["Lab", "CurlTransport", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CurlTransportTests", dependencies: ["CurlTransport", "CCurl", "Lab"], swiftSettings: strict),
+        .testTarget(
+            name: "LabTests",
+            dependencies: ["Lab", "CurlTransport", "TestSupport", .product(name: "NIOPosix", package: "swift-nio")],
+            swiftSettings: strict),
         .testTarget(
             name: "NameResolutionTests",
             dependencies: [
-                "NameResolution", "ConfigurationSources", "NameResolutionTesting", "Lab", "WireCiphers",
-                "CurlTransport",
-                "TestSupport",
+                "NameResolution", "ConfigurationSources", "NameResolutionTesting", "Lab", "LabFaults", "WireCiphers",
+                "BundledResources", "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -230,20 +246,35 @@ let package = Package(
         .testTarget(
             name: "DoctorTests",
             dependencies: [
-                "Doctor", "NameResolution", "ConfigurationSources", "Probe", "Lab", "LabFaults", "TestSupport",
+                "Doctor", "NameResolution", "CurlTransport", "ConfigurationSources", "Probe", "Lab", "LabFaults",
+                "TestSupport",
+            ],
+            swiftSettings: strict),
+        // A session from configuration against the lab: providers, cache path, doctor context.
+        .testTarget(
+            name: "CompositionTests",
+            dependencies: [
+                "Composition", "ConfigurationSources", "NameResolution", "Probe", "Lab", "LabFaults", "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"], swiftSettings: strict),
         .testTarget(
-            name: "ProbeTests", dependencies: ["Probe", "ConfigurationSources", "Lab", "TestSupport"],
+            name: "ProbeTests",
+            dependencies: ["Probe", "NameResolution", "CurlTransport", "ConfigurationSources", "Lab", "TestSupport"],
             exclude: ["RecordedOutputs"],
             swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
         .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),
+        // The command line end to end: the binary's commands, their output, exit statuses and voice.
         .testTarget(
-            name: "ConsoleTests", dependencies: ["Console", "ConfigurationSources", "Doctor", "Lab", "TestSupport"],
+            name: "CommandLineTests", dependencies: ["Lab", "NameResolution", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: [
+                "Console", "Probe", "NameResolution", "ConfigurationSources", "Doctor", "Lab", "TestSupport",
+            ],
             exclude: ["__Snapshots__"],
             swiftSettings: strict),
     ],

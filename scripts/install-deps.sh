@@ -9,6 +9,13 @@ set -euo pipefail
 # man-db and groff-base render the man pages (PackagingTests).
 wanted=(libcurl4-openssl-dev libssl-dev libc-ares-dev libcrypt-dev libncurses-dev pkg-config tmux python3-jsonschema bind9-dnsutils prometheus
   zsh fish man-db groff-base "$@")
+# The namespace tests (Tests/DoctorTests/Namespaces) make real faults with real software: each
+# command beside the Debian package that has it, added when the command is missing (nginx may
+# come as nginx or nginx-light; either serves). tinyproxy-bin is the program without the service.
+for pair in ip:iproute2 ss:iproute2 nft:nftables unbound:unbound faketime:faketime mitmdump:mitmproxy \
+  tinyproxy:tinyproxy-bin nginx:nginx-light; do
+  if ! PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%:*}" >/dev/null; then wanted+=("${pair#*:}"); fi
+done
 missing=()
 for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

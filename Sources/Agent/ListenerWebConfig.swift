@@ -1,7 +1,6 @@
 // `--web-config-file`: TLS and basic auth for the agent's listener in the file format of
 // Prometheus' exporter-toolkit (`tls_server_config`, `basic_auth_users` with bcrypt hashes).
 import CCrypt
-import Crypto
 import Foundation
 import NameResolution
 
@@ -64,9 +63,8 @@ public struct ListenerWebConfig: Sendable {
                     throw problem("tls_server_config: '\(name)' is not read here (cert_file and key_file are)")
                 }
             case "basic_auth_users":
-                guard !name.isEmpty, value.hasPrefix("$") else {
-                    throw problem("basic_auth_users: '\(name)' needs a bcrypt hash ($2y$...)")
-                }
+                guard !name.isEmpty else { throw problem("basic_auth_users: a user needs a name") }
+                if let reason = Self.hashProblem(value) { throw problem("basic_auth_users: '\(name)' \(reason)") }
                 users[name] = value
             default:
                 throw problem("indented line outside tls_server_config or basic_auth_users")
@@ -103,37 +101,68 @@ public struct ListenerWebConfig: Sendable {
         return String(value.dropFirst().dropLast())
     }
 
-    /// Whether an `Authorization` header names a user and the password of its hash.
-    ///
-    /// crypt_r runs bcrypt (tens of milliseconds at cost 10): callers run it off the event loop.
-    /// A pair that checked out is remembered by its SHA-256, as exporter-toolkit caches, so a
-    /// scrape every few seconds does not pay for bcrypt each time.
-    func authorizes(_ header: String?, remembered: Locked<Set<Data>>) -> Bool {
-        guard !users.isEmpty else { return true }
+    /// The bcrypt costs the listener takes. 4 is bcrypt's least. Each step doubles a check's
+    /// time: 10 (htpasswd's and exporter-toolkit's examples) took 52 ms on the 2-core machine this
+    /// runs on, 14 under a second idle and 1.7 s loaded; 16 would take 3.5 to 7 s, and a few
+    /// checks queued for the one bcrypt at a time would outlast Prometheus' 10 s scrape timeout;
+    /// 31 takes days.
+    static let costs = 4...14
+
+    /// What is wrong with a `basic_auth_users` value; nil for a bcrypt hash the listener takes.
+    /// exporter-toolkit takes bcrypt only; crypt(5)'s other schemes (MD5-crypt `$1$`, SHA-crypt,
+    /// yescrypt) would log in here and not there, so they are refused, never guessed at.
+    static func hashProblem(_ hash: String) -> String? {
+        let parts = hash.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].isEmpty, ["2a", "2b", "2y"].contains(parts[1]) else {
+            let scheme =
+                switch hash.split(separator: "$", maxSplits: 2, omittingEmptySubsequences: false).dropFirst().first {
+                case "1"?: "an MD5-crypt hash ($1$)"
+                case "5"?: "a SHA-256-crypt hash ($5$)"
+                case "6"?: "a SHA-512-crypt hash ($6$)"
+                case "y"?: "a yescrypt hash ($y$)"
+                default: "something else"
+                }
+            return
+                "needs a bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -nB writes), not \(scheme): the listener checks bcrypt only, as exporter-toolkit does"
+        }
+        guard parts[2].count == 2, parts[2].allSatisfy({ ("0"..."9").contains($0) }), let cost = Int(parts[2]) else {
+            return "has a bcrypt hash without its two-digit cost ($2b$10$...)"
+        }
+        guard costs.contains(cost) else {
+            return
+                "has a bcrypt cost of \(cost); the listener takes \(costs.lowerBound) to \(costs.upperBound) (each step doubles the time a check takes; htpasswd -nBC 10 makes a new hash)"
+        }
+        let digits = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        guard parts[3].count == 53, parts[3].allSatisfy({ digits.contains($0) }) else {
+            return "has a bcrypt hash whose salt and digest are not 53 characters of bcrypt's alphabet"
+        }
+        return nil
+    }
+
+    /// The user and password an `Authorization: Basic` header names; nil for any other header.
+    static func credentials(_ header: String?) -> (user: String, password: String)? {
         guard let header, header.lowercased().hasPrefix("basic "),
             let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
             let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":")
-        else { return false }
-        let user = String(pair[..<colon])
-        let password = String(pair[pair.index(after: colon)...])
-        guard let hash = users[user] else { return false }
-        let fingerprint = Data(SHA256.hash(data: Data("\(user)\u{0}\(password)\u{0}\(hash)".utf8)))
-        if remembered.withLock({ $0.contains(fingerprint) }) { return true }
-        guard Self.matches(password, hash: hash) else { return false }
-        remembered.withLock { known in
-            if known.count >= 1024 { known.removeAll() }
-            known.insert(fingerprint)
-        }
-        return true
+        else { return nil }
+        return (String(pair[..<colon]), String(pair[pair.index(after: colon)...]))
     }
 
-    /// crypt_r of `password` with `hash` as its setting equals `hash`, compared in constant time.
-    static func matches(_ password: String, hash: String) -> Bool {
+    /// libxcrypt's crypt_r of `password` with `setting` (a hash, or its leading salt and cost):
+    /// the hash it computes, nil when crypt_r refuses.
+    @Sendable static func crypt(_ password: String, _ setting: String) -> String? {
         var data = crypt_data()
-        guard let result = crypt_r(password, hash, &data) else { return false }
-        let computed = Array(String(cString: result).utf8)
+        guard let result = crypt_r(password, setting, &data) else { return nil }
+        return String(cString: result)
+    }
+
+    /// `computed` (crypt's answer) equals `hash`, compared in constant time; a failure token
+    /// (`*0`) never does.
+    static func matches(_ computed: String?, hash: String) -> Bool {
+        guard let computed else { return false }
+        let bytes = Array(computed.utf8)
         let expected = Array(hash.utf8)
-        guard computed.count == expected.count, !computed.starts(with: Array("*".utf8)) else { return false }
-        return zip(computed, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        guard bytes.count == expected.count, !bytes.starts(with: Array("*".utf8)) else { return false }
+        return zip(bytes, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

@@ -1,5 +1,6 @@
 // A tiny NIO HTTP/1.1 server for `--metrics-listen`: GET /metrics renders the registry in the
 // Prometheus text format (swift-prometheus writes it), GET /probe probes now; within its limits.
+import Crypto
 import Foundation
 import Logging
 import NIOCore
@@ -25,6 +26,7 @@ import NameResolution
 public final class MetricsServer: Sendable {
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
+    private let auth: ListenerAuth?
 
     /// The address it listens on (the port the kernel chose when asked for 0).
     public let host: String
@@ -42,15 +44,18 @@ public final class MetricsServer: Sendable {
     ///   - logger: where a full listener and an accept out of descriptors are said, once a minute.
     ///   - probe: answers `/probe`; nil leaves `/metrics` alone.
     ///   - web: TLS and basic auth (`--web-config-file`); nil serves plain HTTP to anyone.
+    ///   - crypt: computes a password's hash with a user's; nil for crypt_r (a test counts or
+    ///     holds calls).
     ///   - render: the body of one scrape.
     /// - Throws: `AgentSettingError` when the address cannot be bound.
     public init(
         host: String, port: Int, limits: MetricsListenerLimits = .standard, metrics: AgentMetrics? = nil,
         logger: Logger? = nil, probe: ProbeEndpoint? = nil, web: ListenerWebConfig? = nil,
+        crypt: ListenerAuth.Crypt? = nil,
         render: @escaping @Sendable () -> [UInt8]
     ) async throws {
         let tls = try Self.tlsContext(web)
-        let auth = web.flatMap { $0.users.isEmpty ? nil : ListenerAuth(config: $0) }
+        let auth = web.flatMap { $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt) }
         // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let table = ConnectionTable(limits: limits, metrics: metrics, logger: logger)
@@ -96,6 +101,7 @@ public final class MetricsServer: Sendable {
         do {
             channel = try await bootstrap.bind(host: host, port: port).get()
         } catch {
+            await auth?.close()
             try? await group.shutdownGracefully()
             // NIO's words are its call and errno ("bind(descriptor:ptr:bytes:): Address already in use");
             // a person wants what it means and what to do.
@@ -103,6 +109,7 @@ public final class MetricsServer: Sendable {
             throw AgentSettingError("cannot listen on \(host):\(port) for --metrics-listen: \(reason)")
         }
         self.group = group
+        self.auth = auth
         self.host = host
         self.port = channel.localAddress?.port ?? port
         self.limits = limits
@@ -127,6 +134,8 @@ public final class MetricsServer: Sendable {
     /// Stops listening and closes open scrapes.
     public func close() async {
         try? await channel.close()
+        // Checks still queued are dropped; one under way is not waited for.
+        await auth?.close()
         try? await group.shutdownGracefully()
     }
 }
@@ -250,12 +259,18 @@ private final class MetricsResponder: ChannelInboundHandler {
             route(request, context: context)
             return
         }
-        // bcrypt takes tens of milliseconds: checked off the event loop, the answer comes back to it.
-        let checked = context.eventLoop.makePromise(of: Bool.self)
-        let header = request.headers.first(name: "Authorization")
-        checked.completeWithTask { auth.authorizes(header) }
-        checked.futureResult.assumeIsolated().whenSuccess { authorized in
+        // bcrypt takes tens of milliseconds: checked on auth's own thread, the answer comes back
+        // to the loop.
+        let channel = context.channel
+        let checked = auth.authorizes(
+            request.headers.first(name: "Authorization"), on: context.eventLoop, while: { channel.isActive })
+        checked.assumeIsolated().whenComplete { result in
             guard let context = self.context, context.channel.isActive else { return }
+            guard case .success(let authorized) = result else {
+                // The listener is closing: auth checks no more.
+                context.close(promise: nil)
+                return
+            }
             if authorized {
                 self.route(request, context: context)
             } else {
@@ -375,13 +390,62 @@ private final class MetricsResponder: ChannelInboundHandler {
     }
 }
 
-/// The listener's basic auth users, and the pairs already checked.
-final class ListenerAuth: Sendable {
-    private let config: ListenerWebConfig
+/// The listener's basic auth: its users, the pairs already checked, and the one thread bcrypt
+/// runs on, so checks never hold the event loop or Swift's few cooperative threads (a scrape,
+/// a probe, shutdown), and run one at a time, as exporter-toolkit runs them. Checks waiting are
+/// as many as connections are open: the listener's connection cap bounds them.
+public final class ListenerAuth: Sendable {
+    /// Computes a password's hash with a user's hash as its setting (crypt_r).
+    public typealias Crypt = @Sendable (_ password: String, _ setting: String) -> String?
+
+    private let users: [String: String]
+    private let crypt: Crypt
+    private let thread: NIOThreadPool
     private let remembered = Locked(Set<Data>())
 
-    init(config: ListenerWebConfig) { self.config = config }
+    init(users: [String: String], crypt: @escaping Crypt) {
+        self.users = users
+        self.crypt = crypt
+        thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+    }
 
-    /// Whether an `Authorization` header names a user and its password (runs bcrypt: off the loop).
-    func authorizes(_ header: String?) -> Bool { config.authorizes(header, remembered: remembered) }
+    deinit { thread.shutdownGracefully { _ in } }
+
+    /// Whether an `Authorization` header names a user and its password, answered on `eventLoop`.
+    /// A pair that checked out is remembered by its SHA-256, so a scrape every few seconds does
+    /// not pay for bcrypt each time.
+    ///
+    /// - Parameter wanted: asked before bcrypt runs; false (the client has gone) skips it.
+    /// - Returns: fails only once `close()` has been called.
+    func authorizes(_ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool)
+        -> EventLoopFuture<Bool>
+    {
+        guard let credentials = ListenerWebConfig.credentials(header), let hash = users[credentials.user] else {
+            return eventLoop.makeSucceededFuture(false)
+        }
+        let (user, password) = credentials
+        let fingerprint = Data(SHA256.hash(data: Data("\(user)\u{0}\(password)\u{0}\(hash)".utf8)))
+        if remembered.withLock({ $0.contains(fingerprint) }) { return eventLoop.makeSucceededFuture(true) }
+        let crypt = crypt
+        let remembered = remembered
+        return thread.runIfActive(eventLoop: eventLoop) {
+            guard wanted(), ListenerWebConfig.matches(crypt(password, hash), hash: hash) else { return false }
+            remembered.withLock { known in
+                if known.count >= 1024 { known.removeAll() }
+                known.insert(fingerprint)
+            }
+            return true
+        }
+    }
+
+    /// Drops the checks still waiting (their futures fail, while the event loop still runs)
+    /// without waiting for one under way.
+    func close() async {
+        // The pool says the waiting ones are cancelled on this queue, and then, once its thread
+        // has ended, that it is done: what follows the first on the queue is all that is awaited.
+        let queue = DispatchQueue(label: "ipdirect.listener-auth")
+        thread.shutdownGracefully(queue: queue) { _ in }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+    }
 }

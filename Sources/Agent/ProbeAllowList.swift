@@ -12,6 +12,12 @@ import Probe
 
 /// The targets `/probe` may probe. Empty allows any name and address except the link-local and
 /// cloud metadata ones, which only an entry naming that very address allows.
+///
+/// Otherwise a name is allowed when a glob matches it (any name when only ranges are given: its
+/// addresses decide); an address the requester wrote (a literal target, a redirect's literal
+/// `Location`, `dns_server=`) only when a range holds it, so globs alone allow no literal; an
+/// address resolution answered for an allowed name when a range holds it, or, with globs alone,
+/// because the glob allowed the name.
 public struct ProbeAllowList: Sendable, Equatable {
     /// An address range: the network's bytes and how many leading bits count.
     struct Range: Sendable, Equatable {
@@ -52,8 +58,13 @@ public struct ProbeAllowList: Sendable, Equatable {
                     throw AgentSettingError(
                         "--probe-allow \(entry): the prefix length must be 0 to \(bytes.count * 8)")
                 }
-                ranges.append(Range(bytes: bytes, bits: bits))
-                if bits == bytes.count * 8 { named.append(bytes) }
+                // ::ffff:10.0.0.0/104 names 10.0.0.0/8: addresses of that form are judged as IPv4.
+                let reached = Self.reached(bytes)
+                let range =
+                    reached.count < bytes.count && bits >= 96
+                    ? Range(bytes: reached, bits: bits - 96) : Range(bytes: bytes, bits: bits)
+                ranges.append(range)
+                if range.bits == range.bytes.count * 8 { named.append(range.bytes) }
             } else if parts.count == 1,
                 entry.unicodeScalars.allSatisfy({
                     $0.isASCII
@@ -73,30 +84,70 @@ public struct ProbeAllowList: Sendable, Equatable {
     /// Whether anything is allowed beyond the default.
     public var isEmpty: Bool { ranges.isEmpty && globs.isEmpty }
 
-    /// Why `/probe` may not probe `host` (a name or an address literal); nil when it may.
+    /// Why `/probe` may not probe `host`, a name or an address literal the requester wrote (a
+    /// target, a redirect's `Location`, `dns_server=`); nil when it may.
     public func refusal(host: String) -> String? {
-        if let bytes = Self.bytes(host) { return refusal(address: host, bytes: bytes) }
-        guard !globs.isEmpty || !ranges.isEmpty else { return nil }
+        if let written = Self.bytes(host) {
+            let bytes = Self.reached(written)
+            if let reason = metadataRefusal(address: host, bytes: bytes) { return reason }
+            if isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
+            // A glob allows names: an address written out is not the answer for any of them.
+            return ranges.isEmpty
+                ? "\(Self.shown(host, bytes)) is an address, and --probe-allow gives only names (\(globs.joined(separator: ", "))); an address range would allow it"
+                : "\(Self.shown(host, bytes)) is outside the address ranges --probe-allow allows"
+        }
+        guard !isEmpty else { return nil }
         let name = host.lowercased()
         // A name is allowed by a glob; with only ranges given, by the addresses it resolves to.
         if globs.isEmpty || globs.contains(where: { fnmatch($0, name, 0) == 0 }) { return nil }
         return "\(name) is not among the names --probe-allow allows"
     }
 
-    /// Why `/probe` may not connect to `address`; nil when it may.
+    /// Why `/probe` may not connect to `address`, which resolving an allowed name answered; nil
+    /// when it may.
     public func refusal(address: String) -> String? {
-        guard let bytes = Self.bytes(address) else { return "\(address) is not an address" }
-        return refusal(address: address, bytes: bytes)
+        guard let written = Self.bytes(address) else { return "\(address) is not an address" }
+        let bytes = Self.reached(written)
+        if let reason = metadataRefusal(address: address, bytes: bytes) { return reason }
+        // With globs alone the name's glob allowed it; ranges, when given, hold every answer.
+        if ranges.isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
+        return "\(Self.shown(address, bytes)) is outside the address ranges --probe-allow allows"
     }
 
-    private func refusal(address: String, bytes: [UInt8]) -> String? {
-        if IPLiteral.isLinkLocalOrMetadata(address) {
-            return named.contains(bytes)
-                ? nil
-                : "\(address) is a link-local or cloud metadata address; --probe-allow \(address) would allow it"
+    /// `bytes` being what `address` reaches.
+    private func metadataRefusal(address: String, bytes: [UInt8]) -> String? {
+        let reached = Self.text(bytes)
+        guard IPLiteral.isLinkLocalOrMetadata(reached), !named.contains(bytes) else { return nil }
+        return "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; --probe-allow \(reached) would allow it"
+    }
+
+    /// The address bytes reach: an IPv6 address carrying an IPv4 one that the kernel may carry
+    /// over IPv4 is that IPv4 address (`::ffff:a.b.c.d` mapped, which a dual-stack socket sends
+    /// to a.b.c.d, and, to be safe, `::ffff:0:a.b.c.d` translated and `::a.b.c.d` compatible,
+    /// but `::` and `::1`); anything else, NAT64's 64:ff9b::/96 included (routed as IPv6, to a
+    /// translator), is itself.
+    static func reached(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count == 16, bytes[0..<8].allSatisfy({ $0 == 0 }) else { return bytes }
+        let v4 = Array(bytes[12...])
+        switch Array(bytes[8..<12]) {
+        case [0, 0, 0xFF, 0xFF], [0xFF, 0xFF, 0, 0]: return v4
+        case [0, 0, 0, 0] where v4 != [0, 0, 0, 0] && v4 != [0, 0, 0, 1]: return v4
+        default: return bytes
         }
-        if ranges.isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
-        return "\(address) is outside the address ranges --probe-allow allows"
+    }
+
+    /// `address` as written, with the IPv4 address it reaches when that differs.
+    private static func shown(_ address: String, _ reached: [UInt8]) -> String {
+        reached.count == 4 && bytes(address)?.count == 16 ? "\(address) (which reaches \(text(reached)))" : address
+    }
+
+    /// The text `inet_ntop` writes for 4 or 16 bytes.
+    private static func text(_ bytes: [UInt8]) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        guard bytes.withUnsafeBytes({ inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) }) != nil
+        else { return "" }
+        return String(cString: buffer)
     }
 
     /// `resolve` refusing a name this list refuses (a redirect's new host), and with every address

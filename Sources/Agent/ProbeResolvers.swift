@@ -1,13 +1,15 @@
 // The resolvers a `/probe` request may pick besides the agent's own: a `[[providers]]` entry by
-// name, a DNS server for the system column; each made once, kept, and bounded in number.
+// name, a DNS server for the system column; the configuration's kept, a request's bounded in number.
 import Foundation
 import NameResolution
 import Probe
 
 /// Makes and keeps the resolvers `provider=` and `dns_server=` name.
 public final class ProbeResolvers: Sendable {
-    /// Resolver choices kept at once; a request for another is refused (a relay must not let a
-    /// scraper grow the agent without end).
+    /// Resolvers kept for `dns_server=` values requests name; past these, the one used longest
+    /// ago is let go (a relay must not let a scraper grow the agent without end). The
+    /// configuration's choices (a `[[providers]]` entry, a module's `dns_server`) are finite and
+    /// kept apart, so requests naming other servers never take their place.
     public static let kept = 16
 
     private struct Choice: Hashable {
@@ -15,14 +17,22 @@ public final class ProbeResolvers: Sendable {
         var dnsServer: DNSServer?
     }
 
+    /// The resolvers made so far: the configuration's, and requests' in the order last used.
+    private struct Made {
+        var configured: [Choice: ResolverCache] = [:]
+        var requested: [Choice: ResolverCache] = [:]
+        var used: [Choice] = []
+    }
+
     private let configuration: ResolverConfiguration
     private let environment: [String: String]
     private let allow: ProbeAllowList
-    private let made = Locked([Choice: ResolverCache]())
+    private let made = Locked(Made())
 
     /// - Parameters:
     ///   - configuration: the agent's; its `[[providers]]` are what `provider=` may name.
-    ///   - allow: what a resolver may ask (a DNS server is an address like any other).
+    ///   - allow: what `dns_server=` may name (an address the requester writes, like a target's);
+    ///     the resolvers' answers are screened by it too.
     ///   - environment: where a provider's `secret_env`, `key_env` and `token_env` are read.
     public init(
         configuration: ResolverConfiguration, allow: ProbeAllowList = ProbeAllowList(),
@@ -41,7 +51,7 @@ public final class ProbeResolvers: Sendable {
     ///
     /// - Returns: nil when both are nil (the agent's own resolver serves).
     /// - Throws: a sentence (400) for an unknown provider or a DNS server that is not one or is
-    ///   outside `--probe-allow` (403); 503 when `kept` choices are already kept.
+    ///   outside `--probe-allow` (403).
     func resolver(provider: String?, dnsServer: String?) throws(EndpointRefusal) -> HostResolver? {
         var server: DNSServer?
         if let dnsServer {
@@ -51,11 +61,23 @@ public final class ProbeResolvers: Sendable {
                 throw EndpointRefusal(400, "\(error)")
             }
         }
-        return try resolver(provider: provider, dnsServer: server)
+        // The requester wrote this address: it is held to the list as a literal target is.
+        if let server, let reason = allow.refusal(host: server.address.text) {
+            throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
+        }
+        return try resolver(provider: provider, dnsServer: server, requested: server != nil)
     }
 
-    /// The resolver for a provider's name and a DNS server already read, each nil for the agent's.
+    /// The resolver for a provider's name and a DNS server already read (a module's, which the
+    /// configuration chose: not held to `--probe-allow`), each nil for the agent's.
     func resolver(provider: String?, dnsServer server: DNSServer?) throws(EndpointRefusal) -> HostResolver? {
+        try resolver(provider: provider, dnsServer: server, requested: false)
+    }
+
+    /// - Parameter requested: the DNS server is a request's, not the configuration's.
+    private func resolver(
+        provider: String?, dnsServer server: DNSServer?, requested: Bool
+    ) throws(EndpointRefusal) -> HostResolver? {
         guard provider != nil || server != nil else { return nil }
         var choice = Choice(provider: provider)
         var settings = configuration
@@ -75,18 +97,15 @@ public final class ProbeResolvers: Sendable {
             }
         }
         if let server {
-            if let reason = allow.refusal(address: server.address.text) {
-                throw EndpointRefusal(403, "dns_server=\(server) refused: \(reason)")
-            }
             settings.dnsServer = server
             choice.dnsServer = server
         }
         let made = made.withLock { made -> Result<ResolverCache, EndpointRefusal> in
-            if let cache = made[choice] { return .success(cache) }
-            guard made.count < Self.kept else {
-                return .failure(
-                    EndpointRefusal(
-                        503, "this agent keeps \(Self.kept) provider and DNS server choices for /probe, all in use"))
+            if let cache = requested ? made.requested[choice] : made.configured[choice] {
+                if requested, let index = made.used.firstIndex(of: choice) {
+                    made.used.append(made.used.remove(at: index))
+                }
+                return .success(cache)
             }
             let provider: any HTTPDNSProvider
             do {
@@ -95,7 +114,14 @@ public final class ProbeResolvers: Sendable {
                 return .failure(EndpointRefusal(400, "cannot resolve through that provider: \(error)"))
             }
             let cache = ResolverCache(configuration: settings, provider: provider)
-            made[choice] = cache
+            guard requested else {
+                made.configured[choice] = cache
+                return .success(cache)
+            }
+            // A probe still using the one let go keeps it until it ends: nothing is cut short.
+            if made.requested.count >= Self.kept { made.requested[made.used.removeFirst()] = nil }
+            made.requested[choice] = cache
+            made.used.append(choice)
             return .success(cache)
         }
         let cache = try made.get()

@@ -1,5 +1,5 @@
 // The seam between the console and the engine: what the console asks for and what it hears
-// back. The executable adapts the real probe engine, resolver cache and lab to it.
+// back. Composition's LiveConsoleEngine puts the real probe engine, resolver cache and lab behind it.
 import Doctor
 import Foundation
 import LabFaults

@@ -1,10 +1,10 @@
-// The lab's alicloud service discovery: `GET /{account}/ss` names two service IPs on loopback
-// (127.0.0.2 first, then 127.0.0.1, same ports, plain and TLS), of which one can be made to fail.
+// The lab's alicloud service discovery: `GET /{account}/ss` names its service addresses (127.0.0.2
+// first, then 127.0.0.1, unless started with others; same ports, plain and TLS), one of which can fail.
 import Foundation
 import WireCiphers
 
 extension HTTPDNSService {
-    /// The service IPs the lab's `/ss` names, in order: the first is the one that can fail.
+    /// The service IPs the lab's `/ss` names by default, in order: the first is the one that can fail.
     public static let labServiceIPs = ["127.0.0.2", "127.0.0.1"]
 
     /// `GET /{account}/ss?region=..&platform=..&sdk_version=..&sid=..[&s=..&t=..&n=..]`, or nil for
@@ -12,7 +12,9 @@ extension HTTPDNSService {
     /// it is answered only when `s` = md5(n-secret-t); unsigned, as before.
     ///
     /// The answer carries `service_port` beside the SDK's `service_ip`/`service_ipv6`: the real
-    /// service IPs listen on 80/443, the lab's on the port the question came to (plain or TLS).
+    /// service IPs listen on 80/443, the lab's on the ports of its listeners, the same at every
+    /// service address; it names the port the question came to, which serves the scheme it was
+    /// asked over (TLS on the TLS port), whatever the Host header says.
     func discovery(_ request: LabRequest) -> Answer? {
         let parts = request.path.split(separator: "/").map(String.init)
         guard parts.count == 2, parts[1] == "ss" else { return nil }
@@ -29,10 +31,12 @@ extension HTTPDNSService {
                 return AliCloudCode.invalidSignature.refusal(format: "alicloud-ss", host: "")
             }
         }
-        let port = request.host.split(separator: ":").last.flatMap { Int($0) } ?? 80
-        let ips = Self.labServiceIPs.map { "\"\($0)\"" }.joined(separator: ",")
+        let port = request.localPort ?? request.host.split(separator: ":").last.flatMap { Int($0) } ?? 80
+        let v4 = serviceAddresses.filter { LabAddress.bytes($0)?.count == 4 }
+        let v6 = serviceAddresses.filter { LabAddress.bytes($0)?.count == 16 }
         return Answer(
-            response: .json(200, #"{"service_ip":[\#(ips)],"service_ipv6":[],"service_port":\#(port)}"#),
+            response: .json(
+                200, #"{"service_ip":\#(json(v4)),"service_ipv6":\#(json(v6)),"service_port":\#(port)}"#),
             format: "alicloud-ss", host: "", isJSON: true)
     }
 }

@@ -1,6 +1,7 @@
 // The lab's HTTPDNS service: the Alibaba Cloud legacy API, Tencent's text format, DoH JSON and wire,
 // all answered from the zone. Pure request-to-answer logic; the fault switch is applied on top.
 import Foundation
+import LabFaults
 import WireCiphers
 
 /// Answers HTTPDNS queries the way the real services do.
@@ -15,6 +16,8 @@ struct HTTPDNSService: Sendable {
     /// Refuses unsigned queries of every account with `UnsignedInterfaceDisabled`, as an account
     /// whose console turned the unsigned interface off (the `unsigned-refused` fault).
     var refusesUnsigned = false
+    /// The service addresses `/ss` names, in order (`LabOptions.effectiveServiceAddresses`).
+    var serviceAddresses = HTTPDNSService.labServiceIPs
 
     /// An answer and what it was about, for the query log.
     struct Answer: Sendable {
@@ -29,12 +32,13 @@ struct HTTPDNSService: Sendable {
 
     func answer(_ request: LabRequest) -> Answer {
         let parts = request.path.split(separator: "/").map(String.init)
-        switch parts.count {
-        case 1 where parts[0] == "d":
+        guard let format = LabWireFormat.serving(parts) else { return Self.noSuchEndpoint }
+        switch format {
+        case .tencent:
             return tencentForms(request)
-        case 1 where parts[0] == "resolve":
+        case .dohJSON:
             return dohJSON(request)
-        case 1 where parts[0] == "dns-query":
+        case .dohWire:
             if let wire = dohWire(request) { return wire }
             let accept = request.headers.first(name: "accept") ?? ""
             guard accept.contains("application/dns-json") || request.query["ct"] == "application/dns-json" else {
@@ -46,12 +50,10 @@ struct HTTPDNSService: Sendable {
                     format: "doh-json", host: request.query["name"] ?? "", isJSON: false)
             }
             return dohJSON(request)
-        case 2 where parts == ["v2", "d"]:
+        case .alicloudV2:
             return alicloudV2(request)
-        case 2 where ["d", "sign_d", "resolve", "sign_resolve"].contains(parts[1]):
+        case .alicloudLegacy:
             return alicloud(request, account: parts[0], endpoint: parts[1])
-        default:
-            return Self.noSuchEndpoint
         }
     }
 

@@ -1,5 +1,6 @@
-// The embedded lab: starts the HTTPDNS service, the fault switch and every origin on loopback,
-// with a CA made at start-up, and tears it all down again. `ipdirect lab`, `--lab` and tests use it.
+// The embedded lab: starts the HTTPDNS service, the fault switch and every origin on loopback (or
+// an address given), with a CA made at start-up, and tears it all down again. `ipdirect lab`,
+// `--lab` and tests use it.
 import Foundation
 import Logging
 import NIOCore
@@ -42,8 +43,14 @@ public final class Lab: Sendable {
     /// - Throws: `LabError` when a port is taken (or cannot be held) or the state directory cannot be written.
     public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
         let zone = try LabZone.bundled()
+        let serviceAddresses = options.effectiveServiceAddresses
+        let ownAddresses = [options.listenAddress] + serviceAddresses.filter { $0 != options.listenAddress }
+        for address in ownAddresses where LabAddress.bytes(address) == nil {
+            throw LabError("the lab cannot listen on '\(address)': give an IPv4 or IPv6 address")
+        }
         let (directory, owned) = try stateDirectory(options.stateDirectory)
-        let authorities = try LabAuthorities.make(writingTo: directory)
+        let authorities = try LabAuthorities.make(
+            writingTo: directory, permitting: ownAddresses.compactMap(LabAddress.bytes))
         let account = options.account ?? "139450"
         let secret =
             options.secret ?? (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
@@ -57,19 +64,20 @@ public final class Lab: Sendable {
             service.now = { clock() + LabOptions.clockSkewSeconds }
         }
         service.refusesUnsigned = options.networkFaults.contains(.unsignedRefused)
+        service.serviceAddresses = serviceAddresses
         let httpdns = httpdnsResponder(
             service: service, ledger: ledger, slowDelay: options.slowFaultDelay, logger: options.logger)
 
         // Under tls-intercept a middlebox answers the service's TLS with its own CA's certificate.
         let httpdnsServers = try httpdnsServers(
             ca: options.networkFaults.contains(.tlsIntercept) ? authorities.interceptorCA : authorities.ca,
-            respond: httpdns)
+            listen: options.listenAddress, serviceAddresses: serviceAddresses, respond: httpdns)
         let origins = try originServers(authorities, zone: zone, ledger: ledger, options: options)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let httpdnsListeners = HTTPDNSListeners(
             servers: httpdnsServers, group: group, connections: LabConnections(), ledger: ledger)
         let control = LabServer(
-            role: .control, addresses: ["127.0.0.1"], tls: nil,
+            role: .control, addresses: [options.listenAddress], tls: nil,
             respond: controlResponder(ledger: ledger, listeners: httpdnsListeners))
         let servers = [control] + origins
         let bound: BoundServers
@@ -86,7 +94,7 @@ public final class Lab: Sendable {
 
         let endpoints = endpoints(
             ports: bound.ports, zone: zone, ledger: ledger, account: account, secret: secret, ca: authorities.caPath,
-            keys: keys)
+            keys: keys, listen: options.listenAddress, serviceAddresses: serviceAddresses)
         options.logger.info(
             "lab started",
             metadata: [
@@ -107,10 +115,12 @@ public final class Lab: Sendable {
         var interceptorCA: LabCertificateAuthority
         var caPath: String
 
-        /// Makes both authorities and writes the trusted one's certificate to `directory/ca.pem`.
-        static func make(writingTo directory: String) throws -> LabAuthorities {
+        /// Makes the authorities and writes the trusted one's certificate to `directory/ca.pem`;
+        /// the trusted one vouches for lab names, loopback and `addresses` (the lab's own).
+        static func make(writingTo directory: String, permitting addresses: [[UInt8]]) throws -> LabAuthorities {
             let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-            let ca = try LabCertificateAuthority.make(commonName: "ipdirect lab CA \(tag)", constrainedToLab: true)
+            let ca = try LabCertificateAuthority.make(
+                commonName: "ipdirect lab CA \(tag)", constrainedToLab: true, permitting: addresses)
             let untrustedCA = try LabCertificateAuthority.make(
                 commonName: "ipdirect untrusted CA \(tag)", constrainedToLab: false)
             let interceptorCA = try LabCertificateAuthority.make(
@@ -125,24 +135,25 @@ public final class Lab: Sendable {
         }
     }
 
-    /// The HTTPDNS service over plain HTTP and over TLS (a certificate from `ca` for its name and
-    /// the loopback IPs).
+    /// The HTTPDNS service over plain HTTP and over TLS on `listen`, with a certificate from `ca`
+    /// for its name and every address it is reached at: loopback, `listen` and each service
+    /// address, as a real service's covers each of its IPs.
     private static func httpdnsServers(
-        ca: LabCertificateAuthority, respond: @escaping LabResponder
+        ca: LabCertificateAuthority, listen: String, serviceAddresses: [String], respond: @escaping LabResponder
     ) throws
         -> [LabServer]
     {
-        let loopback4: [UInt8] = [127, 0, 0, 1]
+        var covered: [[UInt8]] = [[127, 0, 0, 1], LabCertificateAuthority.ipv6Loopback]
+        for address in [listen] + serviceAddresses {
+            if let bytes = LabAddress.bytes(address), !covered.contains(bytes) { covered.append(bytes) }
+        }
         return [
-            LabServer(role: .httpdns, addresses: ["127.0.0.1"], tls: nil, respond: respond),
+            LabServer(role: .httpdns, addresses: [listen], tls: nil, respond: respond),
             LabServer(
-                role: .httpdnsTLS, addresses: ["127.0.0.1"],
+                role: .httpdnsTLS, addresses: [listen],
                 tls: LabTLS(
                     byName: [:],
-                    fallback: try ca.issue(
-                        dnsNames: [LabEndpoints.serviceName],
-                        addresses: [loopback4, LabCertificateAuthority.ipv6Loopback]
-                    ).serverContext()),
+                    fallback: try ca.issue(dnsNames: [LabEndpoints.serviceName], addresses: covered).serverContext()),
                 respond: respond),
         ]
     }
@@ -160,17 +171,18 @@ public final class Lab: Sendable {
             originResponder(name: role.rawValue, behaviour: behaviour, ledger: ledger)
         }
         let now = Date()
+        let here = [options.listenAddress]
         let plainNames = Set(zone.records.filter { $0.origin == LabRole.plain.rawValue }.map(\.name))
         return [
             LabServer(
-                role: .plain, addresses: ["127.0.0.1"], tls: nil,
+                role: .plain, addresses: here, tls: nil,
                 respond: connectivityCheckResponder(
                     portal: options.networkFaults.contains(.captivePortal), ledger: ledger,
                     next: origin(.plain, .routeByHost(plainNames)))),
             LabServer(
-                role: .single, addresses: ["127.0.0.1"], tls: try issued("single.lab.test"), respond: origin(.single)),
+                role: .single, addresses: here, tls: try issued("single.lab.test"), respond: origin(.single)),
             LabServer(
-                role: .sni, addresses: ["127.0.0.1"],
+                role: .sni, addresses: here,
                 tls: LabTLS(
                     byName: [
                         "sni-a.lab.test": try ca.issue(dnsNames: ["sni-a.lab.test"]).serverContext(),
@@ -179,38 +191,39 @@ public final class Lab: Sendable {
                     fallback: try ca.issue(dnsNames: ["default.lab.test"]).serverContext()),
                 respond: origin(.sni)),
             LabServer(
-                role: .wrongName, addresses: ["127.0.0.1"], tls: try issued("other.lab.test"),
+                role: .wrongName, addresses: here, tls: try issued("other.lab.test"),
                 respond: origin(.wrongName)),
             LabServer(
-                role: .expired, addresses: ["127.0.0.1"],
+                role: .expired, addresses: here,
                 tls: try single(
                     ca.issue(dnsNames: ["expired.lab.test"], validity: (now - 60 * 86400)...(now - 30 * 86400))),
                 respond: origin(.expired)),
             LabServer(
-                role: .selfSigned, addresses: ["127.0.0.1"],
+                role: .selfSigned, addresses: here,
                 tls: try single(LabCertificateAuthority.selfSigned(dnsNames: ["self-signed.lab.test"])),
                 respond: origin(.selfSigned)),
             LabServer(
-                role: .untrusted, addresses: ["127.0.0.1"],
+                role: .untrusted, addresses: here,
                 tls: try single(authorities.untrustedCA.issue(dnsNames: ["untrusted.lab.test"])),
                 respond: origin(.untrusted)),
             LabServer(
-                role: .slow, addresses: ["127.0.0.1"], tls: try issued("slow.lab.test"),
+                role: .slow, addresses: here, tls: try issued("slow.lab.test"),
                 respond: origin(.slow, .slow(options.slowOriginDelay))),
             LabServer(
-                role: .redirect, addresses: ["127.0.0.1"], tls: try issued("redirect.lab.test"),
+                role: .redirect, addresses: here, tls: try issued("redirect.lab.test"),
                 respond: origin(.redirect, .redirect(to: "sni-b.lab.test"))),
             LabServer(
-                role: .dual, addresses: ["127.0.0.1", "::1"], tls: try issued("dual.lab.test"), respond: origin(.dual)
+                role: .dual, addresses: here == ["127.0.0.1"] ? ["127.0.0.1", "::1"] : here,
+                tls: try issued("dual.lab.test"), respond: origin(.dual)
             ),
             LabServer(
-                role: .shortTTL, addresses: ["127.0.0.1"], tls: try issued("short-ttl.lab.test"),
+                role: .shortTTL, addresses: here, tls: try issued("short-ttl.lab.test"),
                 respond: origin(.shortTTL)),
             LabServer(
-                role: .poisoned, addresses: ["127.0.0.1"], tls: try issued("poisoned.lab.test"),
+                role: .poisoned, addresses: here, tls: try issued("poisoned.lab.test"),
                 respond: origin(.poisoned)),
             LabServer(
-                role: .hostile, addresses: ["127.0.0.1"], tls: try issued("hostile.lab.test"),
+                role: .hostile, addresses: here, tls: try issued("hostile.lab.test"),
                 respond: hostileOriginResponder(name: LabRole.hostile.rawValue, ledger: ledger)),
         ]
     }
@@ -232,23 +245,26 @@ public final class Lab: Sendable {
         var listeners: [LabListener] = []
         var dnsChannels: [any Channel] = []
         do {
-            var ports = try await httpdnsListeners.start(portBase: options.portBase, down: options.fault == .down)
-            // The second alicloud service IP: the same service on 127.0.0.2, same ports, same certificate.
-            for server in httpdnsServers {
-                let second = try LabListener(
-                    server: LabServer(
-                        role: server.role == .httpdns ? .httpdnsServiceIP : .httpdnsTLSServiceIP,
-                        addresses: [HTTPDNSService.labServiceIPs[0]], tls: server.tls,
-                        respond: serviceIPResponder(
-                            HTTPDNSService.labServiceIPs[0], ledger: ledger, next: server.respond)),
-                    port: ports[server.role, default: 0], group: group, connections: connections)
-                listeners.append(second)
-                // Under service-blocked its port stays reserved and unheard: connections are refused.
-                if !options.networkFaults.contains(.serviceBlocked) { try await second.open() }
+            var ports = try await httpdnsListeners.start(port: options.port, down: options.fault == .down)
+            // The other service addresses (127.0.0.2 by default): the same service, same ports, same certificate.
+            let others = options.effectiveServiceAddresses.filter { $0 != options.listenAddress }
+            for (index, address) in others.enumerated() {
+                for server in httpdnsServers {
+                    let listener = try LabListener(
+                        server: LabServer(
+                            role: server.role == .httpdns ? .httpdnsServiceIP : .httpdnsTLSServiceIP,
+                            addresses: [address], tls: server.tls,
+                            respond: serviceIPResponder(address, ledger: ledger, next: server.respond)),
+                        port: ports[server.role, default: 0], group: group, connections: connections)
+                    listeners.append(listener)
+                    // Under service-blocked the first one's port stays reserved and unheard:
+                    // connections are refused.
+                    if !(index == 0 && options.networkFaults.contains(.serviceBlocked)) { try await listener.open() }
+                }
             }
             for server in servers {
                 let listener = try LabListener(
-                    server: server, port: server.role.port(after: options.portBase), group: group,
+                    server: server, port: options.port(server.role), group: group,
                     connections: connections)
                 listeners.append(listener)
                 ports[server.role] = listener.port
@@ -259,7 +275,7 @@ public final class Lab: Sendable {
                     zone: zone, slowDelay: options.slowDNSDelay, ledger: ledger, networkFaults: options.networkFaults),
                 ca: ca,
                 group: group, connections: connections, ledger: ledger,
-                ports: (LabRole.hijacked.port(after: options.portBase), LabRole.dns.port(after: options.portBase)))
+                ports: (options.port(.hijacked), options.port(.dns)), dnsAddress: options.listenAddress)
             listeners += localDNS.listeners
             dnsChannels = localDNS.channels
             ports[.hijacked] = localDNS.hijackedPort
@@ -275,8 +291,9 @@ public final class Lab: Sendable {
     /// Where everything is reached, from the bound ports; the ledger learns each name's URL too.
     private static func endpoints(
         ports: [LabRole: Int], zone: LabZone, ledger: LabLedger, account: String, secret: String, ca: String,
-        keys: LabKeys
+        keys: LabKeys, listen: String, serviceAddresses: [String]
     ) -> LabEndpoints {
+        let host = LabAddress.authority(listen)
         var hosts: [String: String] = [:]
         for record in zone.records {
             guard let role = record.origin.flatMap(LabRole.init(rawValue:)), let port = ports[role] else { continue }
@@ -284,12 +301,12 @@ public final class Lab: Sendable {
         }
         ledger.hosts = hosts
         return LabEndpoints(
-            httpdns: "http://127.0.0.1:\(ports[.httpdns, default: 0])",
-            httpdnsTLS: "https://127.0.0.1:\(ports[.httpdnsTLS, default: 0])", account: account, secret: secret,
-            ca: ca, control: "http://127.0.0.1:\(ports[.control, default: 0])",
+            httpdns: "http://\(host):\(ports[.httpdns, default: 0])",
+            httpdnsTLS: "https://\(host):\(ports[.httpdnsTLS, default: 0])", account: account, secret: secret,
+            ca: ca, control: "http://\(host):\(ports[.control, default: 0])",
             hosts: hosts, zone: zone.records, keys: keys,
-            serviceIPs: HTTPDNSService.labServiceIPs.map { "http://\($0):\(ports[.httpdns, default: 0])" },
-            dns: "127.0.0.1:\(ports[.dns, default: 0])")
+            serviceIPs: serviceAddresses.map { "http://\(LabAddress.authority($0)):\(ports[.httpdns, default: 0])" },
+            dns: "\(host):\(ports[.dns, default: 0])")
     }
 
     /// The HTTPDNS fault in force.
@@ -378,15 +395,15 @@ actor HTTPDNSListeners {
         self.ledger = ledger
     }
 
-    /// Reserves every server's port (at its place after `portBase`, or a free one) and, unless the
-    /// lab starts `down`, listens on it.
+    /// Reserves every server's port (`port` of its role: 0 for a free one) and, unless the lab
+    /// starts `down`, listens on it.
     ///
     /// - Returns: each server's port.
-    func start(portBase: Int?, down: Bool) async throws -> [LabRole: Int] {
+    func start(port: (LabRole) -> Int, down: Bool) async throws -> [LabRole: Int] {
         var ports: [LabRole: Int] = [:]
         for server in servers {
             let listener = try LabListener(
-                server: server, port: server.role.port(after: portBase), group: group, connections: connections)
+                server: server, port: port(server.role), group: group, connections: connections)
             listeners.append(listener)
             ports[server.role] = listener.port
             if !down { try await listener.open() }

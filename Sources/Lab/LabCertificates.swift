@@ -35,8 +35,12 @@ struct LabCertificateAuthority: Sendable {
     /// - Parameters:
     ///   - commonName: the CA's subject CN.
     ///   - constrainedToLab: add a critical NameConstraints extension permitting only DNS
-    ///     `lab.test` (and below) and the loopback ranges, so trusting the CA vouches for nothing else.
-    static func make(commonName: String, constrainedToLab: Bool) throws -> LabCertificateAuthority {
+    ///     `lab.test` (and below), the loopback ranges and `addresses`, so trusting the CA vouches
+    ///     for nothing else.
+    ///   - addresses: the lab's own addresses off loopback (4 or 16 bytes each), each permitted alone.
+    static func make(
+        commonName: String, constrainedToLab: Bool, permitting addresses: [[UInt8]] = []
+    ) throws -> LabCertificateAuthority {
         let key = P256.Signing.PrivateKey()
         let name = try DistinguishedName {
             OrganizationName("ipdirect lab")
@@ -56,7 +60,10 @@ struct LabCertificateAuthority: Sendable {
                             ASN1OctetString(contentBytes: [127, 0, 0, 0, 255, 0, 0, 0]),
                             ASN1OctetString(
                                 contentBytes: ArraySlice(Self.ipv6Loopback + [UInt8](repeating: 255, count: 16))),
-                        ]))
+                        ]
+                            + addresses.map {
+                                ASN1OctetString(contentBytes: ArraySlice($0 + [UInt8](repeating: 255, count: $0.count)))
+                            }))
             }
         }
         let certificate = try Certificate(

@@ -17,10 +17,12 @@ public enum LabConnectivityCheck {
 }
 
 extension LabEndpoints {
-    /// The lab's connectivity check, `http://127.0.0.1:PORT/generate_204` on the plain origin: an
-    /// IP in the URL, so no resolver stands between a client and it. Nil when the lab has no plain origin.
+    /// The lab's connectivity check, `http://127.0.0.1:PORT/generate_204` on the plain origin (on
+    /// the address the lab listens on): an IP in the URL, so no resolver stands between a client
+    /// and it. Nil when the lab has no plain origin.
     public var connectivityCheckURL: String? {
-        port(of: "plain.lab.test").map { "http://127.0.0.1:\($0)\(LabConnectivityCheck.path)" }
+        guard let port = port(of: "plain.lab.test"), let host = URLComponents(string: httpdns)?.host else { return nil }
+        return "http://\(LabAddress.authority(host)):\(port)\(LabConnectivityCheck.path)"
     }
 }
 

@@ -64,15 +64,24 @@ struct LabDNSRecord: Sendable, Equatable {
 
     /// An A or AAAA record for an IP literal; nil for text that is not one (the poisoned name's junk).
     static func address(_ owner: String, _ text: String, ttl: Int) -> LabDNSRecord? {
+        LabAddress.bytes(text).map { LabDNSRecord(owner: owner, ttl: UInt32(ttl), data: .address($0)) }
+    }
+}
+
+/// IP literals as the lab's wire formats and certificates hold them.
+enum LabAddress {
+    /// The address's 4 or 16 bytes; nil for text that is not an IP literal.
+    static func bytes(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return LabDNSRecord(owner: owner, ttl: UInt32(ttl), data: .address(withUnsafeBytes(of: v4) { Array($0) }))
-        }
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: v4) { Array($0) } }
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            return LabDNSRecord(owner: owner, ttl: UInt32(ttl), data: .address(withUnsafeBytes(of: v6) { Array($0) }))
-        }
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: v6) { Array($0) } }
         return nil
+    }
+
+    /// The address as a URL's host (`[::1]` for IPv6).
+    static func authority(_ text: String) -> String {
+        text.contains(":") && !text.hasPrefix("[") ? "[\(text)]" : text
     }
 }
 

@@ -139,14 +139,16 @@ enum LabLocalDNSServers {
         var listeners: [LabListener]
         /// The port of `hijacked.lab.test`'s real origin (127.0.0.1) and the hijacker (127.0.0.2).
         var hijackedPort: Int
-        /// The DNS server's port on 127.0.0.1, UDP and TCP.
+        /// The DNS server's port on its address, UDP and TCP.
         var dnsPort: Int
     }
 
-    /// - Parameter ports: wanted ports for the hijacked sites and the DNS server (0 = free ones).
+    /// - Parameters:
+    ///   - ports: wanted ports for the hijacked sites and the DNS server (0 = free ones).
+    ///   - dnsAddress: where the DNS server listens (the hijacked sites stay on loopback).
     static func start(
         responder: LabDNSResponder, ca: LabCertificateAuthority, group: any EventLoopGroup,
-        connections: LabConnections, ledger: LabLedger, ports: (sites: Int, dns: Int)
+        connections: LabConnections, ledger: LabLedger, ports: (sites: Int, dns: Int), dnsAddress: String
     ) async throws -> Started {
         let real = LabServer(
             role: .hijacked, addresses: ["127.0.0.1"],
@@ -180,10 +182,10 @@ enum LabLocalDNSServers {
             let dns = try await pair(
                 ports.dns,
                 first: { port in
-                    try await udp(responder, group: group, port: port)
+                    try await udp(responder, group: group, host: dnsAddress, port: port)
                 },
                 second: { port in
-                    try await tcp(responder, group: group, port: port, connections: connections)
+                    try await tcp(responder, group: group, host: dnsAddress, port: port, connections: connections)
                 })
             return Started(
                 channels: dns.channels, listeners: listeners, hijackedPort: listeners[0].port, dnsPort: dns.port)
@@ -215,7 +217,7 @@ enum LabLocalDNSServers {
     }
 
     private static func udp(
-        _ responder: LabDNSResponder, group: any EventLoopGroup, port: Int
+        _ responder: LabDNSResponder, group: any EventLoopGroup, host: String, port: Int
     ) async throws -> (channels: [any Channel], port: Int) {
         do {
             let channel = try await DatagramBootstrap(group: group)
@@ -225,15 +227,16 @@ enum LabLocalDNSServers {
                         try channel.pipeline.syncOperations.addHandler(LabDNSDatagramHandler(responder: responder))
                     }
                 }
-                .bind(host: "127.0.0.1", port: port).get()
+                .bind(host: host, port: port).get()
             return ([channel], channel.localAddress?.port ?? port)
         } catch {
-            throw LabError("the lab's DNS server cannot listen on UDP port \(port): \(error)")
+            throw LabError("the lab's DNS server cannot listen on UDP \(host) port \(port): \(error)")
         }
     }
 
     private static func tcp(
-        _ responder: LabDNSResponder, group: any EventLoopGroup, port: Int, connections: LabConnections
+        _ responder: LabDNSResponder, group: any EventLoopGroup, host: String, port: Int,
+        connections: LabConnections
     ) async throws -> (channels: [any Channel], port: Int) {
         do {
             let channel = try await ServerBootstrap(group: group)
@@ -244,10 +247,10 @@ enum LabLocalDNSServers {
                         try channel.pipeline.syncOperations.addHandler(LabDNSStreamHandler(responder: responder))
                     }
                 }
-                .bind(host: "127.0.0.1", port: port).get()
+                .bind(host: host, port: port).get()
             return ([channel], channel.localAddress?.port ?? port)
         } catch {
-            throw LabError("the lab's DNS server cannot listen on TCP port \(port): \(error)")
+            throw LabError("the lab's DNS server cannot listen on TCP \(host) port \(port): \(error)")
         }
     }
 }

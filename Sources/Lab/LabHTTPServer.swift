@@ -22,6 +22,8 @@ struct LabRequest: Sendable {
     /// The TLS server name the client sent; nil for none or plain HTTP.
     var sni: String?
     var remoteAddress: String?
+    /// The port the request came to: the one that works for its scheme at every service address.
+    var localPort: Int? = nil
 
     var host: String { headers.first(name: "host") ?? "" }
 }
@@ -160,7 +162,8 @@ final class LabHTTPHandler: ChannelInboundHandler {
             let request = LabRequest(
                 method: head.method.rawValue, target: head.uri, path: Self.path(of: head.uri),
                 query: Self.query(of: head.uri), headers: head.headers, body: body, bodyLength: bodyLength,
-                sni: sni, remoteAddress: context.channel.remoteAddress?.ipAddress)
+                sni: sni, remoteAddress: context.channel.remoteAddress?.ipAddress,
+                localPort: context.channel.localAddress?.port)
             body = []
             let keepAlive = head.isKeepAlive
             let version = head.version

@@ -31,6 +31,17 @@ enum LabRole: String, CaseIterable, Sendable {
         guard let base else { return 0 }
         return base + (Self.allCases.firstIndex(of: self) ?? 0)
     }
+
+    /// The port a real service or DNS server listens on for this role (HTTP 80, HTTPS 443, DNS
+    /// 53); nil for the lab's own servers, which have no such port.
+    var wellKnownPort: Int? {
+        switch self {
+        case .httpdns: return 80
+        case .httpdnsTLS: return 443
+        case .dns: return 53
+        default: return nil
+        }
+    }
 }
 
 /// How to start a lab.
@@ -61,6 +72,32 @@ public struct LabOptions: Sendable {
     /// The clock signatures are checked against, in seconds since 1970; nil for the system clock.
     /// Requests signed at a known time (an SDK's captured ones) are checked with a clock at it.
     public var clock: (@Sendable () -> Int)?
+    /// The address the lab's servers listen on (the HTTPDNS service, the origins, the fault
+    /// switch and the DNS server): loopback by default; a network namespace's own address makes
+    /// the lab a stand-in service that other namespaces reach.
+    public var listenAddress = "127.0.0.1"
+    /// The service addresses `/ss` names, in its order; the HTTPDNS service listens on each (the
+    /// same ports as on `listenAddress`) and its certificate covers each. The first is the one the
+    /// `service-blocked` fault takes down, unless it is `listenAddress`. Nil: 127.0.0.2 then
+    /// 127.0.0.1 on loopback, else `listenAddress` alone.
+    public var serviceAddresses: [String]?
+    /// Whether the HTTPDNS service listens on 80 and 443 and the DNS server on 53, as the real
+    /// ones do (the other servers keep `portBase`'s layout or free ports); binding them needs root
+    /// or CAP_NET_BIND_SERVICE.
+    public var wellKnownPorts = false
+
+    /// The service addresses `/ss` names, `serviceAddresses` or its default.
+    public var effectiveServiceAddresses: [String] {
+        serviceAddresses ?? (listenAddress == "127.0.0.1" ? HTTPDNSService.labServiceIPs : [listenAddress])
+    }
+
+    /// The port `role` listens on: its well-known port with `wellKnownPorts`, else its place in
+    /// the layout after `portBase` (0, a free port, without one).
+    func port(_ role: LabRole) -> Int {
+        if wellKnownPorts, let port = role.wellKnownPort { return port }
+        return role.port(after: portBase)
+    }
+
     /// How far ahead of this machine the service's clock runs under the `clock-skew` fault, in
     /// seconds: past the v2 signature's 600 s window, so a request signed now arrives expired.
     public static let clockSkewSeconds = 900
@@ -186,6 +223,9 @@ public struct LabEndpoints: Sendable, Codable {
     /// The alicloud service IPs `{httpdns}/{account}/ss` names, as base URLs; the first can be
     /// made to fail (`Lab.setServiceIPDown`).
     public var serviceIPs: [String]
+    /// A doctor command that checks the lab as a real service from another process (`ipdirect
+    /// lab` sets it, with the configuration file it reads); nil for a lab started in-process.
+    public var doctor: String?
 
     public init(
         httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,

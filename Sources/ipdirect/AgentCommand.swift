@@ -2,6 +2,7 @@
 // Prometheus /metrics, exporting OTLP traces and JSON Lines; SIGHUP re-reads the targets file.
 import Agent
 import ArgumentParser
+import Composition
 import ConfigurationSources
 import Foundation
 import Logging
@@ -82,7 +83,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --metrics-listen: what /probe may probe, by address range or host glob (repeatable); checked against every address it resolves to. Link-local and metadata addresses only when named.",
+            "With --metrics-listen: what /probe may probe (repeatable). A host glob allows names, an address range addresses: a literal target, redirect or dns_server= needs a range, and what a name resolves to is held to the ranges when any are given. Link-local and metadata addresses only when named.",
             valueName: "CIDR|GLOB"))
     var probeAllow: [String] = []
 
@@ -181,15 +182,13 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
         } catch let error as ValidationError {
             throw UsageError(error.message)
         }
-        options.caFile = session.lab?.endpoints.ca ?? originCA?.path
         // --cacert adds to the system's CAs, as in probe; CURL_CA_BUNDLE and SSL_CERT_FILE replace them, as in curl.
-        options.caFileAddsToSystem = session.lab == nil && originCA?.addsToSystem == true
-        options.secretNames = RedactionNames(adding: session.configuration.redact)
+        options = session.probeOptions(options, originCA: originCA)
         if session.lab != nil, cacert != nil {
             logger.warning("--cacert is not used with --lab: the lab's CA is trusted instead")
         }
         let cache = session.cache
-        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
+        let engine = session.probeEngine(options)
         let source: AgentTargetSource
         let exporters: AgentExporters
         do {
@@ -269,7 +268,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
     /// - Throws: `UsageError` when there is no target or one is not usable.
     private func targetSource(_ session: ResolverSession) throws -> AgentTargetSource {
         do {
-            let rewrite: @Sendable (String) -> String = { session.labTarget($0) }
+            let rewrite: @Sendable (String) -> String = session.labTarget
             let configured = try AgentTarget.configured(session.configuration.agent, rewrite: rewrite)
             if let input {
                 return .file(try TargetsFile(path: input, rewrite: rewrite, configured: configured))
@@ -277,8 +276,8 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
                 return .fixed(AgentTarget.merged(try urls.map { try AgentTarget(rewrite($0)) }, configured))
             } else if !configured.isEmpty {
                 return .fixed(configured)
-            } else if let hosts = session.lab?.endpoints.hosts {
-                return .fixed(try hosts.keys.sorted().compactMap { hosts[$0] }.map { try AgentTarget($0) })
+            } else if let labURLs = session.labURLs {
+                return .fixed(try labURLs.map { try AgentTarget($0) })
             } else if metricsListen != nil {
                 // A pure on-demand prober: Prometheus names the targets, through /probe.
                 return .fixed([])
@@ -310,7 +309,6 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
         } catch {
             throw UsageError("\(error)")
         }
-        let cache = session.cache
         let settings = ProbeEndpointSettings(
             concurrency: probeConcurrency, margin: ProbeEndpointSettings.standard.margin, timeout: options.timeout)
         // Its own multi loop: room for every scenario of each probe --probe-concurrency lets run
@@ -320,10 +318,10 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
         let probing = endpointOptions
         return { metrics in
             ProbeEndpoint(
-                engine: ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: probing),
+                engine: ProbeEngine(resolve: allow.guarding(session.resolver), options: probing),
                 settings: settings, modules: modules, allow: allow,
                 resolvers: ProbeResolvers(configuration: session.configuration.resolver, allow: allow),
-                rewrite: { session.labTarget($0) }, metrics: metrics)
+                rewrite: session.labTarget, metrics: metrics)
         }
     }
 

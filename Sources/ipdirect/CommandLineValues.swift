@@ -118,17 +118,6 @@ struct PinnedAddress: Equatable {
         }
         guard !addresses.isEmpty else { throw UsageError("--resolve \(text): no address after the port") }
     }
-
-    /// What a lookup of `name` answers when it is pinned to `addresses`, as both columns say it.
-    ///
-    /// - Parameter by: who chose the addresses, shown as the HTTPDNS provider ("--resolve").
-    static func resolution(of name: String, to addresses: [IPAddress], by chooser: String) -> HostResolution {
-        let v4 = addresses.filter { $0.family == .v4 }
-        let v6 = addresses.filter { $0.family == .v6 }
-        return HostResolution(
-            host: name, system: SystemAnswer(ipv4: v4, ipv6: v6),
-            httpdns: HTTPDNSAnswer(provider: ProviderID(chooser), ipv4: v4, ipv6: v6))
-    }
 }
 
 /// `--probe-timeout`, shared by `probe`, `agent` and the console: how long one request may take.

@@ -1,24 +1,11 @@
 // `resolve --all-providers`: every provider of `[[providers]]` (with --lab, the lab's four) asked
 // for each name at once, beside the system column, as a table or JSON, with agreements marked.
+import Composition
 import Foundation
-import Lab
 import NameResolution
 import TerminalText
 
 enum CompareProviders {
-    /// The lab's providers, one of each kind its registry row puts in the comparison set, its
-    /// secrets handed over in memory.
-    static func labProviders(_ e: LabEndpoints) -> [ProviderSetting] {
-        ProviderRegistry.all.compactMap { entry in
-            guard let route = entry.lab, let cipher = route.compared else { return nil }
-            return .inMemory(
-                name: "lab-\(entry.kind.rawValue)", kind: entry.kind, endpoint: e.endpoint(route),
-                account: entry.settings.contains(.account) ? e.account(route) : nil, cipher: cipher,
-                secret: entry.settings.contains(.secret) ? e.secret : nil, key: route.keys[cipher].map(e.key),
-                caFile: e.ca)
-        }
-    }
-
     /// Compares the providers for each host and prints the result.
     ///
     /// - Returns: whether every host got an answer from at least one provider.
@@ -71,27 +58,5 @@ enum CompareProviders {
         lines += TextTable.lines(header: header, rows: rows, rightAligned: [3, 4], indent: "  ")
         lines += notes.map { "  " + TerminalText.escaped($0) }
         return lines
-    }
-}
-
-extension LabEndpoints {
-    /// Where a registry row's lab route points in this lab: the one seam between the registry's
-    /// words for the lab's services and the lab's own endpoints.
-    func endpoint(_ route: LabRoute) -> String {
-        (route.listener == .tls ? httpdnsTLS : httpdns) + route.path
-    }
-
-    /// The account a route takes: the lab's Alibaba account or its Tencent AUTH_ID.
-    func account(_ route: LabRoute) -> String {
-        route.account == .tencent ? keys.tencentID : account
-    }
-
-    /// One of the keys the lab made.
-    func key(_ key: LabRoute.Key) -> String {
-        switch key {
-        case .aes: return keys.aesKey
-        case .tencentDES: return keys.tencentDESKey
-        case .tencentAES: return keys.tencentAESKey
-        }
     }
 }

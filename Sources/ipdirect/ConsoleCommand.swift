@@ -1,12 +1,9 @@
-// `ipdirect [console]`: the interactive console (the default subcommand), and the adapter that
-// puts the real engine (probe engine, resolver cache, lab) behind the console's seam.
+// `ipdirect [console]`: the interactive console (the default subcommand) on the session's live
+// engine (Composition's LiveConsoleEngine), with the key map, theme and trace bounds it takes.
 import ArgumentParser
-import ConfigurationSources
+import Composition
 import Console
-import Doctor
 import Foundation
-import Lab
-import NameResolution
 import Probe
 
 struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
@@ -68,14 +65,10 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
         }
         let theme = ConsoleTheme.resolve(
             session.configuration.console.theme, environment: ProcessInfo.processInfo.environment)
-        var options = ProbeOptions(timeout: .seconds(requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds))
+        let options = ProbeOptions(timeout: .seconds(requestTimeout.probeTimeout ?? ProbeTimeoutOption.defaultSeconds))
         // The lab's CA stands alone (its names are all the console probes then), as in the agent.
-        options.caFile = session.lab?.endpoints.ca ?? originCA?.path
-        options.caFileAddsToSystem = session.lab == nil && originCA?.addsToSystem == true
-        options.secretNames = RedactionNames(adding: session.configuration.redact)
-        let cache = session.cache
         let engine = LiveConsoleEngine(
-            session: session, probe: ProbeEngine(resolve: { await cache.resolve($0) }, options: options))
+            session: session, probeOptions: session.probeOptions(options, originCA: originCA))
         let stoppedBy: Int32?
         do {
             stoppedBy = try await ConsoleSession.run(
@@ -92,124 +85,4 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
         // Stopped by a signal: exit as a shell expects.
         if let stoppedBy { Foundation.exit(ExitStatus.stopped(by: stoppedBy)) }
     }
-}
-
-/// The real engine behind the console: probes through `ProbeEngine`, names through the
-/// `ResolverCache`, faults through the in-process `Lab`.
-final class LiveConsoleEngine: ConsoleEngine {
-    let description: EngineDescription
-    let cache: ResolverCache
-    let prober: ProbeEngine
-    private let lab: Lab?
-    let session: ResolverSession
-    /// The providers the compare view asks, built once from `[[providers]]` (or the lab's).
-    private let compared: [ComparedProvider]
-
-    init(session: ResolverSession, probe: ProbeEngine) {
-        self.session = session
-        cache = session.cache
-        prober = probe
-        lab = session.lab
-        compared = ComparedProvider.build(session.configuration.providers, base: session.configuration.resolver)
-        let configuration = session.configuration
-        description = EngineDescription(
-            provider: session.cache.provider.name, endpoint: configuration.effectiveEndpoint ?? "system DNS",
-            lab: session.lab != nil, family: configuration.family, reuseExpired: configuration.reuseExpired,
-            labExamples: session.lab == nil ? [] : ((try? Lab.examples()) ?? []))
-    }
-
-    func probe(_ text: String) -> AsyncStream<ProbeEvent> {
-        prober.probe(session.labTarget(text))
-    }
-
-    func cacheEntries() async -> [CacheEntrySnapshot] { cache.entries() }
-
-    func compareProviders(_ host: String) async -> ProviderComparison {
-        let configuration = cache.configuration
-        return await ProviderComparison.run(
-            host, providers: compared, system: SystemResolver(dnsServer: configuration.dnsServer),
-            families: configuration.family.concrete(), timeout: .seconds(configuration.timeout))
-    }
-    func resolverEvents() -> AsyncStream<ResolverEvent> { cache.events() }
-    func flush(_ host: String?) async { cache.flush(host) }
-    func refresh(_ host: String) async { await cache.refresh(host) }
-    func setFamily(_ family: AddressFamily) async { cache.setFamily(family) }
-    func setReuseExpired(_ enabled: Bool) async { cache.setReuseExpired(enabled) }
-
-    func setLabFault(_ fault: LabFault) async -> LabFault? {
-        guard let lab else { return nil }
-        try? await lab.setFault(fault)  // the console shows the fault in force, whatever happened
-        return lab.fault
-    }
-
-    func export(_ reports: [URLReport], basePath: String) async throws -> [String] {
-        let files = [(basePath + ".jsonl", ReportWriter.Format.jsonLines), (basePath + ".har", .har)]
-        for (path, format) in files {
-            let writer: ReportWriter
-            do {
-                writer = try ReportWriter(format, path: path)
-            } catch {
-                throw ExportError(path: path, reason: error.reason)
-            }
-            for report in reports { writer.record(report) }
-            await writer.finish(within: .seconds(1))
-            if let failure = writer.failure { throw ExportError(path: path, reason: failure) }
-        }
-        return files.map(\.0)
-    }
-}
-
-extension LiveConsoleEngine {
-    func rankIPs(_ resolution: HostResolution, port: Int, attempts: [Attempt]) async -> IPRanking {
-        await IPRanking.rank(resolution, port: port, attempts: attempts)
-    }
-
-    func probe(_ target: String, scenario: Scenario, ip: IPAddress) -> AsyncStream<ProbeEvent> {
-        let text = session.labTarget(target)
-        let host = (try? ProbeURL.parse(text))?.host
-        let cache = self.cache
-        // The target's host answers with the chosen address only; other hosts (a redirect's)
-        // resolve as usual.
-        let pinned: HostResolver = { name in
-            guard name == host else { return await cache.resolve(name) }
-            return PinnedAddress.resolution(of: name, to: [ip], by: "chosen in the IP view")
-        }
-        var options = prober.options
-        options.scenarios = [scenario]
-        options.allIPs = false
-        return ProbeEngine(resolve: pinned, options: options).probe(text)
-    }
-
-    func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
-        // Bounded as `ipdirect doctor` is by default.
-        let context = session.doctorContext(budget: .seconds(DoctorCommand.defaultWithin))
-        return await DoctorRunner().run(context, provider: session.providerDescription, progress: progress)
-    }
-
-    func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {
-        do {
-            try PrivateFile.write(report.json(), to: path)
-        } catch {
-            throw ExportError(path: path, reason: error.description)
-        }
-        return path
-    }
-
-    func exportWatch(_ rounds: [WatchRound], path: String) async throws -> String {
-        var data = Data()
-        for round in rounds { data.append(round.jsonLine()) }
-        do {
-            try PrivateFile.write(data, to: path)
-        } catch {
-            throw ExportError(path: path, reason: error.description)
-        }
-        return path
-    }
-}
-
-/// An export file that could not be written.
-struct ExportError: Error, CustomStringConvertible {
-    var path: String
-    var reason: String
-    var description: String { "cannot write \(path): \(reason)" }
 }

@@ -1,10 +1,11 @@
 // `ipdirect doctor`: every check of the network between this machine and its HTTPDNS service at
 // once, bounded, with progress on a terminal, then the table or the JSON report; `--host` probes too.
 import ArgumentParser
+import Composition
 import CurlTransport
 import Doctor
 import Foundation
-import Lab
+import LabFaults
 import NameResolution
 import Probe
 import TerminalText
@@ -41,7 +42,7 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
     ]
 
     /// The whole run's bound when --within is not given, in seconds.
-    static let defaultWithin = 15.0
+    static let defaultWithin = ResolverSession.defaultDoctorWithin
 
     @Option(
         name: .customLong("host"),
@@ -101,17 +102,13 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         let budget = Duration.seconds(within)
         // The checks take names: a --host given as a URL (https://api.example.com/path) is its host.
         let names = hosts.compactMap { try? ProbeURL.parse($0).host }
-        // The same context the console's doctor view builds from its session.
-        let context = session.doctorContext(hosts: names, budget: budget)
-
         let progress = DoctorProgress(color: color)
         progress.start(checks: DoctorChecks.all.count, within: within)
         let started = ContinuousClock.now
         // The host probes run beside the checks, so --within bounds both.
-        async let probed = probeHosts(session, within: budget)
-        var report = await DoctorRunner().run(context, provider: session.providerDescription) { finding in
-            progress.finished(finding)
-        }
+        async let probed = session.probeDoctorHosts(hosts, within: budget)
+        // The same run the console's doctor view starts from its session.
+        var report = await session.runDoctor(hosts: names, budget: budget, progress: progress.finished)
         report.hosts = await probed
         report.durationMs = (ContinuousClock.now - started).inSeconds * 1000
         await session.close()
@@ -126,21 +123,5 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             FileHandle.standardOutput.write(report.json(pretty: pretty))
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
-    }
-
-    /// Probes the --host names every IP-direct way, through the session's resolver (and with the
-    /// lab, its CA and ports); each request bounded by a third of the run.
-    private func probeHosts(_ session: ResolverSession, within budget: Duration) async -> [DoctorHostProbe] {
-        guard !hosts.isEmpty else { return [] }
-        var options = ProbeOptions()
-        options.timeout = min(ProbeOptions.defaultTimeout, budget / 3)
-        if let labCA = session.lab?.endpoints.ca { options.caFile = labCA }
-        options.secretNames = RedactionNames(adding: session.configuration.redact)
-        let cache = session.cache
-        let engine = ProbeEngine(resolve: { await cache.resolve($0) }, options: options)
-        // Leave the last moments of the bound for writing the report.
-        return await DoctorHostProbes.run(
-            hosts, target: { session.labTarget($0) }, engine: engine,
-            within: max(budget / 2, budget - .milliseconds(200)))
     }
 }

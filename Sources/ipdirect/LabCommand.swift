@@ -1,9 +1,10 @@
-// `ipdirect lab`: runs the embedded lab alone, prints its endpoints as one JSON line on stdout,
-// logs every HTTPDNS query to stderr, and serves until SIGINT or SIGTERM.
+// `ipdirect lab`: runs the embedded lab alone, prints its endpoints as one JSON line on stdout (with
+// a doctor command that works against it), logs every HTTPDNS query to stderr, serves until a signal.
 import ArgumentParser
 import Foundation
 import Lab
 import Logging
+import NameResolution
 import Signals
 
 extension HTTPDNSFault: ExpressibleByArgument {}
@@ -22,8 +23,12 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "lab", abstract: "Run the embedded lab alone; prints its endpoints.",
         discussion: """
-            Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone) and serves \
-            until interrupted. Switch the HTTPDNS fault later with: curl -X POST 'CONTROL/fault?mode=slow'
+            Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone, doctor) and \
+            serves until interrupted. Switch the HTTPDNS fault later with: curl -X POST 'CONTROL/fault?mode=slow'
+            doctor is a command that checks the lab as a real service from another process: it reads \
+            doctor.toml in the state directory (start IP, account, secret, service name, CA), and its system \
+            resolver must be the lab's DNS server (dns) for the names to agree. --listen, --service-address and \
+            --well-known-ports make the lab a stand-in on a network (a namespace's address, ports 80, 443 and 53).
             --fault takes a comma-separated list: at most one HTTPDNS mode (\(LabFaultSet.modeWords)) and any of \
             the network faults, one per doctor check (\(LabFaultSet.networkWords)), which stay on while the lab \
             runs; point ipdirect doctor at it, or run ipdirect doctor --lab --fault LIST.
@@ -40,8 +45,9 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             "The service's clock ahead and one of its addresses refusing connections, for ipdirect doctor."
         ),
         (
-            "ipdirect lab --state-directory /tmp/ipdirect-lab",
-            "Keep the lab's CA in /tmp/ipdirect-lab/ca.pem, for curl --cacert while it runs."
+            "ipdirect lab --listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1 "
+                + "--well-known-ports --state-directory /tmp/ipdirect-lab",
+            "A stand-in service on a namespace's addresses, ports 80, 443 and 53; ca.pem and doctor.toml in /tmp/ipdirect-lab."
         ),
     ]
 
@@ -65,10 +71,39 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
 
     @Option(
         help: ArgumentHelp(
-            "Directory for ca.pem (default: a fresh temporary directory, removed on exit).", valueName: "DIRECTORY"))
+            "Directory for ca.pem and doctor.toml (default: a fresh temporary directory, removed on exit).",
+            valueName: "DIRECTORY"))
     var stateDirectory: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Listen on this address instead of 127.0.0.1 (the HTTPDNS service, the origins, the DNS server).",
+            valueName: "ADDRESS"))
+    var listen: String?
+
+    @Option(
+        name: .customLong("service-address"),
+        help: ArgumentHelp(
+            "A service address /ss names, in order (repeatable; default 127.0.0.2 and 127.0.0.1, or --listen's).",
+            valueName: "ADDRESS"))
+    var serviceAddresses: [String] = []
+
+    @Flag(help: "The HTTPDNS service on ports 80 and 443 and the DNS server on 53, as real ones (needs root).")
+    var wellKnownPorts = false
+
     func validate() throws {
+        for address in [listen].compactMap({ $0 }) + serviceAddresses {
+            guard let ip = IPAddress(address) else {
+                throw ValidationError("--listen and --service-address take an IPv4 or IPv6 address, not '\(address)'")
+            }
+            // The lab's URLs, /ss and certificate name the address: a client must be able to reach it.
+            if ip.text == "0.0.0.0" || ip.text == "::" {
+                throw ValidationError(
+                    "--listen and --service-address take an address clients reach, not the wildcard '\(address)': "
+                        + "the lab's URLs, its /ss and its certificate name it (give each address, e.g. "
+                        + "--listen 192.0.2.1 --service-address 192.0.2.2 --service-address 192.0.2.1)")
+            }
+        }
         let bases = LabOptions.portBases
         if let portBase, !bases.contains(portBase) {
             throw ValidationError(
@@ -85,11 +120,24 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
         var options = LabOptions(
             portBase: portBase, fault: fault.httpdns, stateDirectory: stateDirectory, logger: logger)
         options.networkFaults = fault.network
+        if let listen { options.listenAddress = listen }
+        if !serviceAddresses.isEmpty { options.serviceAddresses = serviceAddresses }
+        options.wellKnownPorts = wellKnownPorts
         let lab = try await Lab.start(options)
+        var endpoints = lab.endpoints
+        do {
+            endpoints.doctor = try Self.writeDoctorConfiguration(endpoints)
+        } catch {
+            try? await lab.shutdown()
+            throw error
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = String(decoding: try encoder.encode(lab.endpoints), as: UTF8.self)
+        let line = String(decoding: try encoder.encode(endpoints), as: UTF8.self)
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        logger.info(
+            "check it as a service from another process (its DNS server as the system resolver): \(endpoints.doctor ?? "")"
+        )
         if !fault.network.isEmpty {
             logger.info("network faults on: \(fault.networkNames.joined(separator: ", "))")
         }
@@ -101,5 +149,41 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
         }
         logger.info("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
         try await lab.shutdown()
+    }
+}
+
+extension LabCommand {
+    /// Writes `doctor.toml` beside the lab's CA (readable by its owner alone: it holds the secret)
+    /// and returns the doctor command that reads it. The file points at the lab as the SDKs meet a
+    /// real service: its TLS address as the start IP, `/ss` for the service addresses, the
+    /// service's certificate name, and the lab's CA added to the system's.
+    ///
+    /// - Throws: `ValidationError` when the file cannot be written.
+    static func writeDoctorConfiguration(_ endpoints: LabEndpoints) throws -> String {
+        let path = ((endpoints.ca as NSString).deletingLastPathComponent as NSString)
+            .appendingPathComponent("doctor.toml")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // A JSON string without escaped slashes is a TOML basic string.
+        func quoted(_ text: String) -> String {
+            (try? String(decoding: encoder.encode(text), as: UTF8.self)) ?? "\"\""
+        }
+        let text = """
+            # Written by ipdirect lab for the doctor (and resolve, probe) run against it from another process.
+            provider = "alicloud"
+            start_ips = [\(quoted(endpoints.httpdnsTLS))]
+            service_name = \(quoted(LabEndpoints.serviceName))
+            account = \(quoted(endpoints.account))
+            secret = \(quoted(endpoints.secret))
+            ca_file = \(quoted(endpoints.ca))
+
+            """
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else {
+            throw ValidationError("cannot write the doctor's configuration to \(path)")
+        }
+        return "ipdirect doctor --config \(path)"
     }
 }

@@ -2,9 +2,9 @@
 // exports (table, JSON, JSON Lines, HAR) written as each URL finishes. Exit 0 all work, 1 one has
 // no direct way, 2 bad input, 130 interrupted (the table: ExitStatus).
 import ArgumentParser
+import Composition
 import ConfigurationSources
 import Foundation
-import Lab
 import NameResolution
 import Probe
 import TerminalText
@@ -214,9 +214,7 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
         defer { if let temporaryCA { try? FileManager.default.removeItem(atPath: temporaryCA) } }
 
         var targets = parsed.map { session.labTarget($0.text) }
-        if wanted.isEmpty, let hosts = session.lab?.endpoints.hosts {
-            targets = hosts.keys.sorted().compactMap { hosts[$0] }
-        }
+        if wanted.isEmpty, let labURLs = session.labURLs { targets = labURLs }
         if let resume {
             do {
                 targets = try skipDone(targets, resume: resume, options: options)
@@ -226,14 +224,7 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
             }
         }
 
-        let cache = session.cache
-        let engine = ProbeEngine(
-            resolve: { name in
-                if let addresses = pinned[name] {
-                    return PinnedAddress.resolution(of: name, to: addresses, by: "--resolve")
-                }
-                return await cache.resolve(name)
-            }, options: options)
+        let engine = session.probeEngine(options, pinning: pinned, by: "--resolve")
         if let watch, let url = targets.first {
             let works = await watchRounds(url, every: watch, engine: engine)
             await session.close()

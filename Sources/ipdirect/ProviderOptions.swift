@@ -1,10 +1,10 @@
 // The provider options every front end shares (`resolve`, `probe`, `agent`, `config show`, the
 // console): which HTTPDNS service, how long to wait, or `--lab` to use the lab's. Never a secret on argv.
 import ArgumentParser
+import Composition
 import ConfigurationSources
-import CurlTransport
 import Foundation
-import Lab
+import LabFaults
 import NameResolution
 import Probe
 import TerminalText
@@ -163,110 +163,31 @@ struct ProviderOptions: ParsableArguments {
     ///
     /// Warnings (unknown settings, a readable secret file, a corrupt cache file) go to stderr.
     /// - Parameter labFaults: the faults the lab fakes from the start, with `--lab` (`doctor --fault`).
-    /// - Throws: `ValidationError` for an unusable configuration, or the lab's start-up error.
+    /// - Throws: `ValidationError` for an unusable configuration, `UsageError` for an unusable CA
+    ///   bundle in the environment, or the lab's start-up error.
     func start(labFaults: LabFaultSet = LabFaultSet()) async throws -> ResolverSession {
-        var configuration: IPDirectConfiguration
-        var warnings: [String]
+        let settings = SessionSettings(
+            commandLine: commandLineLayer, configurationFile: config,
+            lab: lab ? LabRequest(provider: provider, faults: labFaults) : nil)
         do {
-            (configuration, warnings) = try ConfigurationLoader.load(commandLine: commandLineLayer, file: config)
-        } catch {
-            throw ValidationError(error.description)
+            return try await ResolverSession.start(settings, warnings: ResolutionOutput())
+        } catch SessionError.configuration(let sentence) {
+            throw ValidationError(sentence)
+        } catch SessionError.serviceCAFile(let path, let reason) {
+            throw ValidationError("ca_file (--httpdns-ca) \(path): \(reason)")
+        } catch SessionError.environmentCABundle(let sentence) {
+            throw UsageError(sentence)
         }
-        // ca_file (--httpdns-ca) adds to the system's CAs; the lab's, set below, stands alone.
-        if let caFile = configuration.caFile {
-            if let problem = CAFileOption.problem(caFile, named: "ca_file (--httpdns-ca)") {
-                throw ValidationError(problem)
-            }
-            configuration.caFile = CABundle.path(adding: caFile)
-        } else if let bundle = try CAFileOption.environmentBundle() {
-            // curl's CURL_CA_BUNDLE and SSL_CERT_FILE, instead of the system's CAs, as in curl.
-            configuration.caFile = bundle
-        }
-        var startedLab: Lab?
-        var temporary: String?
-        if lab {
-            var options = LabOptions(fault: labFaults.httpdns)
-            options.networkFaults = labFaults.network
-            let running = try await Lab.start(options)
-            startedLab = running
-            let e = running.endpoints
-            let kind = provider ?? .alicloud
-            let route = ProviderRegistry.entry(kind).lab
-            configuration.provider = kind
-            configuration.account = route.map(e.account) ?? e.account
-            configuration.secret = e.secret
-            configuration.caFile = e.ca
-            configuration.cipher = cipher ?? .none
-            configuration.key = route?.keys[configuration.cipher].map(e.key)
-            configuration.token = nil
-            configuration.endpoint = route.map(e.endpoint)
-            // The lab's DNS server stands in for the carrier's LocalDNS, so the system column
-            // compares with HTTPDNS at once; --dns-server on the command line still wins.
-            if dnsServer == nil { configuration.dnsServer = try? DNSServer.parse(e.dns) }
-            // One provider of each kind the lab serves, for --all-providers and the compare view.
-            configuration.providers = CompareProviders.labProviders(e)
-            // The lab's names would only pollute the user's own cache file.
-            let directory = NSTemporaryDirectory() + "ipdirect-lab-" + UUID().uuidString
-            temporary = directory
-            configuration.cachePath = directory + "/cache.json"
-        }
-        let httpdns: any HTTPDNSProvider
-        do {
-            httpdns = try ProviderFactory.make(configuration.resolver)
-        } catch {
-            try? await startedLab?.shutdown()
-            throw ValidationError(ConfigurationField.phrased(error))
-        }
-        let cache = ResolverCache(configuration: configuration.resolver, provider: httpdns)
-        warnings += cache.loadWarnings
-        for warning in warnings { ResolutionOutput.warn("warning: \(warning)") }
-        return ResolverSession(
-            configuration: configuration, cache: cache, lab: startedLab, temporaryDirectory: temporary,
-            warnings: warnings)
-    }
-}
-
-/// A resolver ready to use: the merged configuration, the cache, and the lab when `--lab`
-/// started one. Call `close()` when done: it saves the cache and stops the lab.
-struct ResolverSession: Sendable {
-    let configuration: IPDirectConfiguration
-    let cache: ResolverCache
-    let lab: Lab?
-    let temporaryDirectory: String?
-    let warnings: [String]
-
-    /// The provider and where it points, for status lines (never the secret).
-    var providerDescription: String {
-        guard let endpoint = configuration.effectiveEndpoint else { return "none (system DNS only)" }
-        return "\(cache.provider.name) at \(endpoint)" + (lab != nil ? " (lab)" : "")
-    }
-
-    /// Where to send a host or URL the user typed: with the lab running, a lab name without
-    /// a port goes to the lab server that serves it (each listens on a port of its own);
-    /// anything else is returned as it is.
-    func labTarget(_ text: String) -> String {
-        guard let hosts = lab?.endpoints.hosts, let url = try? ProbeURL.parse(text), !url.hasExplicitPort,
-            let base = hosts[url.host]
-        else { return text }
-        return base + url.pathAndQuery.dropFirst()
-    }
-
-    /// Saves the cache (a failure is a warning) and stops the lab.
-    func close() async {
-        do {
-            try cache.save()
-        } catch {
-            ResolutionOutput.warn("warning: \(error)")
-        }
-        if let lab { try? await lab.shutdown() }
-        if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
     }
 }
 
 /// Messages to stderr for the resolution commands, escaped: they quote what servers, files
 /// and providers said.
-enum ResolutionOutput {
+struct ResolutionOutput: SessionWarnings {
     static func warn(_ line: String) {
         FileHandle.standardError.write(Data((TerminalText.escapedLines(line) + "\n").utf8))
     }
+
+    /// A session's warning, as `warning: ...`.
+    func warn(_ sentence: String) { Self.warn("warning: \(sentence)") }
 }

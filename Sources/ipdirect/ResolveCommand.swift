@@ -1,6 +1,7 @@
 // `ipdirect resolve`: each name through system DNS and HTTPDNS side by side, asked afresh as dig
 // would, beside what the cache held; `--cached` reads the cache as the SDKs do. Table or JSON.
 import ArgumentParser
+import Composition
 import ConfigurationSources
 import Foundation
 import NameResolution

@@ -1,7 +1,8 @@
 // `--web-config-file` on the agent's listener: basic auth with bcrypt hashes (401 without, 200
 // with) and TLS, in exporter-toolkit's file format; what the reader does not take is refused.
-import Agent
+@testable import Agent
 import Foundation
+import NameResolution
 import TestSupport
 import Testing
 
@@ -115,6 +116,61 @@ struct ListenerWebConfigTests {
         let refused = try AgentRun(
             ["--metrics-listen", "127.0.0.1:0", "--web-config-file", web, "https://sni-a.lab.test/"], scratch: scratch)
         #expect(await refused.exitStatus(within: 30) == 2)
+
+        // A cost that would wedge every check is refused at start, the user named.
+        let wedging = Self.hash.replacingOccurrences(of: "$05$", with: "$31$")
+        try "basic_auth_users:\n  slow: '\(wedging)'\n".write(toFile: web, atomically: true, encoding: .utf8)
+        let costly = try AgentRun(
+            ["--metrics-listen", "127.0.0.1:0", "--web-config-file", web, "https://sni-a.lab.test/"], scratch: scratch)
+        #expect(await costly.exitStatus(within: 30) == 2)
+        #expect(costly.child.errorsText.contains("'slow' has a bcrypt cost of 31"), "\(costly.child.errorsText)")
+    }
+
+    /// curl's status code for `/metrics` as `user` (NAME:PASSWORD), "000" when no answer came.
+    private static func status(_ port: Int, _ user: String, within seconds: Int = 20) async throws -> String {
+        try await ChildProcess.run(
+            "/usr/bin/curl",
+            ["-s", "--max-time", "\(seconds)", "-o", "/dev/null", "-w", "%{http_code}", "-u", user]
+                + ["http://127.0.0.1:\(port)/metrics"]
+        ).output
+    }
+
+    @Test(
+        "a bcrypt check that does not end holds neither a remembered user's scrape nor shutdown; checks run one at a time"
+    )
+    func slowCheckHoldsNothing() async throws {
+        let web = try Self.config("basic_auth_users:\n  prometheus: '\(Self.hash)'\n  slow: '\(Self.hash)'\n")
+        let gate = DispatchSemaphore(value: 0)
+        let calls = CryptCalls()
+        let server = try await MetricsServer(
+            host: "127.0.0.1", port: 0, web: web,
+            crypt: { password, setting in
+                calls.begin(password, setting)
+                defer { calls.end() }
+                // As a hash of cost 31 would: a check that does not end while the test runs.
+                if password == "hold" { gate.wait() }
+                return ListenerWebConfig.crypt(password, setting)
+            }
+        ) { Array("up 1\n".utf8) }
+        let port = server.port
+        let first = try await Self.status(port, "prometheus:U*U")
+        let held = (0..<3).map { _ in Task { try await Self.status(port, "slow:hold", within: 60) } }
+        let holding = await eventually(within: 30) { calls.count("hold") == 1 }
+        // prometheus was checked before: answered from what is remembered, with bcrypt held.
+        let remembered = try await Self.status(port, "prometheus:U*U")
+        let stillHeld = calls.running == 1
+        await server.close()
+        for _ in 0..<3 { gate.signal() }
+        var heldCodes: [String] = []
+        for request in held { heldCodes.append(try await request.value) }
+        #expect(first == "200")
+        #expect(holding)
+        #expect(remembered == "200")
+        #expect(stillHeld)
+        #expect(calls.mostAtOnce == 1)
+        // The held checks' connections ended with the listener: none was let in.
+        #expect(!heldCodes.contains("200"), "\(heldCodes)")
+        #expect(calls.count("hold") == 1, "the checks waiting behind the held one ran after close")
     }
 
     @Test("what the reader does not take is refused with the line")
@@ -123,6 +179,13 @@ struct ListenerWebConfigTests {
             ("tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n", "line 2"),
             ("http_server_config:\n  http2: false\n", "'http_server_config' is not read here"),
             ("basic_auth_users:\n  alice: plaintext\n", "needs a bcrypt hash"),
+            // crypt_r would run 2^31 rounds for every request naming alice: days each.
+            ("basic_auth_users:\n  alice: '\(Self.hash.replacingOccurrences(of: "$05$", with: "$31$"))'\n", "'alice' has a bcrypt cost of 31; the listener takes 4 to 14"),
+            ("basic_auth_users:\n  alice: '\(Self.hash.replacingOccurrences(of: "$05$", with: "$03$"))'\n", "bcrypt cost of 3"),
+            // crypt_r takes MD5-crypt and SHA-crypt too; exporter-toolkit does not.
+            ("basic_auth_users:\n  alice: $1$saltsalt$qjXMvOEsNUx1FR1y8aW2A.\n", "'alice' needs a bcrypt hash ($2a$, $2b$ or $2y$, as htpasswd -nB writes), not an MD5-crypt hash ($1$)"),
+            ("basic_auth_users:\n  alice: '$6$salt$abc'\n", "not a SHA-512-crypt hash ($6$)"),
+            ("basic_auth_users:\n  alice: '$2b$10$short'\n", "53 characters"),
             ("tls_server_config:\n  cert_file: a.pem\n", "needs cert_file and key_file"),
         ] {
             #expect(throws: AgentSettingError.self) { try Self.config(text) }
@@ -133,4 +196,31 @@ struct ListenerWebConfigTests {
             }
         }
     }
+}
+
+/// What a test's crypt seam was asked: each password's calls and settings, and how many ran at once.
+private final class CryptCalls: Sendable {
+    private struct State {
+        var calls: [(password: String, setting: String)] = []
+        var running = 0
+        var mostAtOnce = 0
+    }
+    private let state = Locked(State())
+
+    func begin(_ password: String, _ setting: String) {
+        state.withLock {
+            $0.calls.append((password, setting))
+            $0.running += 1
+            $0.mostAtOnce = max($0.mostAtOnce, $0.running)
+        }
+    }
+
+    func end() { state.withLock { $0.running -= 1 } }
+
+    func count(_ password: String) -> Int { state.withLock { $0.calls.filter { $0.password == password }.count } }
+    func settings(_ password: String) -> [String] {
+        state.withLock { $0.calls.filter { $0.password == password }.map(\.setting) }
+    }
+    var running: Int { state.withLock { $0.running } }
+    var mostAtOnce: Int { state.withLock { $0.mostAtOnce } }
 }

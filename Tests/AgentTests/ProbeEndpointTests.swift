@@ -275,6 +275,86 @@ struct ProbeEndpointTests {
     }
 
     @Test(
+        "--probe-allow with globs alone: a literal target in any spelling, a redirect to a literal and dns_server= are refused; an allowed name's answers are probed"
+    )
+    func globsAloneAllowNoLiteral() async throws {
+        let lab = try await Lab.start()
+        let cache = try lab.resolverCache()
+        let allow = try ProbeAllowList(parsing: ["*.lab.test"])
+        var options = ProbeOptions()
+        options.caFile = lab.endpoints.ca
+        options.linkLocal = .refuse
+        let engine = ProbeEngine(resolve: allow.guarding { await cache.resolve($0) }, options: options, environment: [:])
+        let resolvers = ProbeResolvers(
+            configuration: ResolverConfiguration(
+                provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10),
+            allow: allow)
+        let probe = ProbeEndpoint(engine: engine, allow: allow, resolvers: resolvers)
+        func text(_ answer: EndpointAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
+
+        var literals: [String: EndpointAnswer] = [:]
+        for target in ["http://127.0.0.9:18009/", "http://[::1]:18010/", "http://2130706441:18009/"] {
+            literals[target] = await probe.answer(uri: "/probe" + Self.query(target), scrapeTimeout: nil)
+        }
+        let sni = Self.query(lab.url("sni-a.lab.test"), "&scenario=direct-sni")
+        let viaServer = await probe.answer(uri: "/probe" + sni + "&dns_server=127.0.0.9%3A5353", scrapeTimeout: nil)
+        let address = Self.query(lab.url("hostile.lab.test", LabHostilePath.address), "&scenario=direct-sni")
+        let redirected = text(await probe.answer(uri: "/probe" + address + "&debug=true", scrapeTimeout: nil))
+        let named = await probe.answer(uri: "/probe" + sni, scrapeTimeout: nil)
+        let seen = lab.originRequests()
+        try await lab.shutdown()
+
+        for (target, answer) in literals {
+            #expect(answer.status == 403, "\(target): \(text(answer))")
+            #expect(text(answer).contains("--probe-allow gives only names (*.lab.test)"), "\(text(answer))")
+        }
+        #expect(viaServer.status == 403, "\(text(viaServer))")
+        #expect(text(viaServer).contains("127.0.0.9 is an address"), "\(text(viaServer))")
+        #expect(redirected.contains("redirect-refused"), "\(redirected)")
+        #expect(!redirected.contains("Trying 127.0.0.2"), "a connection went to 127.0.0.2: \(redirected)")
+        #expect(!seen.contains { $0.origin == "hijacker" }, "a request reached 127.0.0.2: \(seen)")
+        // The glob allows the name, and so what the name resolves to.
+        #expect(sample(text(named), "probe_success") == 1, "\(text(named))")
+    }
+
+    @Test(
+        "--probe-allow: an IPv6 address carrying an IPv4 one (::ffff:127.0.0.9) is judged as the IPv4 address it reaches, not by ::/0"
+    )
+    func mappedAddressesJudgedAsIPv4() async throws {
+        let allow = try ProbeAllowList(parsing: ["10.0.0.0/8", "::/0"])
+        // Literal targets are not resolved: a resolver that knows nothing serves.
+        let resolve = allow.guarding { host in
+            HostResolution(
+                host: host, system: SystemAnswer(error: .reported("none")),
+                httpdns: HTTPDNSAnswer(provider: "none", error: .reported("none")))
+        }
+        let probe = ProbeEndpoint(engine: ProbeEngine(resolve: resolve, environment: [:]), allow: allow)
+        var answers: [String: EndpointAnswer] = [:]
+        for target in [
+            "http://[::ffff:127.0.0.9]:18009/", "http://[::ffff:7f00:9]:18009/", "http://[::ffff:0:127.0.0.9]:18009/",
+            "http://[::127.0.0.9]:18009/", "http://[::ffff:169.254.169.254]/",
+        ] {
+            answers[target] = await probe.answer(uri: "/probe" + Self.query(target), scrapeTimeout: nil)
+        }
+        for (target, answer) in answers {
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == 403, "\(target): \(text)")
+            let reached = target.contains("169.254") ? "169.254.169.254" : "127.0.0.9"
+            #expect(text.contains("(which reaches \(reached))"), "\(target): \(text)")
+        }
+        // The IPv4 addresses the ranges allow, in either spelling; IPv6 ones, NAT64's included, by ::/0.
+        for allowed in ["10.1.2.3", "::ffff:10.1.2.3", "::1", "2001:db8::1", "64:ff9b::7f00:9"] {
+            #expect(allow.refusal(host: allowed) == nil, "\(allowed)")
+            #expect(allow.refusal(address: allowed) == nil, "\(allowed)")
+        }
+        #expect(allow.refusal(address: "::ffff:127.0.0.9") != nil)
+        // An entry written in the mapped form names the IPv4 range.
+        let mapped = try ProbeAllowList(parsing: ["::ffff:10.0.0.0/104"])
+        #expect(mapped.refusal(host: "10.9.8.7") == nil)
+        #expect(mapped.refusal(host: "11.0.0.1") != nil)
+    }
+
+    @Test(
         "dns_server= (or a module's) asks that DNS server for the system column; provider= names a [[providers]] entry"
     )
     func resolverOverrides() async throws {
@@ -317,6 +397,49 @@ struct ProbeEndpointTests {
         #expect(sample(module.1, "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1)
         #expect(unknown.0 == 400 && unknown.1.contains("lab-doh"), "\(unknown)")
         #expect(outside.0 == 403 && outside.1.contains("10.0.0.53 is outside"), "\(outside)")
+    }
+
+    @Test(
+        "dns_server= naming 17 servers: a module's configured DNS server still resolves (none are refused; the oldest request's is let go)"
+    )
+    func requestedServersLeaveModulesTheirs() async throws {
+        let lab = try await Lab.start()
+        var configuration = ResolverConfiguration(
+            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
+        configuration.fallbackToSystem = false
+        let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
+        var viaDNS = ProbeModuleFileSettings(name: "viadns")
+        viaDNS.dnsServer = lab.endpoints.dns
+        let probe = ProbeEndpoint(
+            engine: lab.engine(try lab.resolverCache()),
+            modules: try ProbeModule.configured([viaDNS], providers: []), allow: allow,
+            resolvers: ProbeResolvers(configuration: configuration, allow: allow))
+        let target = "/probe" + Self.query(lab.url("hijacked.lab.test"), "&scenario=direct-sni")
+        // Servers nothing answers on: each probe's system column fails, the request is still run.
+        let requested = await withTaskGroup(of: EndpointAnswer.self) { group in
+            for index in 0..<ProbeResolvers.kept {
+                group.addTask { await probe.answer(uri: target + "&dns_server=127.0.0.\(10 + index)%3A5353", scrapeTimeout: "3") }
+            }
+            var all: [EndpointAnswer] = []
+            for await answer in group { all.append(answer) }
+            return all
+        }
+        // A probe past its budget holds its slot until it ends: the bound on probes at once is not
+        // what this test is about.
+        let ended = await eventually(within: 30) { probe.probesRunning == 0 }
+        let module = await probe.answer(uri: target + "&module=viadns", scrapeTimeout: nil)
+        let seventeenth = await probe.answer(uri: target + "&dns_server=127.0.0.99%3A5353", scrapeTimeout: "3")
+        let moduleAgain = await probe.answer(uri: target + "&module=viadns", scrapeTimeout: nil)
+        try await lab.shutdown()
+        func text(_ answer: EndpointAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
+        #expect(ended)
+        #expect(requested.allSatisfy { $0.status == 200 }, "\(requested.map(text))")
+        for answer in [module, moduleAgain] {
+            #expect(answer.status == 200, "\(text(answer))")
+            // The module's server is the lab's, which hijacks this name.
+            #expect(sample(text(answer), "ipdirect_probe_dns_agreement", ["agreement": "disjoint"]) == 1, "\(text(answer))")
+        }
+        #expect(seventeenth.status == 200, "\(text(seventeenth))")
     }
 
     @Test("17 probes at once at --probe-concurrency 16: one is answered 503 at once, the others probe")

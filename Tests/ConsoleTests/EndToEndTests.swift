@@ -96,13 +96,9 @@ enum Tmux {
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
-    /// The `ipdirect` binary built beside the test bundle.
-    static var binary: String {
-        if let built = BuiltBinary.ipdirect { return built }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/ipdirect").path
-    }
+    /// The `ipdirect` binary under test (`BuiltBinary.ipdirectPath`: `IPDIRECT_BINARY`, else the
+    /// one built beside the test bundle).
+    static var binary: String { BuiltBinary.ipdirectPath }
 }
 
 @Suite("Console end to end under tmux", .serialized, .enabled(if: TmuxPane.available, "tmux is not installed"))

@@ -60,6 +60,25 @@ struct LabProviderTests {
         }
     }
 
+    /// Issue 32: optimised, the task group that resolves such a batch one name at a time lost the
+    /// names (a miscompile, see `HTTPDNSProvider.resolveBatch`); `make tsan-opt` runs this at -O.
+    @Test(
+        "a provider without a batch API answers each name of a batch, under its own name",
+        arguments: [LabFormat.dohResolve, .dohWire, .dohWirePost])
+    func oneAtATimeBatch(format: LabFormat) async throws {
+        try await withLab { lab in
+            let provider = try format.provider(lab)
+            let names = ["plain.lab.test", "dual.lab.test", "single.lab.test", "sni-a.lab.test"]
+            for _ in 0..<5 {
+                let results = await provider.resolveBatch(names, families: [.v4])
+                #expect(results.keys.sorted() == names.sorted())
+                for name in names {
+                    #expect((try? results[name]?.get())?.host == name, "\(name): \(String(describing: results[name]))")
+                }
+            }
+        }
+    }
+
     @Test("signed alicloud-legacy works with the right secret and reports a rejected signature with a wrong one")
     func signing() async throws {
         try await withLab { lab in

@@ -2,6 +2,7 @@
 // defaults and the fuzz corpora read, and the provider's name on answers encoded as before.
 import ConfigurationSources
 import Foundation
+import LabFaults
 import NameResolution
 import Testing
 
@@ -19,6 +20,18 @@ struct ProviderRegistryTests {
             // The legacy API calls itself alicloud on answers, as it always has.
             let named = kind == .alicloudLegacy ? "alicloud" : kind.rawValue
             #expect(provider.name.hasPrefix(named), "\(kind) built \(provider.name)")
+        }
+    }
+
+    @Test(
+        "the lab's handlers follow the registry: each wire format the lab speaks is one kind's, and a route's path is its format's"
+    )
+    func labFormatsFromTheRegistry() {
+        let formats = ProviderRegistry.all.compactMap(\.lab?.format)
+        #expect(
+            formats.sorted { $0.rawValue < $1.rawValue } == LabWireFormat.allCases.sorted { $0.rawValue < $1.rawValue })
+        for route in ProviderRegistry.all.compactMap(\.lab) where !route.path.isEmpty {
+            #expect(LabWireFormat.serving(route.path.split(separator: "/").map(String.init)) == route.format)
         }
     }
 

@@ -244,8 +244,23 @@ public final class ChildProcess: @unchecked Sendable {
 
 /// The binaries the package builds, found beside the test bundle.
 public enum BuiltBinary {
-    /// The `ipdirect` executable of this build; nil when the build made none.
+    /// The variable naming the `ipdirect` binary to test instead of the one built beside the tests
+    /// (`make test-release` points it at the release binary that goes into the package).
+    public static let override = "IPDIRECT_BINARY"
+
+    /// The `ipdirect` executable the tests run: the one `IPDIRECT_BINARY` names, else the one
+    /// built beside the test bundle; nil when the build made none. Every test that starts the
+    /// binary finds it here, so one variable points the whole suite at another build.
     public static let ipdirect: String? = {
+        if let named = ProcessInfo.processInfo.environment[override], !named.isEmpty {
+            let path = URL(fileURLWithPath: named).standardizedFileURL.path
+            // A wrong path would otherwise quietly skip the suites that need the binary, or test
+            // the debug build while the run says it tested another.
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                preconditionFailure("\(override) names \(path), which is not an executable file")
+            }
+            return path
+        }
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("ipdirect").path
@@ -254,6 +269,15 @@ public enum BuiltBinary {
         }
         return nil
     }()
+
+    /// The `ipdirect` executable of this build, else where `swift build` puts it (a test that
+    /// runs it then fails saying the file is missing).
+    public static var ipdirectPath: String {
+        if let ipdirect { return ipdirect }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/ipdirect").path
+    }
 }
 
 /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module

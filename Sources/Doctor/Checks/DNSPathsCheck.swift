@@ -162,6 +162,8 @@ enum DNSPathOutcome: Sendable, Equatable {
     case failed(String)
     /// No reply at all (timed out, refused), in words: the path is closed.
     case blocked(String)
+    /// No query left this machine (a local firewall, no route), in words: closed here, at once.
+    case stoppedHere(String, reason: String)
 
     /// What a DNS server's lookup came to.
     init(_ answer: SystemAnswer) {
@@ -174,6 +176,8 @@ enum DNSPathOutcome: Sendable, Equatable {
             self = .noAddress("no address (NODATA)")
         case .dnsServer(_, .unanswered)?:
             self = .blocked(answer.error?.sentence ?? "no reply")
+        case .dnsServer(_, .stoppedHere(let how, _))?:
+            self = .stoppedHere(answer.error?.sentence ?? "never sent", reason: how.reason)
         case let error?:
             self = .failed(error.sentence)
         }
@@ -187,7 +191,8 @@ enum DNSPathOutcome: Sendable, Equatable {
         case .failure(let error):
             switch error {
             case .noSuchName, .noData: self = .noAddress("no address (\(error))")
-            case .timeout, .refused, .endpointUnresolvable, .tls, .transport: self = .blocked(error.description)
+            case .timeout, .refused, .unreachable, .endpointUnresolvable, .tls, .transport:
+                self = .blocked(error.description)
             default: self = .failed(error.description)
             }
         }
@@ -199,13 +204,16 @@ enum DNSPathOutcome: Sendable, Equatable {
         case .addresses(let addresses): addresses.isEmpty ? "no address" : addresses.joined(separator: ", ")
         case .noAddress(let words), .failed(let words): words
         case .blocked(let words): "no reply: " + words
+        case .stoppedHere(let words, _): "not sent: " + words
         }
     }
 
     /// Whether any reply came.
     var replied: Bool {
-        if case .blocked = self { return false }
-        return true
+        switch self {
+        case .blocked, .stoppedHere: false
+        default: true
+        }
     }
 
     /// What two resolvers are compared by: the addresses, or "none"; nil for an error reply,
@@ -214,7 +222,7 @@ enum DNSPathOutcome: Sendable, Equatable {
         switch self {
         case .addresses(let addresses): addresses.joined(separator: ", ")
         case .noAddress: "none"
-        case .failed, .blocked: nil
+        case .failed, .blocked, .stoppedHere: nil
         }
     }
 }
@@ -225,6 +233,8 @@ struct DNSPathsReading {
     private var closed: [String] = []
     /// Servers whose UDP got no reply while TCP answered: warn.
     private var udpFiltered: [String] = []
+    /// Servers whose UDP query never left this machine while TCP answered, with what stopped it: warn.
+    private var udpStoppedHere: [(name: String, reason: String)] = []
     /// Servers whose TCP got no reply while UDP answered: said, not held against them.
     private var tcpClosed: [String] = []
     /// Each path that answered something comparable, with its answer.
@@ -234,8 +244,18 @@ struct DNSPathsReading {
     mutating func add(_ name: String, udp: DNSPathOutcome, tcp: DNSPathOutcome, timeout: Duration) {
         self.timeout = timeout
         switch (udp.replied, tcp.replied) {
-        case (false, false): closed.append("\(name) answered neither UDP nor TCP 53")
-        case (false, true): udpFiltered.append(name)
+        case (false, false):
+            if case .stoppedHere(_, let reason) = udp {
+                closed.append("no query to \(name) left this machine over UDP or TCP 53: \(reason)")
+            } else {
+                closed.append("\(name) answered neither UDP nor TCP 53")
+            }
+        case (false, true):
+            if case .stoppedHere(_, let reason) = udp {
+                udpStoppedHere.append((name, reason))
+            } else {
+                udpFiltered.append(name)
+            }
         case (true, false): tcpClosed.append(name)
         case (true, true): break
         }
@@ -268,6 +288,17 @@ struct DNSPathsReading {
                 seen: "A DNS path is closed for \(name): \(closed.joined(separator: "; "))\(others)\(tcpNote).",
                 advice:
                     "Check that address and port, and any firewall between; point --dns-server at a resolver that answers, or use DoH or HTTPDNS, which need no port 53."
+            )
+        }
+        if let stopped = udpStoppedHere.first {
+            // At once and on this machine: not silence on the way, and not the server's refusal.
+            return DoctorFinding(
+                check: .dnsPaths, status: .warn,
+                seen:
+                    "UDP 53 is blocked on this machine: the query over UDP to \(stopped.name) never left, \(stopped.reason), "
+                    + "while TCP answered; resolvers fall back to TCP slowly, or not at all.",
+                advice:
+                    "Let UDP 53 out in this machine's firewall (nft list ruleset shows the rules), or resolve over DoH or HTTPDNS, which do not use port 53."
             )
         }
         if !udpFiltered.isEmpty {

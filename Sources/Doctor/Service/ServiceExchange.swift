@@ -11,8 +11,9 @@ import TerminalText
 enum ServiceBlock: Sendable, Equatable {
     /// Nothing within the timeout; `connected` when TCP got through and the answer did not.
     case timeout(seconds: Double, connected: Bool)
-    case refused
-    case reset
+    /// The connection failed at once, in the shared words: refused or reset by the far side, or
+    /// stopped on this machine (a local firewall, no route).
+    case connection(ConnectionFailure)
     /// TLS answered with a certificate that does not chain to a trusted CA: something on the path
     /// intercepts TLS.
     case intercepted(issuer: String, subject: String)
@@ -29,8 +30,7 @@ enum ServiceBlock: Sendable, Equatable {
         case .timeout(let seconds, let connected):
             let limit = ResolutionError.format(seconds)
             return connected ? "accepted the connection and sent no answer within \(limit) s" : "timed out (\(limit) s)"
-        case .refused: return "refused the connection"
-        case .reset: return "reset the connection"
+        case .connection(let how): return how.clause
         case .intercepted(let issuer, _):
             return "answered TLS with a certificate issued by \(issuer), which does not chain to a trusted CA"
         case .certificate(let detail): return "presented a certificate that was refused (\(detail))"
@@ -91,15 +91,12 @@ struct ServiceExchange: Sendable {
         guard let failure = record.failure else {
             return record.status >= 500 ? .serverError(record.status) : nil
         }
-        // The errno is read only where the kind says a connection was refused or broke: a
-        // timeout's may be left over from an earlier call.
+        // The shared reading of the errno (only where the kind says a connection failed or
+        // broke: a timeout's may be left over from an earlier call).
+        if let how = failure.connection { return .connection(how) }
         switch failure.kind {
         case .timeout: return .timeout(seconds: timeout.inSeconds, connected: record.connectUs > 0)
-        case .connect where failure.osErrno == Int(ECONNREFUSED): return .refused
-        // A reset during the TLS handshake comes as a TLS failure carrying the errno.
-        case .connect where failure.osErrno == Int(ECONNRESET), .tls where failure.osErrno == Int(ECONNRESET):
-            return .reset
-        case .transfer: return .reset
+        case .transfer: return .connection(.reset)
         case .certificate: return .certificate(TerminalText.escaped(failure.message, cutAt: 200))
         default: return .unreachable(TerminalText.escaped(failure.message, cutAt: 200))
         }

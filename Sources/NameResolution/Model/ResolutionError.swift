@@ -8,8 +8,11 @@ import TerminalText
 public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No answer within the timeout.
     case timeout(seconds: Double)
-    /// Nothing listens at the endpoint (connection refused or unreachable).
+    /// The endpoint refused the connection (ECONNREFUSED: nothing listens there).
     case refused(endpoint: String, detail: String)
+    /// The connection to the endpoint failed otherwise: a local firewall, no route, a reset,
+    /// each in its own words (a time-out is `timeout`).
+    case unreachable(endpoint: String, how: ConnectionFailure)
     /// The endpoint's own host name did not resolve.
     case endpointUnresolvable(endpoint: String)
     /// TLS to the service failed: certificate not trusted, wrong name, handshake error.
@@ -53,6 +56,8 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
             return "timed out after \(Self.format(seconds)) s"
         case .refused(let endpoint, let detail):
             return "connection refused by \(endpoint) (\(detail))"
+        case .unreachable(let endpoint, let how):
+            return "\(endpoint) \(how.clause)"
         case .endpointUnresolvable(let endpoint):
             return "the HTTPDNS endpoint's own name did not resolve (\(endpoint))"
         case .tls(let detail):
@@ -107,7 +112,11 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
     static func from(_ error: CurlError, endpoint: String, timeout: Double) -> ResolutionError {
         switch error.kind {
         case .timeout: return .timeout(seconds: timeout)
-        case .connect: return .refused(endpoint: endpoint, detail: error.message)
+        case .connect:
+            // Only ECONNREFUSED is a refusal; a connect failure with no errno is libcurl's own
+            // (no socket), said in its words.
+            if let how = error.connection, how != .refused { return .unreachable(endpoint: endpoint, how: how) }
+            return .refused(endpoint: endpoint, detail: error.message)
         case .nameResolution: return .endpointUnresolvable(endpoint: endpoint)
         case .certificate, .tls: return .tls(detail: error.message)
         case .tooLarge: return .malformed(detail: error.message)

@@ -1,5 +1,6 @@
 // Why one side of a resolution (system DNS, a DNS server, HTTPDNS) gave no answer, as a value:
 // the engine decides by its case, and `sentence` writes it only where text is shown.
+import CurlTransport
 import TerminalText
 
 /// Why system DNS, the chosen DNS server or HTTPDNS gave no answer for a name (`error` on
@@ -111,6 +112,9 @@ public enum DNSServerFailure: Sendable, Hashable {
     /// No reply came to any query (each timed out or was refused): the way to the server is
     /// closed, as against a server that replied with an error. `problems` as for `noAnswer`.
     case unanswered(problems: [String])
+    /// No query left this machine: connect or send failed at once (a local firewall, no route).
+    /// `problems` as for `noAnswer`.
+    case stoppedHere(how: ConnectionFailure, problems: [String])
     /// The reply held records that are not addresses (cleaned, at most three kept).
     case notAddresses([String])
     /// NOERROR without a record of the families asked (NODATA).
@@ -125,7 +129,7 @@ public enum DNSServerFailure: Sendable, Hashable {
         case .unaskable(let host, let clause):
             "\(server): cannot ask for \(TerminalText.quoted(host)): the name \(clause)"
         case .noSuchName(let host): "\(server): no such name \(host) (NXDOMAIN): the name does not exist"
-        case .noAnswer(let problems), .unanswered(let problems):
+        case .noAnswer(let problems), .unanswered(let problems), .stoppedHere(_, let problems):
             "\(server): " + (problems.isEmpty ? "no answer" : problems.joined(separator: "; "))
         case .notAddresses(let junk):
             "\(server) answered \(junk.map { TerminalText.quoted($0) }.joined(separator: ", ")), not IP addresses"

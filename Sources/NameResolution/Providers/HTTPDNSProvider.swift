@@ -146,11 +146,20 @@ extension HTTPDNSProvider {
         await withTaskGroup(of: (String, Result<ProviderAnswer, ResolutionError>).self) { group in
             for host in hosts {
                 group.addTask {
+                    // The result is settled before the tuple is built, on purpose: written as
+                    // `do { return (host, .success(try await ...)) } catch { return (host, .failure(error)) }`,
+                    // Swift 6.3.1 -O stores `host` into the task's result before the await and again
+                    // in the catch, then LLVM's dead store elimination drops the first store: the
+                    // success path left the tuple's String uninitialised, and the release build
+                    // crashed in the task group or lost the names (a miscompile, issue 32; 30-line
+                    // reproduction: scripts/compiler-bugs/async-tuple-return-dse.swift).
+                    let result: Result<ProviderAnswer, ResolutionError>
                     do throws(ResolutionError) {
-                        return (host, .success(try await self.resolve(host, families: families)))
+                        result = .success(try await self.resolve(host, families: families))
                     } catch {
-                        return (host, .failure(error))
+                        result = .failure(error)
                     }
+                    return (host, result)
                 }
             }
             var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]

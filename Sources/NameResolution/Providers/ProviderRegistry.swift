@@ -1,5 +1,6 @@
 // The provider registry: one row per HTTPDNS wire format, read by the factory, `--provider`'s help,
 // `--lab`, the fuzz targets and the endpoint defaults. A new provider is a folder and a row.
+import LabFaults
 
 /// A setting of the resolver's configuration that a provider reads, by the name the
 /// configuration file gives it.
@@ -41,8 +42,10 @@ public struct LabRoute: Sendable {
     public enum Key: Sendable { case aes, tencentDES, tencentAES }
 
     public var listener: Listener
-    /// Appended to the listener's base URL (`/resolve`, `/dns-query`).
-    public var path: String
+    /// The wire format the lab answers this kind in, which picks the lab's handler.
+    public var format: LabWireFormat
+    /// Appended to the listener's base URL (`/resolve`, `/dns-query`): the format's path.
+    public var path: String { format.endpointPath }
     public var account: Account
     /// The lab key each cipher needs; a cipher not listed takes none.
     public var keys: [HTTPDNSCipher: Key]
@@ -51,11 +54,11 @@ public struct LabRoute: Sendable {
     public var compared: HTTPDNSCipher?
 
     public init(
-        listener: Listener, path: String = "", account: Account = .alibaba, keys: [HTTPDNSCipher: Key] = [:],
+        listener: Listener, format: LabWireFormat, account: Account = .alibaba, keys: [HTTPDNSCipher: Key] = [:],
         compared: HTTPDNSCipher? = nil
     ) {
         self.listener = listener
-        self.path = path
+        self.format = format
         self.account = account
         self.keys = keys
         self.compared = compared

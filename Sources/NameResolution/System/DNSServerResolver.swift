@@ -1,6 +1,7 @@
 // A chosen DNS server asked directly, as `dig @server` would: c-ares over UDP (TCP when the reply
 // is truncated), or TCP only, with its own timeout, in place of getaddrinfo for the "system" column.
 import CCAres
+import CurlTransport
 import Foundation
 import TerminalText
 
@@ -218,6 +219,8 @@ public struct DNSServerResolver: Sendable {
         var missing = 0
         // Queries no reply came for at all (timed out, refused): the path, not the server's answer.
         var unanswered = 0
+        // What this machine did to a query that never left (a local firewall, no route).
+        var stoppedHere: ConnectionFailure?
         for (family, outcome) in outcomes {
             switch outcome.status ?? ARES_ETIMEOUT {
             case ARES_SUCCESS:
@@ -238,13 +241,24 @@ public struct DNSServerResolver: Sendable {
                     problems.append(
                         "its reply for \(host) \(error.clause): the server, or something on the way, mangles DNS")
                 }
+            case ARES_ECONNREFUSED:
+                // c-ares says "refused" for any socket error: the kernel tells a refusal from a
+                // local firewall or a missing route, which fail at once and never reach the server.
+                unanswered += 1
+                let query = (try? DNSMessage.query(host, family: family, id: UInt16.random(in: 1...UInt16.max))) ?? []
+                let how = DNSSendCheck.failure(server: server, transport: transport, query: query) ?? .refused
+                if how != .refused { stoppedHere = how }
+                problems.append(refusalSentence(how, host: host, server: server))
             case let status:
-                if [ARES_ETIMEOUT, ARES_ECANCELLED, ARES_ECONNREFUSED].contains(status) { unanswered += 1 }
+                if [ARES_ETIMEOUT, ARES_ECANCELLED].contains(status) { unanswered += 1 }
                 problems.append(sentence(status, host: host, server: server, timeout: timeout))
             }
         }
         if raw.isEmpty || (!problems.isEmpty && raw.values.allSatisfy(\.isEmpty)) {
             let unique = problems.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            if let stoppedHere, unanswered == ordered.count {
+                return failed(.stoppedHere(how: stoppedHere, problems: unique))
+            }
             return failed(unanswered == ordered.count ? .unanswered(problems: unique) : .noAnswer(problems: unique))
         }
         // The one IP-literal check every address from outside goes through.
@@ -297,6 +311,19 @@ public struct DNSServerResolver: Sendable {
                 let writable = entry.revents & Int16(POLLOUT) != 0
                 ares_process_fd(channel, readable ? entry.fd : ARES_SOCKET_BAD, writable ? entry.fd : ARES_SOCKET_BAD)
             }
+        }
+    }
+
+    /// A connection failure of a query as the end of a sentence that starts with the server's name.
+    static func refusalSentence(_ how: ConnectionFailure, host: String, server: DNSServer) -> String {
+        switch how {
+        case .refused:
+            return
+                "refused the connection for \(host) (nothing listens on port \(server.port) there): check the address and port"
+        case .localFilter, .noRoute:
+            return "the query for \(host) never left this machine: \(how.reason)"
+        default:
+            return "the query for \(host) failed: \(server) \(how.clause)"
         }
     }
 

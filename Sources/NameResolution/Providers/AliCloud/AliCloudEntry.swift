@@ -1,5 +1,6 @@
 // Alibaba Cloud legacy's row in the provider registry: its settings, service discovery by default
 // (as the SDKs do, as for v2), its factory, where the lab serves it and the parser `make fuzz` runs.
+import LabFaults
 
 extension ProviderEntry {
     /// `--provider alicloud-legacy`.
@@ -14,6 +15,6 @@ extension ProviderEntry {
             // No endpoint means service discovery (`/ss`, signed when a secret is set), as for v2.
             return try AliCloudProvider.make(configuration, account: account)
         },
-        lab: LabRoute(listener: .tls, compared: HTTPDNSCipher.none),
+        lab: LabRoute(listener: .tls, format: .alicloudLegacy, compared: HTTPDNSCipher.none),
         fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloud))
 }

@@ -1,5 +1,6 @@
 // Alibaba Cloud v2's row in the provider registry: its settings, service discovery by default,
 // its factory, where the lab serves it and the parser `make fuzz` runs.
+import LabFaults
 
 extension ProviderEntry {
     /// `--provider alicloud`.
@@ -15,6 +16,7 @@ extension ProviderEntry {
             let given = configuration.endpoint.flatMap { $0.isEmpty ? nil : ProviderPreset.named($0)?.endpoint ?? $0 }
             return try AliCloudV2Provider.make(configuration, account: account, endpoint: given)
         },
-        lab: LabRoute(listener: .tls, keys: [.aesCBC: .aes, .aesGCM: .aes], compared: HTTPDNSCipher.none),
+        lab: LabRoute(
+            listener: .tls, format: .alicloudV2, keys: [.aesCBC: .aes, .aesGCM: .aes], compared: HTTPDNSCipher.none),
         fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloudV2))
 }

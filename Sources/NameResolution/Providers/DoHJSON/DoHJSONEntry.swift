@@ -1,5 +1,6 @@
 // DoH JSON's row in the provider registry: the default preset when nothing is configured, its
 // factory, where the lab serves it and the parser `make fuzz` runs.
+import LabFaults
 
 extension ProviderEntry {
     /// `--provider doh-json`.
@@ -12,6 +13,6 @@ extension ProviderEntry {
             }
             return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
         },
-        lab: LabRoute(listener: .tls, path: "/resolve"),
+        lab: LabRoute(listener: .tls, format: .dohJSON),
         fuzz: ProviderFuzzEntry(corpus: "doh-json", run: ParserEntryPoints.dohJSON))
 }

@@ -1,5 +1,6 @@
 // RFC 8484 DoH's row in the provider registry: its settings, its factory, where the lab serves
 // it and the parser `make fuzz` runs (DNS messages, shared with `--dns-server`).
+import LabFaults
 
 extension ProviderEntry {
     /// `--provider doh`.
@@ -13,6 +14,6 @@ extension ProviderEntry {
             return DoHWireProvider(
                 endpoint: endpoint, method: configuration.dohMethod, transport: HTTPDNSTransport(configuration))
         },
-        lab: LabRoute(listener: .tls, path: "/dns-query", compared: HTTPDNSCipher.none),
+        lab: LabRoute(listener: .tls, format: .dohWire, compared: HTTPDNSCipher.none),
         fuzz: ProviderFuzzEntry(corpus: "doh-wire", run: ParserEntryPoints.dohWire))
 }

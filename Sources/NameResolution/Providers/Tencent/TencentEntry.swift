@@ -1,5 +1,6 @@
 // Tencent DNSPod D+'s row in the provider registry: its settings, the public preset by default,
 // its factory, where the lab serves it and the parser `make fuzz` runs.
+import LabFaults
 
 extension ProviderEntry {
     /// `--provider tencent`.
@@ -14,6 +15,7 @@ extension ProviderEntry {
                 configuration, endpoint: endpoint, transport: HTTPDNSTransport(configuration))
         },
         lab: LabRoute(
-            listener: .plain, account: .tencent, keys: [.des: .tencentDES, .aesCBC: .tencentAES], compared: .des),
+            listener: .plain, format: .tencent, account: .tencent, keys: [.des: .tencentDES, .aesCBC: .tencentAES],
+            compared: .des),
         fuzz: ProviderFuzzEntry(corpus: "tencent", run: ParserEntryPoints.tencent))
 }

@@ -11,7 +11,7 @@ func runIPDirect(_ arguments: [String], home: ScratchDirectory) async throws -> 
     environment["HOME"] = home.path
     environment["XDG_CONFIG_HOME"] = nil
     environment["XDG_CACHE_HOME"] = nil
-    return try await ChildProcess.run(Tmux.binary, arguments, environment: environment, seconds: 60)
+    return try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments, environment: environment, seconds: 60)
 }
 
 @Suite("Special files where a regular file is expected")
@@ -42,6 +42,16 @@ struct SpecialFileTests {
         #expect(result.errors.contains("--cacert \(file): \(expected)"), "\(result.errors)")
     }
 
+    @Test("--httpdns-ca names a directory: refused as bad usage naming the setting, its flag and what it is")
+    func serviceCAFileNotRegular() async throws {
+        let home = try ScratchDirectory("special")
+        defer { home.remove() }
+        let result = try await runIPDirect(
+            ["resolve", "--provider", "system", "--httpdns-ca", home.path, "example.test"], home: home)
+        #expect(result.status == 2, "\(result.errors)")
+        #expect(result.errors.contains("ca_file (--httpdns-ca) \(home.path): it is a directory"), "\(result.errors)")
+    }
+
     @Test("the agent's --input as a FIFO is refused (it re-reads the file on change); probe's still reads a pipe")
     func fifoAgentInput() async throws {
         let home = try ScratchDirectory("special")
@@ -54,7 +64,11 @@ struct SpecialFileTests {
 
         // probe --input - still reads a pipe to its end: the list's bad line is named.
         let probe = try await ChildProcess.run(
-            "/bin/sh", ["-c", "printf 'not a url at all\\n' | \"$0\" probe --provider system --input -", Tmux.binary],
+            "/bin/sh",
+            [
+                "-c", "printf 'not a url at all\\n' | \"$0\" probe --provider system --input -",
+                BuiltBinary.ipdirectPath,
+            ],
             environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"], seconds: 60)
         #expect(probe.status == 2, "\(probe.errors)")
         #expect(probe.errors.contains("cannot probe 'not a url at all'"), "\(probe.errors)")

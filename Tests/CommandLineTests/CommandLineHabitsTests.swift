@@ -17,7 +17,7 @@ import Testing
         environment["XDG_CONFIG_HOME"] = scratch.path
         environment["XDG_CACHE_HOME"] = scratch.path
         return try await ChildProcess.run(
-            Tmux.binary, arguments, environment: environment.merging(extra) { $1 }, seconds: 90)
+            BuiltBinary.ipdirectPath, arguments, environment: environment.merging(extra) { $1 }, seconds: 90)
     }
 
     /// The reports of `probe --format json`.

@@ -12,7 +12,7 @@ import Testing
     private func run(
         _ arguments: [String], environment: [String: String]? = nil
     ) async throws -> (status: Int32, output: String) {
-        let result = try await ChildProcess.run(Tmux.binary, arguments, environment: environment)
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments, environment: environment)
         return (result.status, result.output)
     }
 

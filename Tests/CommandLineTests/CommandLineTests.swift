@@ -8,7 +8,7 @@ import Testing
 @Suite struct CommandLineTests {
     /// Runs the real binary with `arguments`; returns the exit status and stderr.
     private func run(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
-        let result = try await ChildProcess.run(Tmux.binary, arguments)
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments)
         return (result.status, result.errors)
     }
 
@@ -33,6 +33,8 @@ import Testing
             (["probe", "--all-ips", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             (["cache", "list", "--format", "xml"], "'table' and 'json'"),
             (["lab", "--port-base", "0"], "--port-base must be"),
+            (["lab", "--listen", "0.0.0.0"], "not the wildcard '0.0.0.0'"),
+            (["lab", "--service-address", "api.example.com"], "take an IPv4 or IPv6 address, not 'api.example.com'"),
             // An unbracketed IPv6 literal with a port is itself an IPv6 literal: refused, form given.
             (["agent", "--metrics-listen", "::1:9464", "a.test"], "[::1]:9464"),
         ])
@@ -44,7 +46,7 @@ import Testing
 
     @Test("--version prints the version the HAR creator and the agent's build label carry")
     func version() async throws {
-        let result = try await ChildProcess.run(Tmux.binary, ["--version"])
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["--version"])
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output == IPDirectVersion.string + "\n")
     }

@@ -9,7 +9,8 @@ import Testing
     private static func helpRows() async throws -> [String] {
         // Wide enough that no row is wrapped.
         let help = try await ChildProcess.run(
-            Tmux.binary, ["--help"], environment: ProcessInfo.processInfo.environment.merging(["COLUMNS": "400"]) { $1 }
+            BuiltBinary.ipdirectPath, ["--help"],
+            environment: ProcessInfo.processInfo.environment.merging(["COLUMNS": "400"]) { $1 }
         )
         let lines = help.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let start = lines.firstIndex(where: { $0.hasPrefix("EXIT STATUS") }) else { return [] }
@@ -32,7 +33,7 @@ import Testing
             (["probe", "--watch", "1", "--format", "table", "a.test"], 2, "--watch prints one JSON line per round"),
         ])
     func oneVoice(arguments: [String], status: Int32, says expected: String) async throws {
-        let result = try await ChildProcess.run(Tmux.binary, arguments)
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments)
         #expect(result.status == status, "\(arguments): \(result.errors)")
         let lines = result.errors.split(separator: "\n")
         #expect(!lines.isEmpty, "\(arguments): nothing said")
@@ -55,7 +56,7 @@ import Testing
             (["https://a.test/"], "'https://a.test/' is not a command; to probe it: ipdirect probe https://a.test/"),
         ])
     func didYouMean(arguments: [String], says expected: String) async throws {
-        let result = try await ChildProcess.run(Tmux.binary, arguments)
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments)
         #expect(result.status == 2, "\(arguments): \(result.errors)")
         #expect(result.errors.contains(expected), "\(arguments): \(result.errors)")
         #expect(!result.errors.contains("Usage: ipdirect console"), "\(result.errors)")
@@ -67,7 +68,7 @@ import Testing
         defer { scratch.remove() }
         let path = scratch.file("config.toml")
         #expect(FileManager.default.createFile(atPath: path, contents: Data("# mine\n".utf8)))
-        let result = try await ChildProcess.run(Tmux.binary, ["config", "init", "--config", path])
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["config", "init", "--config", path])
         #expect(result.status == 2, "\(result.errors)")
         #expect(
             result.errors
@@ -80,7 +81,7 @@ import Testing
     func fullDisk() async throws {
         // An address literal over plain HTTP: nothing is resolved and nothing leaves loopback.
         let result = try await ChildProcess.run(
-            Tmux.binary,
+            BuiltBinary.ipdirectPath,
             ["probe", "--provider", "system", "--timeout", "2", "--har", "/dev/full", "http://127.0.0.1:9/"],
             seconds: 60)
         #expect(result.status == 1, "\(result.errors)")
@@ -113,7 +114,7 @@ import Testing
             ["cache", "path"], ["config", "init"], ["config", "path"], ["config", "show"], ["doctor"],
         ])
     func helpExamples(command: [String]) async throws {
-        let result = try await ChildProcess.run(Tmux.binary, command + ["--help"])
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, command + ["--help"])
         #expect(result.status == 0, "\(result.errors)")
         let blocks = result.output.components(separatedBy: "\nEXAMPLES:\n")
         #expect(blocks.count == 2, "\(command): no EXAMPLES block")
@@ -131,7 +132,7 @@ import Testing
 
     @Test("-k is refused with why: the certificate check is the point of a probe")
     func insecureRefused() async throws {
-        let result = try await ChildProcess.run(Tmux.binary, ["probe", "-k", "https://a.test/"])
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["probe", "-k", "https://a.test/"])
         #expect(result.status == 2, "\(result.errors)")
         #expect(result.errors.hasPrefix("ipdirect: -k (--insecure) is refused: "), "\(result.errors)")
         #expect(result.errors.contains("certificate check"), "\(result.errors)")

@@ -8,7 +8,7 @@ import Testing
 @Suite struct DoctorCommandTests {
     /// Runs the real binary to its end.
     private func doctor(_ arguments: [String]) async throws -> ChildProcess.Result {
-        try await ChildProcess.run(Tmux.binary, ["doctor"] + arguments, seconds: 120)
+        try await ChildProcess.run(BuiltBinary.ipdirectPath, ["doctor"] + arguments, seconds: 120)
     }
 
     /// The report's findings as JSON objects.
@@ -84,7 +84,7 @@ import Testing
     /// The findings of `doctor --lab --format json` with `extra`, by check id, and the exit status.
     private func labReport(_ extra: [String]) async throws -> (status: Int32, findings: [String: [String: Any]]) {
         let run = try await ChildProcess.run(
-            Tmux.binary, ["doctor", "--lab", "--format", "json"] + extra, environment: Self.withoutProxies,
+            BuiltBinary.ipdirectPath, ["doctor", "--lab", "--format", "json"] + extra, environment: Self.withoutProxies,
             seconds: 120)
         var byCheck: [String: [String: Any]] = [:]
         for finding in try findings(run.output) { byCheck[finding["check"] as? String ?? ""] = finding }

@@ -28,7 +28,7 @@ import Testing
         defer { scratch.remove() }
         let file = scratch.file("probe.json")
         let run = try await ChildProcess.run(
-            Tmux.binary,
+            BuiltBinary.ipdirectPath,
             [
                 "probe", "--lab", "--quiet", "--all-ips", "--rank", "--probe-timeout", "3", "--format", "json", "-o",
                 file,
@@ -47,7 +47,7 @@ import Testing
         defer { scratch.remove() }
         for (name, extra) in [("plain.json", [String]()), ("ranked.json", ["--rank", "443"])] {
             let run = try await ChildProcess.run(
-                Tmux.binary, ["resolve", "--lab", "--format", "json"] + extra + Self.names, seconds: 120)
+                BuiltBinary.ipdirectPath, ["resolve", "--lab", "--format", "json"] + extra + Self.names, seconds: 120)
             #expect(run.status == 0 || run.status == 1, "\(run.errors)")
             let file = scratch.file(name)
             try Data(run.output.utf8).write(to: URL(fileURLWithPath: file))
@@ -60,7 +60,7 @@ import Testing
         let scratch = try ScratchDirectory("schema")
         defer { scratch.remove() }
         let run = try await ChildProcess.run(
-            Tmux.binary,
+            BuiltBinary.ipdirectPath,
             [
                 "doctor", "--lab", "--fault", "nat64", "--host", "sni-a.lab.test", "--host", "nxdomain.lab.test",
                 "--format", "json",

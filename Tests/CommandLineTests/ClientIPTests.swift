@@ -11,7 +11,7 @@ import Testing
     static let asked = "203.0.113.7"
 
     private func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
-        let result = try await ChildProcess.run(Tmux.binary, arguments)
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments)
         return (result.status, result.output, result.errors)
     }
 

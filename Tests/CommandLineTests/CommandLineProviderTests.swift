@@ -13,7 +13,7 @@ import Testing
     func helpListsRegistry() async throws {
         // Wide enough that no line is wrapped.
         let help = try await ChildProcess.run(
-            Tmux.binary, ["resolve", "--help"],
+            BuiltBinary.ipdirectPath, ["resolve", "--help"],
             environment: ProcessInfo.processInfo.environment.merging(["COLUMNS": "400"]) { $1 })
         #expect(help.status == 0, "\(help.errors)")
         #expect(help.output.contains("(values: \(Self.kinds.joined(separator: ", ")))"), "\(help.output)")
@@ -21,10 +21,10 @@ import Testing
 
     @Test("the zsh and fish completions offer --provider's values in the registry's order")
     func completionsListRegistry() async throws {
-        let zsh = try await ChildProcess.run(Tmux.binary, ["--generate-completion-script", "zsh"])
+        let zsh = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["--generate-completion-script", "zsh"])
         let quoted = Self.kinds.map { "'\($0)'" }.joined(separator: " ")
         #expect(zsh.output.contains("___provider=(\(quoted))"), "zsh script lacks ___provider=(\(quoted))")
-        let fish = try await ChildProcess.run(Tmux.binary, ["--generate-completion-script", "fish"])
+        let fish = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["--generate-completion-script", "fish"])
         let listed = Self.kinds.joined(separator: " ")
         #expect(fish.output.contains("-l 'provider'"), "fish script has no --provider")
         #expect(
@@ -52,7 +52,7 @@ import Testing
         environment["XDG_CONFIG_HOME"] = scratch.path
         environment["XDG_CACHE_HOME"] = scratch.path
         let result = try await ChildProcess.run(
-            Tmux.binary,
+            BuiltBinary.ipdirectPath,
             ["resolve", "a.lab.test", "--provider", "alicloud", "--endpoint", "http://127.0.0.1:9", "--account", "1"]
                 + flags, environment: environment)
         #expect(result.status == 2, "\(result.errors)")

@@ -77,7 +77,7 @@ struct HostileServiceTests {
         // localhost comes from /etc/hosts: the system column sends nothing off this machine.
         for format in ["table", "json"] {
             let result = try await ChildProcess.run(
-                Tmux.binary,
+                BuiltBinary.ipdirectPath,
                 ["resolve", "localhost", "--type", "v4", "--timeout", "5", "--format", format] + arguments,
                 environment: environment)
             #expect(result.status != 128 + SIGKILL, "resolve did not end")

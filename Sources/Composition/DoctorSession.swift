@@ -1,0 +1,66 @@
+// What a doctor run reads, built from the session a front end already has: the provider as
+// configured (or the lab's), the lab's facts with the lab. The console's doctor view and `doctor` share it.
+import Doctor
+import Foundation
+import Lab
+import NameResolution
+import Probe
+
+extension ResolverSession {
+    /// A doctor run's bound when none is given, in seconds: `doctor` and the console's doctor view.
+    public static let defaultDoctorWithin = 15.0
+
+    /// The doctor's context for this session's provider; with the lab, the name its service
+    /// certificate carries, a canary it answers and the facts the checks need about it.
+    ///
+    /// - Parameters:
+    ///   - hosts: the names to probe besides; the first is the canary.
+    ///   - budget: the whole run's bound.
+    public func doctorContext(hosts: [String] = [], budget: Duration) -> DoctorContext {
+        var resolver = configuration.resolver
+        // The name the lab's service certificate carries, checked on every service address as
+        // the SDKs check 203.107.1.1's.
+        if lab != nil { resolver.serviceName = LabEndpoints.serviceName }
+        return DoctorContext(
+            resolver: resolver, hosts: hosts, canaryName: hosts.first ?? (lab != nil ? Self.labCanary : nil),
+            budget: budget, lab: lab.map(Self.labFacts))
+    }
+
+    /// Runs every doctor check against this session's provider.
+    ///
+    /// - Parameters:
+    ///   - hosts: the names to probe besides; the first is the canary.
+    ///   - budget: the whole run's bound.
+    ///   - progress: told each finding as its check ends.
+    public func runDoctor(
+        hosts: [String] = [], budget: Duration, progress: @escaping @Sendable (DoctorFinding) -> Void
+    ) async -> DoctorReport {
+        await DoctorRunner().run(
+            doctorContext(hosts: hosts, budget: budget), provider: providerDescription, progress: progress)
+    }
+
+    /// Probes `hosts` every IP-direct way through the session's resolver (and with the lab, its
+    /// CA and ports); each request bounded by a third of the run.
+    public func probeDoctorHosts(_ hosts: [String], within budget: Duration) async -> [DoctorHostProbe] {
+        guard !hosts.isEmpty else { return [] }
+        var options = ProbeOptions()
+        options.timeout = min(ProbeOptions.defaultTimeout, budget / 3)
+        if let labCA = lab?.endpoints.ca { options.caFile = labCA }
+        options.secretNames = RedactionNames(adding: configuration.redact)
+        // Leave the last moments of the bound for writing the report.
+        return await DoctorHostProbes.run(
+            hosts, target: labTarget, engine: probeEngine(options),
+            within: max(budget / 2, budget - .milliseconds(200)))
+    }
+
+    /// What the checks know of a lab, since the doctor does not import the lab.
+    public static func labFacts(_ lab: Lab) -> DoctorLabFacts {
+        let e = lab.endpoints
+        let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
+        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
+    }
+
+    /// The name the checks resolve end to end against the lab when no host is given: one every
+    /// form of its HTTPDNS service answers with an address.
+    public static let labCanary = "plain.lab.test"
+}
