@@ -37,10 +37,14 @@ struct OTLPSpan: Sendable {
     var errorMessage: String?
 
     /// A fresh trace ID (16 random bytes) or span ID (8), never all zero (OTLP's "invalid").
+    /// Eight bytes a draw: each draw of the system generator is a getrandom call.
     static func randomID(bytes: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         while true {
-            let id = (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var id: [UInt8] = []
+            id.reserveCapacity(bytes + 7)
+            while id.count < bytes { withUnsafeBytes(of: generator.next()) { id.append(contentsOf: $0) } }
+            id.removeLast(id.count - bytes)
             if id.contains(where: { $0 != 0 }) { return id }
         }
     }
