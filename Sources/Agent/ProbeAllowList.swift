@@ -132,13 +132,7 @@ public struct ProbeAllowList: Sendable, Equatable {
     }
 
     /// The text `inet_ntop` writes for 4 or 16 bytes.
-    private static func text(_ bytes: [UInt8]) -> String {
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let family = bytes.count == 4 ? AF_INET : AF_INET6
-        guard bytes.withUnsafeBytes({ inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) }) != nil
-        else { return "" }
-        return String(cString: buffer)
-    }
+    private static func text(_ bytes: [UInt8]) -> String { IPLiteral.text(ofBytes: bytes) }
 
     /// `resolve` refusing a name this list refuses (a redirect's new host), and with every address
     /// it refuses taken out of both answers; an answer left with none fails with the reason, so no

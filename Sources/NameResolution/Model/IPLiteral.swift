@@ -116,6 +116,16 @@ public enum IPLiteral {
         }
     }
 
+    /// The text `inet_ntop` writes for 4 or 16 address bytes; "" for any other count.
+    public static func text(ofBytes bytes: [UInt8]) -> String {
+        guard bytes.count == 4 || bytes.count == 16 else { return "" }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        guard bytes.withUnsafeBytes({ inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) }) != nil
+        else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// What `inet_ntop` writes for the parsed address, when that is `text` (ignoring case):
     /// the canonical text, else nil.
     private static func canonical<Address>(
