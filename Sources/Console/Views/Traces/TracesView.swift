@@ -1,6 +1,7 @@
 // The traces view: every request, newest first, and the detail of one: a waterfall of its
 // phases drawn to scale, headers, the certificate chain and the name checked, hops, curl's log.
 import Foundation
+import NameResolution
 import Probe
 
 func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
@@ -235,4 +236,155 @@ private func dayString(_ date: Date) -> String {
     let m = mp < 10 ? mp + 3 : mp - 9
     let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
     return String(format: "%04d-%02d-%02d", y, m, d)
+}
+
+/// Adds an attempt to the traces, keeping the filter's matches and the selection in step.
+public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleState) {
+    let record = TraceRecord(
+        sequence: state.nextTraceSequence, runID: runID, attempt: attempt,
+        time: attempt.hops.first?.startedAt ?? state.now)
+    state.nextTraceSequence += 1
+    let dropped = state.traces.append(record)
+    // The trace that just left the detail window keeps its summary and timings only.
+    let leaving = state.traces.count - 1 - state.maxTraceDetails
+    if leaving >= 0 { state.traces[leaving].dropDetail() }
+    if dropped != nil, state.runContexts.count > 256 {
+        // Contexts of runs whose traces have all been dropped are not needed any more.
+        let oldest = state.traces[0].runID
+        state.runContexts = state.runContexts.filter { $0.key >= oldest }
+    }
+    if var matches = state.traceMatches {
+        if let dropped, matches.first == dropped.sequence { matches.removeFirst() }
+        let filter = (state.filters[.traces] ?? "").lowercased()
+        if record.matches(filter) {
+            matches.append(record.sequence)
+            if state.traceCursor.selected > 0 { state.traceCursor.selected += 1 }
+        }
+        state.traceMatches = matches
+    } else if state.traceCursor.selected > 0 || state.detailSequence != nil {
+        // Keep the same trace selected while new ones arrive on top.
+        state.traceCursor.selected = min(state.traceCursor.selected + 1, state.traces.count - 1)
+    }
+}
+
+// MARK: - The features
+
+/// The traces view (3): every request, newest first.
+enum TracesFeature: ConsoleFeature {
+    static let view = ConsoleView.traces
+    static let filters = true
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.traces] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        if case .exported(let paths) = action {
+            recordExport("\(state.listedTraces.count) traces to " + filesSentence(paths), state: &state)
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        guard command == .open else { return nil }
+        if let record = state.traceAt(row: state.traceCursor.selected) {
+            state.detailSequence = record.sequence
+            state.detailScroll = 0
+        }
+        return []
+    }
+
+    static func move(by delta: Int, state: inout ConsoleState) {
+        state.traceCursor.step(by: delta, count: state.traceListCount, visible: listRows(state))
+    }
+
+    static func filterChanged(_ state: inout ConsoleState) {
+        let filter = (state.filters[.traces] ?? "").lowercased()
+        if filter.isEmpty {
+            state.traceMatches = nil
+        } else if let previous = state.traceMatches, filter.contains(state.traceFilterMatched) {
+            // A longer filter only narrows: look again at what matched before, not at everything.
+            state.traceMatches = previous.filter { state.trace(sequence: $0)?.matches(filter) ?? false }
+        } else {
+            var matches: [Int] = []
+            for index in 0..<state.traces.count where state.traces[index].matches(filter) {
+                matches.append(state.traces[index].sequence)
+            }
+            state.traceMatches = matches
+        }
+        state.traceFilterMatched = filter
+        state.traceCursor = ListCursor()
+    }
+
+    static func bodyResized(_ state: inout ConsoleState) {
+        state.traceCursor.clamp(count: state.traceListCount, visible: listRows(state))
+    }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawTracesView(state, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [(.open, "open"), (.reproduce, "reproduce"), (.filter, "filter"), (.export, "export"), (.nextView, "next view")]
+    }
+
+    /// The trace whose detail is open, or else the one selected.
+    static func selectedTrace(_ state: ConsoleState) -> TraceRecord? {
+        state.detailSequence.flatMap { state.trace(sequence: $0) } ?? state.traceAt(row: state.traceCursor.selected)
+    }
+
+    static func selectedHost(_ state: ConsoleState) -> String? {
+        guard let record = selectedTrace(state) else { return nil }
+        return state.runContexts[record.runID]?.host ?? URLComponents(string: record.attempt.url)?.host
+    }
+
+    static func reproducible(_ state: ConsoleState) -> (attempts: [Attempt], resolution: HostResolution?) {
+        let record = selectedTrace(state)
+        return (
+            record.map { [$0.attempt] } ?? [],
+            record.flatMap { record in state.runs.first { $0.id == record.runID }?.resolution }
+        )
+    }
+}
+
+/// One trace's detail (Enter), over the traces list while open.
+enum TraceDetailFeature: ConsoleFeature {
+    static let view = ConsoleView.traces
+    static let isOverlay = true
+
+    static func isOpen(_ state: ConsoleState) -> Bool { state.detailSequence != nil }
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.traceDetail] }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        if let delta = moveDelta(command, state: state) {
+            state.detailScroll = max(0, state.detailScroll &+ delta)
+            return []
+        }
+        switch command {
+        case .back:
+            state.detailSequence = nil
+            return []
+        case .filter:
+            // The filter is of the list: back to it, and on to the filter line.
+            state.detailSequence = nil
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        guard let sequence = state.detailSequence, let record = state.trace(sequence: sequence) else {
+            // The trace left the ring while open: the list it was in.
+            return TracesFeature.draw(state, rows: rows, into: &buffer)
+        }
+        drawTraceDetail(state, record: record, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [(.back, "back"), (.reproduce, "reproduce"), (.down, "scroll"), (.export, "export"), (.nextView, "next view")]
+    }
+
+    static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
+        guard let sequence = state.detailSequence, let record = state.trace(sequence: sequence) else { return nil }
+        return (detailLines(record, state: state, width: width).count, state.detailScroll)
+    }
 }

@@ -242,3 +242,38 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
         y += 1
     }
 }
+
+// MARK: - The feature
+
+/// The IP view (`i`), over the probe view while open.
+enum IPViewFeature: ConsoleFeature {
+    static let view = ConsoleView.probe
+    static let isOverlay = true
+
+    static func isOpen(_ state: ConsoleState) -> Bool { state.ipView != nil }
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.ipView] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        switch action {
+        case .probeEvent(let runID, let event): observeIPViewProbe(event, runID: runID, state: &state)
+        case .ipsRanked(let request, let ranking): applyRanking(ranking, request: request, state: &state)
+        default: break
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        ipViewCommand(command, state: &state)
+    }
+
+    static func hostLineOpening(_ state: inout ConsoleState) { state.ipView = nil }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        guard let view = state.ipView else { return }
+        drawIPView(state, view: view, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [(.probeIP, "probe IP"), (.nextTechnique, "technique"), (.rerank, "re-rank"), (.back, "close")]
+    }
+}

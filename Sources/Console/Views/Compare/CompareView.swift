@@ -21,22 +21,7 @@ public struct CompareState: Sendable, Equatable {
 /// The host the selection points at in the current view: the compare view's own, the
 /// selected cache entry's, the selected trace's, or the selected probe's.
 func selectedHost(_ state: ConsoleState) -> String? {
-    switch state.view {
-    case .compare:
-        return state.compare.host
-    case .cache:
-        return state.selectedCacheEntry?.host
-    case .traces:
-        let record =
-            state.detailSequence.flatMap { state.trace(sequence: $0) } ?? state.traceAt(row: state.traceCursor.selected)
-        guard let record else { return nil }
-        return state.runContexts[record.runID]?.host ?? URLComponents(string: record.attempt.url)?.host
-    default:
-        let runs = state.listedRuns
-        guard state.probeCursor.selected < runs.count else { return nil }
-        let run = runs[state.probeCursor.selected]
-        return run.resolution?.host ?? run.report?.host ?? (try? ProbeURL.parse(run.target))?.host
-    }
+    ConsoleFeatures.base(state.view).selectedHost(state)
 }
 
 /// Opens the compare view on the selected host and asks the engine to compare.
@@ -195,4 +180,32 @@ private func agreeWord(_ agreement: Agreement) -> String {
 /// Draws the compare view from its scroll position.
 func drawCompareView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     buffer.draw(compareLines(state, width: buffer.width), scrolledBy: state.compare.scroll, rows: rows)
+}
+
+// MARK: - The feature
+
+/// The compare view (`v`): every provider's answer for one host.
+enum CompareFeature: ConsoleFeature {
+    static let view = ConsoleView.compare
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.compare] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        if case .providersCompared(let comparison) = action { applyComparison(comparison, state: &state) }
+        return []
+    }
+
+    static func move(by delta: Int, state: inout ConsoleState) {
+        state.compare.scroll = max(0, state.compare.scroll &+ delta)
+    }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawCompareView(state, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back"), (.nextView, "next view")]
+    }
+
+    static func selectedHost(_ state: ConsoleState) -> String? { state.compare.host }
 }

@@ -282,3 +282,48 @@ func drawWatchView(_ state: ConsoleState, watch: WatchState, rows: Range<Int>, i
         index -= 1
     }
 }
+
+// MARK: - The feature
+
+/// The watch (`w`): its rounds go on while it exists; its view is over the probe view when shown.
+enum WatchFeature: ConsoleFeature {
+    static let view = ConsoleView.probe
+    static let isOverlay = true
+
+    static func isOpen(_ state: ConsoleState) -> Bool { state.watch?.shown == true }
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.watchView] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        switch action {
+        case .tick: return watchTick(&state)
+        case .probeEvent(let runID, let event): observeWatchProbe(event, runID: runID, state: &state)
+        case .probeEnded(let runID): watchProbeEnded(runID: runID, state: &state)
+        case .watchExported(let path):
+            recordExport(
+                "\(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)", host: state.watch?.target ?? "",
+                state: &state)
+        default: break
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        watchCommand(command, state: &state)
+    }
+
+    static func hostLineOpening(_ state: inout ConsoleState) {
+        if state.watch?.shown == true { state.watch?.shown = false }
+    }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        guard let watch = state.watch else { return }
+        drawWatchView(state, watch: watch, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [
+            (.lengthenWatchInterval, "slower"), (.shortenWatchInterval, "faster"), (.export, "export"),
+            (.watch, "hide"), (.back, "stop"),
+        ]
+    }
+}

@@ -207,3 +207,69 @@ private func agreementWords(_ agreement: Agreement) -> String {
     case .bothFailed: "neither answered"
     }
 }
+
+// MARK: - The feature
+
+/// The probe view (1): the host line and the probed hosts, newest first.
+enum ProbeFeature: ConsoleFeature {
+    static let view = ConsoleView.probe
+    static let filters = true
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.probe] }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        switch command {
+        case .back:
+            guard !state.input.isEmpty else { return nil }
+            // The second Esc: the first left the host line with its text.
+            state.input = ""
+            state.historyIndex = nil
+            return []
+        case .reprobe:
+            let runs = state.listedRuns
+            guard state.probeCursor.selected < runs.count else {
+                state.message = "Nothing to probe again: type a host first (p)"
+                return []
+            }
+            return startProbe(runs[state.probeCursor.selected].target, state: &state)
+        case .showIPs:
+            return openIPView(&state)
+        case .watch:
+            return openWatch(&state)
+        default:
+            return nil
+        }
+    }
+
+    static func move(by delta: Int, state: inout ConsoleState) {
+        state.probeCursor.step(by: delta, count: state.listedRuns.count, visible: 1)
+    }
+
+    static func filterChanged(_ state: inout ConsoleState) { state.probeCursor = ListCursor() }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawProbeView(state, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        var hints: [(Command, String)] = [
+            (.typeHost, "type host"), (.reprobe, "re-probe"), (.showIPs, "IPs"), (.watch, "watch"),
+            (.reproduce, "reproduce"), (.down, "older"),
+        ]
+        if !state.input.isEmpty { hints.insert((.back, "clear host"), at: 1) }
+        return hints + [(.nextView, "next view")]
+    }
+
+    static func selectedHost(_ state: ConsoleState) -> String? {
+        let runs = state.listedRuns
+        guard state.probeCursor.selected < runs.count else { return nil }
+        let run = runs[state.probeCursor.selected]
+        return run.resolution?.host ?? run.report?.host ?? (try? ProbeURL.parse(run.target))?.host
+    }
+
+    static func reproducible(_ state: ConsoleState) -> (attempts: [Attempt], resolution: HostResolution?) {
+        let runs = state.listedRuns
+        guard state.probeCursor.selected < runs.count else { return ([], nil) }
+        return (runs[state.probeCursor.selected].attempts, runs[state.probeCursor.selected].resolution)
+    }
+}
