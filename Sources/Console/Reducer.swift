@@ -365,6 +365,9 @@ func moveDelta(_ command: Command, state: ConsoleState) -> Int? {
 }
 
 func switchView(to view: ConsoleView, state: inout ConsoleState) {
+    // A message belongs to the view it was made in ("Copied to the clipboard" is about the
+    // panel of that view): another view starts with a clear status line.
+    if view != state.view { state.message = "" }
     state.view = view
     if state.mode == .probeInput && view != .probe { state.mode = .command }
 }

@@ -42,7 +42,10 @@ func openReproducePanel(_ state: inout ConsoleState) -> [ConsoleEffect] {
         command = made.map { "# \(attemptTitle($0))\n" + ($0.reproduce ?? "") }.joined(separator: "\n")
         title = "\(made.count) attempts of \(made[0].url)"
     }
-    if let provider = resolution?.httpdns.provider { title += " (addresses from \(provider))" }
+    // Named only when an attempt's address came from it: a system resolver's answer is not HTTPDNS's.
+    if let provider = resolution?.httpdns.provider, made.contains(where: { $0.ipSource != .system }) {
+        title += " (addresses from \(provider))"
+    }
     state.reproducePanel = ReproducePanel(title: title, command: command)
     return [.copyToClipboard(command)]
 }

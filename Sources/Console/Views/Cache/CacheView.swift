@@ -32,9 +32,11 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
     y += 1
 
     if state.cacheOrder.isEmpty {
+        // The key that opens the host line, as the key map has it (`[keys]` may move it).
+        let type = state.keyMap.label(for: .typeHost, in: [.cache, .global], lab: state.engine.lab) ?? "p"
         let text =
             state.cache.isEmpty
-            ? "The cache is empty. Probe a host (1, then type it) and its answers appear here."
+            ? "The cache is empty. Probe a host (\(type), then type it) and its answers appear here."
             : "No entry matches the filter."
         buffer.put(" " + text, x: 0, y: y, style: .dim)
         return

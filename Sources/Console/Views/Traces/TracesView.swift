@@ -11,7 +11,7 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
     let listed = state.traceListCount
     buffer.draw(
         [
-            Span(" \(listed) of \(total) requests kept", .dim),
+            Span(tracesCount(listed: listed, total: total, filter: state.filters[.traces], glyphs: g), .dim),
             Span(
                 g.separator + "newest first" + g.separator + "Enter opens one" + g.separator + "e exports the list",
                 .dim),
@@ -56,12 +56,24 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
     }
 }
 
+/// How many requests the list shows: all those kept, or with a filter how many of them it lets
+/// through and which filter that is.
+func tracesCount(listed: Int, total: Int, filter: String?, glyphs: Glyphs) -> String {
+    guard let filter, !filter.isEmpty else { return " \(listed) of \(total) requests kept" }
+    return " \(listed) of \(total) requests shown (filter: \(glyphs.clip(filter, 20)))"
+}
+
 func drawTraceDetail(_ state: ConsoleState, record: TraceRecord, rows: Range<Int>, into buffer: inout CellBuffer) {
     buffer.draw(detailLines(record, state: state, width: buffer.width), scrolledBy: state.detailScroll, rows: rows)
 }
 
-/// The phases of an exchange, in order, as spans of milliseconds from its start.
-func phases(_ t: PhaseTimings) -> [(name: String, start: Double, end: Double)] {
+/// The phases of an exchange as spans from the start, in milliseconds. The span after the
+/// last phase that finished is a "transfer" only when an answer came back (`answered`); before
+/// that it is named for what was under way, the connect, the TLS handshake (`secure`) or the wait
+/// for an answer, so a handshake that failed does not read as a transfer that moved nothing.
+func phases(
+    _ t: PhaseTimings, answered: Bool = true, secure: Bool = true
+) -> [(name: String, start: Double, end: Double)] {
     var result: [(String, Double, Double)] = []
     var cursor = 0.0
     func add(_ name: String, _ end: Double?) {
@@ -73,25 +85,39 @@ func phases(_ t: PhaseTimings) -> [(name: String, start: Double, end: Double)] {
     add("connect", t.connect)
     add("TLS", t.tlsDone)
     add("first byte", t.firstByte)
-    add("transfer", t.total)
+    let last =
+        answered || t.firstByte != nil
+        ? "transfer" : t.connect == nil ? "connecting" : secure && t.tlsDone == nil ? "handshake" : "no response"
+    add(last, t.total)
     return result
 }
 
-/// The detail of one trace as lines, for the scrollable detail view.
+/// The detail of one trace as lines, for the scrollable detail view: its heading, the waterfall
+/// of its phases, each hop's request and response, the certificate chain and curl's log.
 func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [StyledLine] {
+    detailHeading(record, state: state, width: width)
+        + detailSection("Phases") + phaseLines(record.attempt, glyphs: state.glyphs, width: width)
+        + droppedDetailLines(record, state: state)
+        + hopLines(record.attempt, glyphs: state.glyphs)
+        + certificateLines(record.attempt, now: state.now)
+        + logLines(record.attempt)
+}
+
+/// A section of the detail: a blank line and its title.
+private func detailSection(_ title: String) -> [StyledLine] {
+    [[], [Span(" " + title, .fg(.cyan, bold: true))]]
+}
+
+/// What was asked and where the address came from, the outcome in a line, and the error.
+private func detailHeading(_ record: TraceRecord, state: ConsoleState, width: Int) -> [StyledLine] {
     let g = state.glyphs
     let attempt = record.attempt
     var lines: [StyledLine] = []
-    func section(_ title: String) {
-        lines.append([])
-        lines.append([Span(" " + title, .fg(.cyan, bold: true))])
-    }
     var head: StyledLine = [Span(" "), Span(attempt.scenario.rawValue, .bold), Span("  " + attempt.url)]
     if let ip = attempt.ip { head.append(Span(g.arrow + ip.text + " (\(attempt.ipSource?.rawValue ?? "?"))", .dim)) }
     lines.append(head)
-    // Which HTTPDNS provider gave the addresses, and the wire profile its requests followed (`--sdk`).
-    if let httpdns = state.runs.first(where: { $0.id == record.runID })?.resolution?.httpdns {
-        lines.append([Span("  addresses from HTTPDNS \(httpdns.provider), ttl \(httpdns.ttl.shown)", .dim)])
+    if let origin = addressOrigin(attempt, resolution: state.runs.first { $0.id == record.runID }?.resolution) {
+        lines.append([Span("  " + origin, .dim)])
     }
     var outcome: StyledLine = [Span(" "), Span(attempt.outcome.rawValue, outcomeStyle(attempt.outcome))]
     if let status = attempt.status { outcome.append(Span(" \(status)", .bold)) }
@@ -112,14 +138,34 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     if let error = attempt.error {
         for text in wrap(error.sentence, width: width - 3) { lines.append([Span("  " + text, .fg(.red))]) }
     }
+    return lines
+}
 
-    // Waterfall, to scale: one row per phase, the bar placed where the phase happened.
-    section("Phases")
+/// Where the attempt's address came from, in the words of its source: the HTTPDNS provider that
+/// gave it (and the wire profile its requests followed, `--sdk`), the cache of an earlier answer,
+/// or the system resolver; nil when the attempt had no address.
+func addressOrigin(_ attempt: Attempt, resolution: HostResolution?) -> String? {
+    guard attempt.ip != nil, let source = attempt.ipSource else { return nil }
+    let httpdns = resolution?.httpdns
+    switch source {
+    case .httpdns:
+        return httpdns.map { "addresses from HTTPDNS \($0.provider), ttl \($0.ttl.shown)" }
+    case .cache:
+        return "address from the cache" + (httpdns.map { " (an earlier HTTPDNS \($0.provider) answer)" } ?? "")
+    case .system:
+        return "address from the system resolver, not HTTPDNS"
+    }
+}
+
+/// The waterfall, to scale: one row per phase, the bar placed where the phase happened.
+private func phaseLines(_ attempt: Attempt, glyphs g: Glyphs, width: Int) -> [StyledLine] {
+    var lines: [StyledLine] = []
     let total = max(attempt.timings.total, 0.001)
     let labelWidth = 11
     let numbersWidth = 18
     let barWidth = max(10, width - labelWidth - numbersWidth - 4)
-    for phase in phases(attempt.timings) {
+    let answered = attempt.status != nil || attempt.hops.contains { $0.responseBytes > 0 }
+    for phase in phases(attempt.timings, answered: answered, secure: attempt.scenario != .directHTTP) {
         let start = Int((phase.start / total * Double(barWidth)).rounded(.down))
         var length = Int(((phase.end - phase.start) / total * Double(barWidth)).rounded())
         if phase.end > phase.start { length = max(1, length) }
@@ -137,18 +183,27 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     lines.append([
         Span(" " + "total".padded(labelWidth), .bold), Span(String(format: "%18.1f ms", attempt.timings.total), .bold),
     ])
+    return lines
+}
 
-    if !record.detailed {
-        section("Details dropped")
-        lines.append([
+/// Why an old trace shows no headers, certificates or log.
+private func droppedDetailLines(_ record: TraceRecord, state: ConsoleState) -> [StyledLine] {
+    guard !record.detailed else { return [] }
+    return detailSection("Details dropped") + [
+        [
             Span(
                 "  Only the newest \(state.maxTraceDetails) traces keep headers, certificates and curl's log (--max-trace-details).",
                 .dim)
-        ])
-    }
+        ]
+    ]
+}
+
+/// Each hop: what was asked of whom, its outcome, and the headers both ways.
+private func hopLines(_ attempt: Attempt, glyphs g: Glyphs) -> [StyledLine] {
+    var lines: [StyledLine] = []
     for (index, hop) in attempt.hops.enumerated() {
         let label = attempt.hops.count > 1 ? "Hop \(index + 1) of \(attempt.hops.count): " : "Request: "
-        section(label + hop.method + " " + hop.url)
+        lines += detailSection(label + hop.method + " " + hop.url)
         var facts = "  original \(hop.originalURL)" + g.separator + "resolver \(hop.resolver)"
         if let ip = hop.remoteIP { facts += g.separator + "\(ip):\(hop.remotePort.map(String.init) ?? "?")" }
         lines.append([Span(facts, .dim)])
@@ -166,41 +221,48 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
         for header in hop.responseHeaders { lines.append(headerLine(header)) }
         if hop.responseHeaders.isEmpty { lines.append([Span("    (no response)", .dim)]) }
     }
+    return lines
+}
 
-    if let certificate = attempt.certificate {
-        section("Certificate chain")
-        let verified = certificate.verifyResult == 0
-        lines.append([
-            Span("  checked against "), Span(attempt.checkedName ?? "(nothing)", .bold), Span(": "),
-            Span(certificate.verifyMessage, verified ? .fg(.green, bold: true) : .fg(.red, bold: true)),
-        ])
-        for (index, cert) in certificate.chain.enumerated() {
-            lines.append([Span("  \(index) ", .dim), Span(cert.subject, .bold)])
-            let names = cert.subjectAlternativeNames.joined(separator: ", ")
-            lines.append([Span("    names: ", .dim), Span(names.isEmpty ? "(none)" : names)])
-            lines.append([Span("    issuer: ", .dim), Span(cert.issuer)])
-            lines.append([
-                Span("    valid: ", .dim),
-                Span(
-                    dayString(cert.notBefore) + " to " + dayString(cert.notAfter),
-                    cert.notAfter < state.now ? .fg(.red) : .plain),
-            ])
-        }
-    } else if attempt.scenario != .directHTTP {
-        section("Certificate chain")
-        lines.append([Span("  (none: the handshake did not get that far, or plain HTTP)", .dim)])
+/// The chain the server sent and the name it was checked against.
+private func certificateLines(_ attempt: Attempt, now: Date) -> [StyledLine] {
+    guard let certificate = attempt.certificate else {
+        guard attempt.scenario != .directHTTP else { return [] }
+        return detailSection("Certificate chain") + [
+            [Span("  (none: the handshake did not get that far, or plain HTTP)", .dim)]
+        ]
     }
-
-    let log = attempt.hops.flatMap(\.log)
-    section("curl log (\(log.count) lines)")
-    for entry in log {
+    var lines = detailSection("Certificate chain")
+    let verified = certificate.verifyResult == 0
+    lines.append([
+        Span("  checked against "), Span(attempt.checkedName ?? "(nothing)", .bold), Span(": "),
+        Span(certificate.verifyMessage, verified ? .fg(.green, bold: true) : .fg(.red, bold: true)),
+    ])
+    for (index, cert) in certificate.chain.enumerated() {
+        lines.append([Span("  \(index) ", .dim), Span(cert.subject, .bold)])
+        let names = cert.subjectAlternativeNames.joined(separator: ", ")
+        lines.append([Span("    names: ", .dim), Span(names.isEmpty ? "(none)" : names)])
+        lines.append([Span("    issuer: ", .dim), Span(cert.issuer)])
         lines.append([
-            // The widest kind ("header-out") is 10 columns; one more keeps it off the text.
-            Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(11), .dim),
-            Span(entry.text),
+            Span("    valid: ", .dim),
+            Span(
+                dayString(cert.notBefore) + " to " + dayString(cert.notAfter), cert.notAfter < now ? .fg(.red) : .plain),
         ])
     }
     return lines
+}
+
+/// curl's log of every hop, each line at its time.
+private func logLines(_ attempt: Attempt) -> [StyledLine] {
+    let log = attempt.hops.flatMap(\.log)
+    return detailSection("curl log (\(log.count) lines)")
+        + log.map { entry in
+            [
+                // The widest kind ("header-out") is 10 columns; one more keeps it off the text.
+                Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(11), .dim),
+                Span(entry.text),
+            ]
+        }
 }
 
 /// A URL without `https://`: the scheme shows in the scenario, the room goes to the host.
@@ -219,7 +281,9 @@ private func phaseStyle(_ name: String) -> CellStyle {
     case "connect": .fg(.yellow)
     case "TLS": .fg(.blue)
     case "first byte": .fg(.green)
-    default: .fg(.cyan)
+    case "transfer": .fg(.cyan)
+    // What was under way when the exchange ended without an answer.
+    default: .fg(.red)
     }
 }
 
@@ -323,7 +387,10 @@ enum TracesFeature: ConsoleFeature {
     }
 
     static func hints(_ state: ConsoleState) -> [(Command, String)] {
-        [(.open, "open"), (.reproduce, "reproduce"), (.filter, "filter"), (.export, "export"), (.nextView, "next view")]
+        [
+            (.open, "open"), (.reproduce, "reproduce"), (.filter, "filter"), (.export, "export"),
+            (.nextView, "next view"),
+        ]
     }
 
     /// The trace whose detail is open, or else the one selected.
