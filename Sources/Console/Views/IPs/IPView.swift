@@ -133,9 +133,6 @@ func ipViewCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEff
         state.ipView = view
         state.message = "Probing \(view.technique.rawValue) against \(ip)\u{2026}"
         return [.probeIP(runID: id, target: view.target, scenario: view.technique, ip: ip)]
-    case .typeHost:
-        state.ipView = nil
-        return nil
     default:
         return nil
     }

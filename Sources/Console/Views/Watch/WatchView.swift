@@ -129,9 +129,6 @@ func watchCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffe
         let path = exportBase(state, kind: "watch") + ".jsonl"
         state.message = "Exporting \(rounds.count) rounds to \(path)\u{2026}"
         return [.exportWatch(rounds, path: path)]
-    case .typeHost:
-        state.watch?.shown = false
-        return nil
     default:
         return nil
     }
