@@ -74,29 +74,32 @@ public func reduce(into state: inout ConsoleState, action: ConsoleAction) -> [Co
     let effects = apply(action, to: &state)
     // A long message takes lines of its own above the status bar and so shortens the lists:
     // their selected rows stay in sight.
-    if state.message != message { clampCursors(&state) }
+    if state.message != message { bodyResized(&state) }
     return effects
 }
 
+/// The shared reduce step, then each feature's.
 private func apply(_ action: ConsoleAction, to state: inout ConsoleState) -> [ConsoleEffect] {
+    var effects = applyShared(action, to: &state)
+    for feature in ConsoleFeatures.all { effects += feature.reduce(action, state: &state) }
+    return effects
+}
+
+/// What every view shares: keys, the clock, the probes' runs and traces, the status line.
+private func applyShared(_ action: ConsoleAction, to state: inout ConsoleState) -> [ConsoleEffect] {
     switch action {
     case .key(let key):
         return handleKey(key, state: &state)
     case .resize(let size):
         state.size = size
-        clampCursors(&state)
+        bodyResized(&state)
         return []
     case .tick(let now):
         state.now = now
-        // The cache view shows hit counts and refreshes as they happen.
-        return (state.view == .cache ? [.loadCache] : []) + watchTick(&state)
+        return []
     case .probeEvent(let runID, let event):
-        let effects = applyProbeEvent(event, runID: runID, state: &state)
-        observeIPViewProbe(event, runID: runID, state: &state)
-        observeWatchProbe(event, runID: runID, state: &state)
-        return effects
+        return applyProbeEvent(event, runID: runID, state: &state)
     case .probeEnded(let runID):
-        watchProbeEnded(runID: runID, state: &state)
         if let index = state.runs.firstIndex(where: { $0.id == runID }), !state.runs[index].finished {
             state.runs[index].finished = true
             if state.runs[index].report == nil && state.runs[index].failure == nil {
@@ -104,20 +107,6 @@ private func apply(_ action: ConsoleAction, to state: inout ConsoleState) -> [Co
             }
         }
         return [.loadCache]
-    case .cacheEntries(let entries):
-        state.cache = entries
-        resortCache(&state)
-        return []
-    case .resolverEvent(let event):
-        recordEvent(ConsoleEvent(event), state: &state)
-        return [.loadCache]
-    case .labFaultChanged(let fault):
-        state.labFault = fault
-        if let fault { state.message = "Lab fault is now \(fault.rawValue)" }
-        return []
-    case .exported(let paths):
-        recordExport("\(state.listedTraces.count) traces to " + filesSentence(paths), state: &state)
-        return []
     case .exportFailed(let reason):
         state.message = "Export failed: \(reason)"
         return []
@@ -134,25 +123,9 @@ private func apply(_ action: ConsoleAction, to state: inout ConsoleState) -> [Co
             ? "Copied to the clipboard (OSC 52)"
             : "This terminal takes no clipboard writes (OSC 52): select the command with the mouse"
         return []
-    case .providersCompared(let comparison):
-        applyComparison(comparison, state: &state)
-        return []
-    case .ipsRanked(let request, let ranking):
-        applyRanking(ranking, request: request, state: &state)
-        return []
-    case .watchExported(let path):
-        recordExport(
-            "\(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)", host: state.watch?.target ?? "",
-            state: &state)
-        return []
-    case .doctorFinding(let run, let finding):
-        applyDoctorFinding(finding, run: run, state: &state)
-        return []
-    case .doctorFinished(let run, let report):
-        applyDoctorReport(report, run: run, state: &state)
-        return []
-    case .doctorExported(let path):
-        recordExport("the doctor's report to \(path)", state: &state)
+    case .cacheEntries, .resolverEvent, .labFaultChanged, .exported, .providersCompared, .ipsRanked, .watchExported,
+        .doctorFinding, .doctorFinished, .doctorExported:
+        // A feature's own (`ConsoleFeature.reduce`).
         return []
     }
 }
@@ -215,39 +188,24 @@ private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect]
             }
             return []
         }
-        if state.view == .doctor, let effects = doctorCommand(command, state: &state) { return effects }
-        if state.view == .probe || command == .typeHost {
-            // The IP and watch views sit over the probe view and take its keys first.
-            if let effects = ipViewCommand(command, state: &state) ?? watchCommand(command, state: &state) {
-                return effects
+        if command == .typeHost {
+            // The host line opens from any view, over whatever was open.
+            for feature in ConsoleFeatures.all { feature.hostLineOpening(&state) }
+        } else {
+            // What is shown takes the key first, nearest first (the IP view over the probe view).
+            for feature in ConsoleFeatures.shown(state) {
+                if let effects = feature.command(command, state: &state) { return effects }
             }
         }
         return perform(command, state: &state)
     }
 }
 
-/// The scopes whose keys apply in command mode, nearest first: an open panel, the view over
-/// the probe view, the trace detail, the view, everywhere. The hint line asks the same.
+/// The scopes whose keys apply in command mode, nearest first: an open panel, what is shown
+/// (`ConsoleFeatures.scopes`), everywhere. The hint line asks the same.
 func commandScopes(_ state: ConsoleState) -> [KeyScope] {
-    var scopes: [KeyScope] = []
     if state.reproducePanel != nil { return [.reproducePanel, .global] }
-    if state.view == .probe && state.ipView != nil {
-        scopes.append(.ipView)
-    } else if state.view == .probe && state.watch?.shown == true {
-        scopes.append(.watchView)
-    }
-    if state.view == .traces && state.detailSequence != nil { scopes.append(.traceDetail) }
-    switch state.view {
-    case .probe: scopes.append(.probe)
-    case .cache: scopes.append(.cache)
-    case .traces: scopes.append(.traces)
-    case .events: scopes.append(.events)
-    case .compare: scopes.append(.compare)
-    case .doctor: scopes.append(.doctor)
-    case .help: break
-    }
-    scopes.append(.global)
-    return scopes
+    return ConsoleFeatures.scopes(state) + [.global]
 }
 
 /// Applies an edit to the line being typed: the host line, or the filter (which then narrows
@@ -259,7 +217,7 @@ private func edit(_ state: inout ConsoleState, _ change: (inout EditedLine) -> V
     }
     change(&state.filterLine)
     state.filters[state.view] = state.filterLine.isEmpty ? nil : state.filterLine.text
-    applyFilter(&state)
+    ConsoleFeatures.base(state.view).filterChanged(&state)
 }
 
 private func typingCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect] {
@@ -281,7 +239,7 @@ private func typingCommand(_ command: Command, state: inout ConsoleState) -> [Co
     case .cancel:
         if state.mode == .filter {
             state.filters[state.view] = nil
-            applyFilter(&state)
+            ConsoleFeatures.base(state.view).filterChanged(&state)
             state.mode = state.modeBeforePrompt
         } else {
             // The text stays, dimmed, for p to pick up again; Esc once more clears it.
@@ -323,7 +281,7 @@ func asciiTarget(_ typed: String) -> String {
     return (try? ProbeURL.parse(typed))?.text ?? typed
 }
 
-private func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] {
+func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] {
     let id = state.nextRunID
     state.nextRunID += 1
     state.runs.append(ProbeRun(id: id, target: target, startedAt: state.now))
@@ -334,100 +292,39 @@ private func startProbe(_ target: String, state: inout ConsoleState) -> [Console
     return [.probe(runID: id, target: target)]
 }
 
+/// The commands every view shares, once what is shown has passed on a command.
 private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect] {
-    let page = max(1, bodyHeight(state) - 2)
+    if let delta = moveDelta(command, state: state) {
+        ConsoleFeatures.base(state.view).move(by: delta, state: &state)
+        return []
+    }
     switch command {
     case .showView(let view):
         switchView(to: view, state: &state)
-        return view == .cache ? [.loadCache] : []
+        return ConsoleFeatures.base(view).shown(&state)
     case .help:
-        // Help opens at its top, however far it was scrolled last time.
-        state.helpScroll = 0
-        switchView(to: .help, state: &state)
+        HelpFeature.open(&state)
     case .nextView, .previousView:
         let all = ConsoleView.tabs
         let step = command == .nextView ? 1 : all.count - 1
         switchView(to: all[((all.firstIndex(of: state.view) ?? 0) + step) % all.count], state: &state)
-        return state.view == .cache ? [.loadCache] : []
-    case .up: move(by: -1, state: &state)
-    case .down: move(by: 1, state: &state)
-    case .pageUp: move(by: -page, state: &state)
-    case .pageDown: move(by: page, state: &state)
-    case .top: move(by: -Int.max / 2, state: &state)
-    case .bottom: move(by: Int.max / 2, state: &state)
-    case .open:
-        if state.view == .traces, let record = state.traceAt(row: state.traceCursor.selected) {
-            state.detailSequence = record.sequence
-            state.detailScroll = 0
-        }
+        return ConsoleFeatures.base(state.view).shown(&state)
     case .back:
-        if state.view == .probe && !state.input.isEmpty {
-            // The second Esc: the first left the host line with its text.
-            state.input = ""
-            state.historyIndex = nil
-        } else if state.view == .traces && state.detailSequence != nil {
-            state.detailSequence = nil
-        } else if !(state.filters[state.view] ?? "").isEmpty {
+        if !(state.filters[state.view] ?? "").isEmpty {
             state.filters[state.view] = nil
-            applyFilter(&state)
+            ConsoleFeatures.base(state.view).filterChanged(&state)
         } else if state.view != .probe {
             switchView(to: .probe, state: &state)
         }
     case .filter:
-        guard state.view != .help && state.view != .compare && state.view != .doctor else { return [] }
+        guard ConsoleFeatures.base(state.view).filters else { return [] }
         state.modeBeforePrompt = .command
         state.mode = .filter
         state.filterLine = EditedLine(state.filters[state.view] ?? "")
-        if state.view == .traces { state.detailSequence = nil }
     case .typeHost:
         switchView(to: .probe, state: &state)
         state.mode = .probeInput
         state.inputLine.moveToEnd()
-    case .reprobe:
-        let runs = state.listedRuns
-        guard state.probeCursor.selected < runs.count else {
-            state.message = "Nothing to probe again: type a host first (p)"
-            return []
-        }
-        return startProbe(runs[state.probeCursor.selected].target, state: &state)
-    case .refreshEntry:
-        guard let entry = state.selectedCacheEntry else { return [] }
-        state.message = "Refreshing \(entry.host) from HTTPDNS\u{2026}"
-        return [.refresh(entry.host), .loadCache]
-    case .flushEntry:
-        guard let entry = state.selectedCacheEntry else { return [] }
-        state.message = "Flushed \(entry.host)"
-        return [.flush(entry.host), .loadCache]
-    case .flushAll:
-        state.modeBeforePrompt = state.mode
-        state.mode = .confirmFlushAll
-    case .sortNext:
-        let all = CacheSortColumn.allCases
-        state.cacheSort = all[((all.firstIndex(of: state.cacheSort) ?? 0) + 1) % all.count]
-        state.cacheSortDescending = false
-        resortCache(&state)
-        state.message = "Sorted by \(state.cacheSort.rawValue)"
-    case .sortReverse:
-        state.cacheSortDescending.toggle()
-        resortCache(&state)
-    case .cycleFamily:
-        let all = AddressFamily.allCases
-        state.family = all[((all.firstIndex(of: state.family) ?? 0) + 1) % all.count]
-        state.message = "Address family is now \(state.family.rawValue)"
-        return [.setFamily(state.family)]
-    case .toggleReuseExpired:
-        state.reuseExpired.toggle()
-        state.message = "Expired-IP reuse is now \(state.reuseExpired ? "on" : "off")"
-        return [.setReuseExpired(state.reuseExpired)]
-    case .nextLabFault:
-        guard let fault = state.labFault else { return [] }
-        // Shown at once, so a second press counts from this one; the lab's answer confirms it.
-        state.labFault = fault.next
-        return [.setLabFault(fault.next)]
-    case .clearLabFault:
-        guard state.labFault != nil else { return [] }
-        state.labFault = LabFault.none
-        return [.setLabFault(LabFault.none)]
     case .export:
         let records = state.listedTraces
         guard !records.isEmpty else {
@@ -442,10 +339,6 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         return openReproducePanel(&state)
     case .compareProviders:
         return openCompare(&state)
-    case .showIPs:
-        return openIPView(&state)
-    case .watch:
-        return openWatch(&state)
     case .doctor:
         return openDoctor(&state)
     case .quit:
@@ -457,7 +350,24 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
     return []
 }
 
-private func switchView(to view: ConsoleView, state: inout ConsoleState) {
+/// How many rows a movement command moves: one, a page, or to an end; nil for other commands.
+func moveDelta(_ command: Command, state: ConsoleState) -> Int? {
+    let page = max(1, bodyHeight(state) - 2)
+    switch command {
+    case .up: return -1
+    case .down: return 1
+    case .pageUp: return -page
+    case .pageDown: return page
+    case .top: return -Int.max / 2
+    case .bottom: return Int.max / 2
+    default: return nil
+    }
+}
+
+func switchView(to view: ConsoleView, state: inout ConsoleState) {
+    // A message belongs to the view it was made in ("Copied to the clipboard" is about the
+    // panel of that view): another view starts with a clear status line.
+    if view != state.view { state.message = "" }
     state.view = view
     if state.mode == .probeInput && view != .probe { state.mode = .command }
 }
@@ -468,51 +378,9 @@ func bodyHeight(_ state: ConsoleState) -> Int {
     max(1, state.size.height - 3 - statusLayout(state, width: state.size.width).messageLines.count)
 }
 
-private func move(by delta: Int, state: inout ConsoleState) {
-    func step(_ cursor: inout ListCursor, count: Int, visible: Int) {
-        guard count > 0 else {
-            cursor = ListCursor()
-            return
-        }
-        let target = delta > 0 ? min(count - 1, cursor.selected &+ delta) : max(0, cursor.selected &+ delta)
-        cursor.selected = max(0, min(count - 1, target))
-        if cursor.selected < cursor.offset { cursor.offset = cursor.selected }
-        if cursor.selected >= cursor.offset + visible { cursor.offset = cursor.selected - visible + 1 }
-    }
-    let visible = max(1, bodyHeight(state) - 2)
-    switch state.view {
-    case .probe:
-        step(&state.probeCursor, count: state.listedRuns.count, visible: 1)
-    case .cache:
-        step(&state.cacheCursor, count: state.cacheOrder.count, visible: visible)
-    case .traces:
-        if state.detailSequence != nil {
-            state.detailScroll = max(0, state.detailScroll &+ delta)
-        } else {
-            step(&state.traceCursor, count: state.traceListCount, visible: visible)
-        }
-    case .events:
-        step(&state.eventCursor, count: state.listedEvents.count, visible: visible - (state.labFault == nil ? 0 : 2))
-    case .help:
-        // Clamped here, so Up after scrolling past the end moves at once.
-        state.helpScroll = clampedHelpScroll(
-            state.helpScroll &+ delta, columns: helpColumns(state, width: state.size.width), height: bodyHeight(state))
-    case .compare:
-        state.compare.scroll = max(0, state.compare.scroll &+ delta)
-    case .doctor:
-        moveDoctor(by: delta, state: &state)
-    }
-}
-
-private func clampCursors(_ state: inout ConsoleState) {
-    let visible = max(1, bodyHeight(state) - 2)
-    func clamp(_ cursor: inout ListCursor, count: Int) {
-        cursor.selected = max(0, min(cursor.selected, count - 1))
-        if cursor.selected >= cursor.offset + visible { cursor.offset = cursor.selected - visible + 1 }
-        cursor.offset = max(0, min(cursor.offset, cursor.selected))
-    }
-    clamp(&state.cacheCursor, count: state.cacheOrder.count)
-    clamp(&state.traceCursor, count: state.traceListCount)
+/// Every feature keeps its selection in sight after the body's rows changed.
+private func bodyResized(_ state: inout ConsoleState) {
+    for feature in ConsoleFeatures.all { feature.bodyResized(&state) }
 }
 
 // MARK: - Engine events
@@ -564,13 +432,13 @@ private func applyProbeEvent(_ event: ProbeEvent, runID: Int, state: inout Conso
 }
 
 /// Says what an export wrote, on the status line and as an `export` row of the events view.
-private func recordExport(_ sentence: String, host: String = "", state: inout ConsoleState) {
+func recordExport(_ sentence: String, host: String = "", state: inout ConsoleState) {
     state.message = "Exported " + sentence
     recordEvent(ConsoleEvent(time: state.now, kind: .export, host: host, detail: sentence), state: &state)
 }
 
 /// Adds a row to the events view, keeping the selected row on the same event.
-private func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
+func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
     state.events.append(event)
     if state.eventCursor.selected > 0 { state.eventCursor.selected += 1 }
 }
@@ -584,110 +452,6 @@ func filesSentence(_ paths: [String]) -> String {
         (path as NSString).deletingLastPathComponent == directory ? (path as NSString).lastPathComponent : path
     }
     return ([first] + rest).joined(separator: " and ")
-}
-
-/// Adds an attempt to the traces, keeping the filter's matches and the selection in step.
-public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleState) {
-    let record = TraceRecord(
-        sequence: state.nextTraceSequence, runID: runID, attempt: attempt,
-        time: attempt.hops.first?.startedAt ?? state.now)
-    state.nextTraceSequence += 1
-    let dropped = state.traces.append(record)
-    // The trace that just left the detail window keeps its summary and timings only.
-    let leaving = state.traces.count - 1 - state.maxTraceDetails
-    if leaving >= 0 { state.traces[leaving].dropDetail() }
-    if dropped != nil, state.runContexts.count > 256 {
-        // Contexts of runs whose traces have all been dropped are not needed any more.
-        let oldest = state.traces[0].runID
-        state.runContexts = state.runContexts.filter { $0.key >= oldest }
-    }
-    if var matches = state.traceMatches {
-        if let dropped, matches.first == dropped.sequence { matches.removeFirst() }
-        let filter = (state.filters[.traces] ?? "").lowercased()
-        if record.matches(filter) {
-            matches.append(record.sequence)
-            if state.traceCursor.selected > 0 { state.traceCursor.selected += 1 }
-        }
-        state.traceMatches = matches
-    } else if state.traceCursor.selected > 0 || state.detailSequence != nil {
-        // Keep the same trace selected while new ones arrive on top.
-        state.traceCursor.selected = min(state.traceCursor.selected + 1, state.traces.count - 1)
-    }
-}
-
-private func applyFilter(_ state: inout ConsoleState) {
-    switch state.view {
-    case .traces:
-        let filter = (state.filters[.traces] ?? "").lowercased()
-        if filter.isEmpty {
-            state.traceMatches = nil
-        } else if let previous = state.traceMatches, filter.contains(state.traceFilterMatched) {
-            // A longer filter only narrows: look again at what matched before, not at everything.
-            state.traceMatches = previous.filter { state.trace(sequence: $0)?.matches(filter) ?? false }
-        } else {
-            var matches: [Int] = []
-            for index in 0..<state.traces.count where state.traces[index].matches(filter) {
-                matches.append(state.traces[index].sequence)
-            }
-            state.traceMatches = matches
-        }
-        state.traceFilterMatched = filter
-        state.traceCursor = ListCursor()
-    case .cache:
-        resortCache(&state)
-        state.cacheCursor = ListCursor()
-    case .events:
-        state.eventCursor = ListCursor()
-    case .probe:
-        state.probeCursor = ListCursor()
-    case .help, .compare, .doctor:
-        break
-    }
-}
-
-/// Recomputes the cache view's order after new entries, a new sort or a new filter.
-func resortCache(_ state: inout ConsoleState) {
-    let filter = (state.filters[.cache] ?? "").lowercased()
-    let entries = state.cache
-    var order = Array(entries.indices)
-    if !filter.isEmpty {
-        order = order.filter { index in
-            let entry = entries[index]
-            return entry.host.lowercased().contains(filter) || entry.ips.contains { $0.text.contains(filter) }
-        }
-    }
-    let now = state.now
-    let column = state.cacheSort
-    func stateRank(_ entry: CacheEntrySnapshot) -> Int {
-        entry.refreshing ? 1 : (entry.remaining(at: now) > 0 ? 0 : 2)
-    }
-    order.sort { lhs, rhs in
-        let a = entries[lhs]
-        let b = entries[rhs]
-        let ordered: Bool
-        switch column {
-        case .name: ordered = a.host != b.host ? a.host < b.host : a.family.rawValue < b.family.rawValue
-        case .family: ordered = a.family != b.family ? a.family.rawValue < b.family.rawValue : a.host < b.host
-        case .ips:
-            ordered =
-                a.ips.first?.text ?? "" != b.ips.first?.text ?? ""
-                ? (a.ips.first?.text ?? "") < (b.ips.first?.text ?? "") : a.host < b.host
-        case .ttl: ordered = a.expiresAt != b.expiresAt ? a.expiresAt < b.expiresAt : a.host < b.host
-        case .source: ordered = a.source != b.source ? a.source.rawValue < b.source.rawValue : a.host < b.host
-        case .state: ordered = stateRank(a) != stateRank(b) ? stateRank(a) < stateRank(b) : a.host < b.host
-        case .hits: ordered = a.hits != b.hits ? a.hits > b.hits : a.host < b.host
-        case .age: ordered = a.resolvedAt != b.resolvedAt ? a.resolvedAt > b.resolvedAt : a.host < b.host
-        }
-        return ordered
-    }
-    if state.cacheSortDescending { order.reverse() }
-    state.cacheOrder = order
-    let visible = max(1, bodyHeight(state) - 2)
-    state.cacheCursor.selected = max(0, min(state.cacheCursor.selected, order.count - 1))
-    if state.cacheCursor.selected >= state.cacheCursor.offset + visible {
-        state.cacheCursor.offset = state.cacheCursor.selected - visible + 1
-    }
-    state.cacheCursor.offset = min(state.cacheCursor.offset, state.cacheCursor.selected)
 }
 
 /// The listed traces as reports, one per probe run, each with only the attempts listed.

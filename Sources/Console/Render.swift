@@ -55,27 +55,7 @@ public func render(_ state: ConsoleState, size: TerminalSize) -> CellBuffer {
     let status = statusLayout(state, width: size.width)
     let hintY = size.height - 2 - status.messageLines.count
     let body = 1..<hintY
-    switch state.view {
-    case .probe:
-        if let view = state.ipView {
-            drawIPView(state, view: view, rows: body, into: &buffer)
-        } else if let watch = state.watch, watch.shown {
-            drawWatchView(state, watch: watch, rows: body, into: &buffer)
-        } else {
-            drawProbeView(state, rows: body, into: &buffer)
-        }
-    case .cache: drawCacheView(state, rows: body, into: &buffer)
-    case .traces:
-        if let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
-            drawTraceDetail(state, record: record, rows: body, into: &buffer)
-        } else {
-            drawTracesView(state, rows: body, into: &buffer)
-        }
-    case .events: drawEventsView(state, rows: body, into: &buffer)
-    case .help: drawHelpView(state, rows: body, into: &buffer)
-    case .compare: drawCompareView(state, rows: body, into: &buffer)
-    case .doctor: drawDoctorView(state, rows: body, into: &buffer)
-    }
+    ConsoleFeatures.top(state).draw(state, rows: body, into: &buffer)
     if let panel = state.reproducePanel { drawReproducePanel(state, panel: panel, rows: body, into: &buffer) }
     drawHintLine(state, y: hintY, body: body.count, into: &buffer)
     drawStatusBar(state, status, y: size.height - 1, into: &buffer)
@@ -168,55 +148,15 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
             (keys.label(for: .quit, in: scopes, lab: lab) ?? "Ctrl-C", "quit"),
         ]
     }
-    var hints: [(Command, String)]
+    let hints: [(Command, String)]
     if state.reproducePanel != nil {
         hints = [(.back, "close"), (.down, "scroll")]
-    } else if state.view == .probe && state.mode == .command && state.ipView != nil {
-        hints = [(.probeIP, "probe IP"), (.nextTechnique, "technique"), (.rerank, "re-rank"), (.back, "close")]
-    } else if state.view == .probe && state.mode == .command && state.watch?.shown == true {
-        hints = [
-            (.lengthenWatchInterval, "slower"), (.shortenWatchInterval, "faster"), (.export, "export"),
-            (.watch, "hide"), (.back, "stop"),
-        ]
     } else if state.mode == .probeInput {
         hints = [
             (.submit, "probe"), (.cancel, "leave"), (.deleteToStart, "clear"), (.historyPrevious, "history"),
         ]
     } else {
-        switch state.view {
-        case .probe:
-            hints = [
-                (.typeHost, "type host"), (.reprobe, "re-probe"), (.showIPs, "IPs"), (.watch, "watch"),
-                (.reproduce, "reproduce"), (.down, "older"),
-            ]
-            if !state.input.isEmpty { hints.insert((.back, "clear host"), at: 1) }
-        case .cache:
-            hints = [
-                (.sortNext, "sort"), (.flushEntry, "flush"), (.flushAll, "flush all"), (.refreshEntry, "refresh"),
-                (.cycleFamily, "family"), (.toggleReuseExpired, "reuse"),
-            ]
-        case .traces:
-            hints =
-                state.detailSequence == nil
-                ? [(.open, "open"), (.reproduce, "reproduce"), (.filter, "filter"), (.export, "export")]
-                : [(.back, "back"), (.reproduce, "reproduce"), (.down, "scroll"), (.export, "export")]
-        case .events:
-            hints =
-                state.labFault == nil
-                ? [(.filter, "filter")]
-                : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")]
-        case .help: hints = [(.down, "scroll"), (.back, "back")]
-        case .compare: hints = [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back")]
-        case .doctor:
-            hints =
-                state.doctor.detailOpen
-                ? [(.back, "back"), (.reproduce, "copy commands"), (.down, "scroll"), (.export, "export")]
-                : [
-                    (.open, "detail"), (.doctor, "run again"), (.export, "export"), (.reproduce, "copy commands"),
-                    (.back, "close"),
-                ]
-        }
-        hints.append((.nextView, "next view"))
+        hints = ConsoleFeatures.top(state).hints(state)
     }
     let scopes = state.mode == .probeInput ? [KeyScope.typing] : commandScopes(state)
     let labelled = hints.compactMap { hint in
@@ -225,33 +165,15 @@ private func drawHintLine(_ state: ConsoleState, y: Int, body: Int, into buffer:
     var right: StyledLine = []
     if let filter = state.filters[state.view], !filter.isEmpty {
         right = [Span("filter: ", .dim), Span(state.glyphs.clip(filter, 20), .fg(.yellow))]
-    } else if let (count, scroll) = scrolledDetail(state, width: buffer.width) {
-        if count > body {
-            let first = max(0, min(scroll, count - body))
-            right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
-        }
-    } else if state.view == .help {
-        let columns = helpColumns(state, width: buffer.width)
-        let count = columns.map(\.count).max() ?? 0
-        if count > body {
-            let first = clampedHelpScroll(state.helpScroll, columns: columns, height: body)
-            right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
-        }
+    } else if let (count, scroll) = ConsoleFeatures.top(state).scrolledLines(state, width: buffer.width),
+        count > body
+    {
+        let first = max(0, min(scroll, count - body))
+        right = [Span("lines \(first + 1)-\(first + body) of \(count)", .dim)]
     }
     let rightWidth = right.reduce(0) { $0 + $1.text.unicodeScalars.count }
     drawHints(labelled, tail: tail, from: 1, y: y, rightWidth: rightWidth, into: &buffer)
     if rightWidth > 0 { buffer.draw(right, x: buffer.width - rightWidth - 1, y: y, width: rightWidth) }
-}
-
-/// The open detail's line count and scroll (a trace's, a doctor check's); nil when none is open.
-private func scrolledDetail(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
-    if state.view == .traces, let sequence = state.detailSequence, let record = state.trace(sequence: sequence) {
-        return (detailLines(record, state: state, width: width).count, state.detailScroll)
-    }
-    if state.view == .doctor && state.doctor.detailOpen {
-        return (doctorDetailLines(state, width: width).count, state.doctor.detailScroll)
-    }
-    return nil
 }
 
 /// Draws `key action` pairs from column `x`: those of `tail` always, the others in order while
@@ -407,4 +329,22 @@ func drawHeader(_ columns: [(String, Int)], y: Int, into buffer: inout CellBuffe
         buffer.put(title.padded(width), x: column, y: y, style: .bold, limit: width)
         column += width + 1
     }
+}
+
+/// Breaks `text` into lines of `width` columns at spaces, and a word longer than a line (a
+/// path) at the width, so nothing is lost: the lines joined give the text back.
+func wrapWhole(_ text: String, width: Int) -> [String] {
+    guard width > 0, TerminalText.width(text) > width else { return [text] }
+    var lines: [String] = []
+    var rest = Substring(text)
+    while TerminalText.width(String(rest)) > width {
+        let head = TerminalText.prefix(String(rest), cells: width)
+        // Break after the last space of the line when there is one, not in a word.
+        let cut = head.lastIndex(of: " ").map { head.index(after: $0) } ?? head.endIndex
+        let line = head[..<cut]
+        lines.append(String(line))
+        rest = rest.dropFirst(line.count)
+    }
+    if !rest.isEmpty { lines.append(String(rest)) }
+    return lines
 }

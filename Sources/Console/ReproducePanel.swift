@@ -23,23 +23,8 @@ public struct ReproducePanel: Sendable, Equatable {
 
 /// Opens the panel for what is selected and asks for a clipboard copy.
 func openReproducePanel(_ state: inout ConsoleState) -> [ConsoleEffect] {
-    let attempts: [Attempt]
     // Who gave the addresses, with the wire profile its requests followed (`--sdk`).
-    var resolution: HostResolution?
-    switch state.view {
-    case .traces:
-        let record =
-            state.detailSequence.flatMap { state.trace(sequence: $0) }
-            ?? state.traceAt(row: state.traceCursor.selected)
-        attempts = record.map { [$0.attempt] } ?? []
-        resolution = record.flatMap { record in state.runs.first { $0.id == record.runID }?.resolution }
-    case .probe:
-        let runs = state.listedRuns
-        attempts = state.probeCursor.selected < runs.count ? runs[state.probeCursor.selected].attempts : []
-        resolution = state.probeCursor.selected < runs.count ? runs[state.probeCursor.selected].resolution : nil
-    default:
-        attempts = []
-    }
+    let (attempts, resolution) = ConsoleFeatures.base(state.view).reproducible(state)
     let made = attempts.filter { $0.reproduce != nil }
     guard !made.isEmpty else {
         state.message =
@@ -57,7 +42,10 @@ func openReproducePanel(_ state: inout ConsoleState) -> [ConsoleEffect] {
         command = made.map { "# \(attemptTitle($0))\n" + ($0.reproduce ?? "") }.joined(separator: "\n")
         title = "\(made.count) attempts of \(made[0].url)"
     }
-    if let provider = resolution?.httpdns.provider { title += " (addresses from \(provider))" }
+    // Named only when an attempt's address came from it: a system resolver's answer is not HTTPDNS's.
+    if let provider = resolution?.httpdns.provider, made.contains(where: { $0.ipSource != .system }) {
+        title += " (addresses from \(provider))"
+    }
     state.reproducePanel = ReproducePanel(title: title, command: command)
     return [.copyToClipboard(command)]
 }

@@ -281,3 +281,46 @@ func doctorDetailLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
     }
     return lines
 }
+
+// MARK: - The feature
+
+/// The doctor view (`D`): every check of the network, filled in as they finish.
+enum DoctorFeature: ConsoleFeature {
+    static let view = ConsoleView.doctor
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.doctor] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        switch action {
+        case .doctorFinding(let run, let finding): applyDoctorFinding(finding, run: run, state: &state)
+        case .doctorFinished(let run, let report): applyDoctorReport(report, run: run, state: &state)
+        case .doctorExported(let path): recordExport("the doctor's report to \(path)", state: &state)
+        default: break
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        doctorCommand(command, state: &state)
+    }
+
+    static func move(by delta: Int, state: inout ConsoleState) { moveDoctor(by: delta, state: &state) }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawDoctorView(state, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        (state.doctor.detailOpen
+            ? [(.back, "back"), (.reproduce, "copy commands"), (.down, "scroll"), (.export, "export")]
+            : [
+                (.open, "detail"), (.doctor, "run again"), (.export, "export"), (.reproduce, "copy commands"),
+                (.back, "close"),
+            ]) + [(.nextView, "next view")]
+    }
+
+    static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
+        guard state.doctor.detailOpen else { return nil }
+        return (doctorDetailLines(state, width: width).count, state.doctor.detailScroll)
+    }
+}

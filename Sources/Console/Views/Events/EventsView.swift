@@ -94,73 +94,60 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
     }
 }
 
-/// Breaks `text` into lines of `width` columns at spaces, and a word longer than a line (a
-/// path) at the width, so nothing is lost: the lines joined give the text back.
-func wrapWhole(_ text: String, width: Int) -> [String] {
-    guard width > 0, TerminalText.width(text) > width else { return [text] }
-    var lines: [String] = []
-    var rest = Substring(text)
-    while TerminalText.width(String(rest)) > width {
-        let head = TerminalText.prefix(String(rest), cells: width)
-        // Break after the last space of the line when there is one, not in a word.
-        let cut = head.lastIndex(of: " ").map { head.index(after: $0) } ?? head.endIndex
-        let line = head[..<cut]
-        lines.append(String(line))
-        rest = rest.dropFirst(line.count)
-    }
-    if !rest.isEmpty { lines.append(String(rest)) }
-    return lines
-}
+// MARK: - The feature
 
-func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
-    let columns = helpColumns(state, width: buffer.width)
-    let columnWidth = buffer.width / columns.count
-    let scroll = clampedHelpScroll(state.helpScroll, columns: columns, height: rows.count)
-    for (index, column) in columns.enumerated() {
-        var y = rows.lowerBound
-        for line in column.dropFirst(scroll).prefix(rows.count) {
-            buffer.draw(line, x: index * columnWidth, y: y, width: columnWidth - 1)
-            y += 1
+/// The events view (4): the resolver's events and the console's exports, newest first.
+enum EventsFeature: ConsoleFeature {
+    static let view = ConsoleView.events
+    static let filters = true
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.events] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        switch action {
+        case .resolverEvent(let event):
+            recordEvent(ConsoleEvent(event), state: &state)
+            return [.loadCache]
+        case .labFaultChanged(let fault):
+            state.labFault = fault
+            if let fault { state.message = "Lab fault is now \(fault.rawValue)" }
+        default: break
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        switch command {
+        case .nextLabFault:
+            guard let fault = state.labFault else { return [] }
+            // Shown at once, so a second press counts from this one; the lab's answer confirms it.
+            state.labFault = fault.next
+            return [.setLabFault(fault.next)]
+        case .clearLabFault:
+            guard state.labFault != nil else { return [] }
+            state.labFault = LabFault.none
+            return [.setLabFault(LabFault.none)]
+        default:
+            return nil
         }
     }
-}
 
-/// The help view's columns for a terminal `width` wide: two, split where a section starts, on
-/// a wide terminal; one otherwise. Render draws them and the reducer scrolls them.
-func helpColumns(_ state: ConsoleState, width: Int) -> [[StyledLine]] {
-    let twoColumns = width >= 100
-    let lines = helpLines(state.keyMap, lab: state.engine.lab, width: (twoColumns ? width / 2 : width) - 1)
-    guard twoColumns else { return [lines] }
-    // The split that leaves the longer column shortest.
-    let sectionStarts = lines.indices.filter { $0 > 0 && lines[$0].first?.style == .fg(.cyan, bold: true) }
-    guard let split = sectionStarts.min(by: { max($0, lines.count - $0) < max($1, lines.count - $1) }) else {
-        return [lines]
+    static func move(by delta: Int, state: inout ConsoleState) {
+        // The lab's fault switch takes two rows above the list.
+        let visible = listRows(state) - (state.labFault == nil ? 0 : 2)
+        state.eventCursor.step(by: delta, count: state.listedEvents.count, visible: visible)
     }
-    return [Array(lines[..<split]), Array(lines[split...])]
-}
 
-/// How far the help view is scrolled: both columns together, no further than the longer one's end.
-func clampedHelpScroll(_ scroll: Int, columns: [[StyledLine]], height: Int) -> Int {
-    max(0, min(scroll, (columns.map(\.count).max() ?? 0) - height))
-}
+    static func filterChanged(_ state: inout ConsoleState) { state.eventCursor = ListCursor() }
 
-/// The help text, generated from the key map: every binding, grouped by where it applies.
-/// A summary too long for `width` columns goes on under itself rather than being cut.
-func helpLines(_ keyMap: KeyMap, lab: Bool, width: Int) -> [StyledLine] {
-    var lines: [StyledLine] = []
-    let keyWidth = 16
-    // Two columns of sections when the terminal is wide enough.
-    for scope in KeyScope.allCases {
-        let bindings = keyMap.bindings.filter { $0.scope == scope && (lab || !$0.labOnly) }
-        guard !bindings.isEmpty else { continue }
-        lines.append([Span(" " + scope.rawValue, .fg(.cyan, bold: true))])
-        for binding in bindings {
-            let keys = binding.keys.map(\.label).joined(separator: ", ")
-            // The action's name is what `[keys]` in the configuration file remaps.
-            let summary = wrap(binding.summary + "  [\(binding.command.name)]", width: max(10, width - 3 - keyWidth))
-            lines.append([Span("   " + keys.padded(keyWidth), .bold), Span(summary[0])])
-            for more in summary.dropFirst() { lines.append([Span(String(repeating: " ", count: 3 + keyWidth) + more)]) }
-        }
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawEventsView(state, rows: rows, into: &buffer)
     }
-    return lines
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        (state.labFault == nil
+            ? [(.filter, "filter")]
+            : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")])
+            + [(.nextView, "next view")]
+    }
 }

@@ -1,8 +1,10 @@
 // The probe view: the input line, then per probed URL the scenarios against the two IP
 // sources (system DNS, HTTPDNS) with outcome, status and time, and the verdict in words.
+import ConfigurationSources
 import Foundation
 import NameResolution
 import Probe
+import TerminalText
 
 func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     var y = rows.lowerBound
@@ -43,8 +45,9 @@ func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
             : [
                 "Type a host (example.com) or a URL (https://example.com/path) and press Enter.",
                 "Each IP-direct way is tried with system DNS's and HTTPDNS's addresses.",
-            ]
-        for line in examples where y < rows.upperBound {
+            ] + providerNote(state.engine)
+        // Wrapped, not cut: off the lab these sentences are longer than a narrow terminal.
+        for line in examples.flatMap({ wrapIndented($0, width: buffer.width - 1) }) where y < rows.upperBound {
             buffer.put(" " + line, x: 0, y: y, style: .dim)
             y += 1
         }
@@ -90,19 +93,21 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         let system = resolution.system
         var systemLine: StyledLine = [Span("  system DNS  ", .dim)]
         if let error = system.error {
-            systemLine.append(Span("failed: " + error.sentence, .fg(.red)))
+            lines += failureLines(systemLine, error.sentence, ms: system.ms, width: width)
         } else {
             systemLine.append(Span((system.ipv4 + system.ipv6).joined(separator: ", ")))
             // A DNS server's TTL and CNAME chain (getaddrinfo gives neither).
             if let ttl = system.ttl { systemLine.append(Span("  ttl \(ttl)s", .dim)) }
             if let chain = system.cname { systemLine.append(Span("  via " + chain.joined(separator: " -> "), .dim)) }
         }
-        systemLine.append(Span("  " + formatMilliseconds(system.ms), .dim))
-        lines.append(systemLine)
+        if system.error == nil {
+            systemLine.append(Span("  " + formatMilliseconds(system.ms), .dim))
+            lines.append(systemLine)
+        }
         let httpdns = resolution.httpdns
         var httpdnsLine: StyledLine = [Span("  HTTPDNS     ", .dim)]
         if let error = httpdns.error {
-            httpdnsLine.append(Span("failed: " + error.sentence, .fg(.red)))
+            lines += failureLines(httpdnsLine, error.sentence, ms: httpdns.ms, width: width)
         } else {
             httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
             httpdnsLine.append(Span("  ttl \(httpdns.ttl.shown) from \(httpdns.source.rawValue)", .dim))
@@ -111,11 +116,15 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
             if let origin = httpdns.originTTL { httpdnsLine.append(Span("  origin_ttl \(origin.shown)", .dim)) }
             if let extra = httpdns.extra { httpdnsLine.append(Span("  extra: \(extra)", .dim)) }
         }
-        httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
         let agreementStyle: CellStyle =
             resolution.agreement == .same ? .fg(.green) : (resolution.agreement == .overlap ? .fg(.yellow) : .fg(.red))
-        httpdnsLine.append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
-        lines.append(httpdnsLine)
+        if httpdns.error == nil {
+            httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
+            httpdnsLine.append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
+            lines.append(httpdnsLine)
+        } else {
+            lines[lines.count - 1].append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
+        }
     } else {
         lines.append([Span("  resolving\(g.ellipsis)", .dim)])
     }
@@ -150,6 +159,44 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         }
     }
     return lines
+}
+
+/// A source's failure after its label: "failed: " and the sentence, then its time, wrapped
+/// under the label's end when longer than the line, so a sentence is never cut mid-word.
+private func failureLines(_ label: StyledLine, _ sentence: String, ms: Double, width: Int) -> [StyledLine] {
+    let indent = label.reduce(0) { $0 + $1.text.count }
+    let text = "failed: " + sentence
+    let time = "  " + formatMilliseconds(ms)
+    var wrapped = wrap(text, width: max(10, width - indent - 1))
+    // The time goes with the last line, or on a line of its own when that is full.
+    var lines: [StyledLine] = []
+    let last = wrapped.removeLast()
+    for (index, part) in wrapped.enumerated() {
+        lines.append((index == 0 ? label : [Span(String(repeating: " ", count: indent))]) + [Span(part, .fg(.red))])
+    }
+    let lastLine = (wrapped.isEmpty ? label : [Span(String(repeating: " ", count: indent))]) + [Span(last, .fg(.red))]
+    lines.append(lastLine + [Span(time, .dim)])
+    return lines
+}
+
+/// What the console runs with when no provider was chosen: the default is a public DoH
+/// resolver, not an HTTPDNS account, and the user is told so and how to change it. Empty with
+/// the lab or another provider.
+func providerNote(_ engine: EngineDescription) -> [String] {
+    guard !engine.lab, engine.provider == ResolverConfiguration.defaults.provider.rawValue else { return [] }
+    return [
+        "",
+        "Provider: \(engine.provider), the default: a public DoH resolver, not an HTTPDNS account.",
+        "To use your own account, set provider and account in the configuration file (ipdirect config init writes one) or in the environment; the secret goes in IPDIRECT_HTTPDNS_SECRET.",
+    ]
+}
+
+/// `wrap`, with the lines after the first indented by two columns.
+private func wrapIndented(_ text: String, width: Int) -> [String] {
+    guard TerminalText.width(text) > width else { return [text] }
+    let lines = wrap(text, width: width)
+    return [lines[0]]
+        + wrap(lines.dropFirst().joined(separator: " "), width: width - 2).filter { !$0.isEmpty }.map { "  " + $0 }
 }
 
 enum IPColumn { case system, httpdns }
@@ -205,5 +252,71 @@ private func agreementWords(_ agreement: Agreement) -> String {
     case .systemFailed: "only HTTPDNS answered"
     case .httpdnsFailed: "only system DNS answered"
     case .bothFailed: "neither answered"
+    }
+}
+
+// MARK: - The feature
+
+/// The probe view (1): the host line and the probed hosts, newest first.
+enum ProbeFeature: ConsoleFeature {
+    static let view = ConsoleView.probe
+    static let filters = true
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.probe] }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        switch command {
+        case .back:
+            guard !state.input.isEmpty else { return nil }
+            // The second Esc: the first left the host line with its text.
+            state.input = ""
+            state.historyIndex = nil
+            return []
+        case .reprobe:
+            let runs = state.listedRuns
+            guard state.probeCursor.selected < runs.count else {
+                state.message = "Nothing to probe again: type a host first (p)"
+                return []
+            }
+            return startProbe(runs[state.probeCursor.selected].target, state: &state)
+        case .showIPs:
+            return openIPView(&state)
+        case .watch:
+            return openWatch(&state)
+        default:
+            return nil
+        }
+    }
+
+    static func move(by delta: Int, state: inout ConsoleState) {
+        state.probeCursor.step(by: delta, count: state.listedRuns.count, visible: 1)
+    }
+
+    static func filterChanged(_ state: inout ConsoleState) { state.probeCursor = ListCursor() }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawProbeView(state, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        var hints: [(Command, String)] = [
+            (.typeHost, "type host"), (.reprobe, "re-probe"), (.showIPs, "IPs"), (.watch, "watch"),
+            (.reproduce, "reproduce"), (.down, "older"),
+        ]
+        if !state.input.isEmpty { hints.insert((.back, "clear host"), at: 1) }
+        return hints + [(.nextView, "next view")]
+    }
+
+    static func selectedHost(_ state: ConsoleState) -> String? {
+        let runs = state.listedRuns
+        guard state.probeCursor.selected < runs.count else { return nil }
+        let run = runs[state.probeCursor.selected]
+        return run.resolution?.host ?? run.report?.host ?? (try? ProbeURL.parse(run.target))?.host
+    }
+
+    static func reproducible(_ state: ConsoleState) -> (attempts: [Attempt], resolution: HostResolution?) {
+        let runs = state.listedRuns
+        guard state.probeCursor.selected < runs.count else { return ([], nil) }
+        return (runs[state.probeCursor.selected].attempts, runs[state.probeCursor.selected].resolution)
     }
 }

@@ -21,22 +21,7 @@ public struct CompareState: Sendable, Equatable {
 /// The host the selection points at in the current view: the compare view's own, the
 /// selected cache entry's, the selected trace's, or the selected probe's.
 func selectedHost(_ state: ConsoleState) -> String? {
-    switch state.view {
-    case .compare:
-        return state.compare.host
-    case .cache:
-        return state.selectedCacheEntry?.host
-    case .traces:
-        let record =
-            state.detailSequence.flatMap { state.trace(sequence: $0) } ?? state.traceAt(row: state.traceCursor.selected)
-        guard let record else { return nil }
-        return state.runContexts[record.runID]?.host ?? URLComponents(string: record.attempt.url)?.host
-    default:
-        let runs = state.listedRuns
-        guard state.probeCursor.selected < runs.count else { return nil }
-        let run = runs[state.probeCursor.selected]
-        return run.resolution?.host ?? run.report?.host ?? (try? ProbeURL.parse(run.target))?.host
-    }
+    ConsoleFeatures.base(state.view).selectedHost(state)
 }
 
 /// Opens the compare view on the selected host and asks the engine to compare.
@@ -66,9 +51,7 @@ func applyComparison(_ comparison: ProviderComparison, state: inout ConsoleState
 }
 
 /// The columns at a width: (name, kind or nil, answer, ttl, time, cip, agree).
-private func compareColumns(
-    _ width: Int
-) -> (name: Int, kind: Int, answer: Int, ttl: Int, time: Int, cip: Int, agree: Int) {
+private func compareColumns(_ width: Int) -> CompareColumns {
     let kind = width >= 110 ? 16 : 0
     let name = width >= 110 ? 20 : 16
     let fixed = 1 + name + (kind > 0 ? kind + 1 : 0) + 1 + 1 + 5 + 1 + 7 + 1 + 15 + 1 + 11
@@ -101,46 +84,64 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
         lines.append([Span(index == 0 ? " = " : "   ", .dim), Span(text, .bold)])
     }
     lines.append([Span(String(repeating: String(g.horizontal), count: width), .dim)])
+    let columns = compareColumns(width)
+    lines.append(compareHeader(columns))
+    lines += result.providers.map { providerRow($0, columns: columns, glyphs: g) }
+    lines.append(systemRow(result, columns: columns, glyphs: g))
+    lines += compareErrors(result, glyphs: g, width: width)
+    lines.append([])
+    let legend = "Same letter, same addresses. AGREE also says how each answer compares with the system column."
+    for text in wrap(legend, width: width - 2) { lines.append([Span(" " + text, .dim)]) }
+    return lines
+}
 
-    let c = compareColumns(width)
+/// The widths of the compare table's columns, as `compareColumns` gives them.
+private typealias CompareColumns = (name: Int, kind: Int, answer: Int, ttl: Int, time: Int, cip: Int, agree: Int)
+
+/// The table's header row.
+private func compareHeader(_ c: CompareColumns) -> StyledLine {
     var header: StyledLine = [Span(" "), Span("PROVIDER".padded(c.name + 1), .bold)]
     if c.kind > 0 { header.append(Span("KIND".padded(c.kind + 1), .bold)) }
-    header += [
+    return header + [
         Span("ANSWER".padded(c.answer + 1), .bold), Span("TTL".leftPadded(c.ttl) + " ", .bold),
         Span("TIME".leftPadded(c.time) + " ", .bold), Span("CIP".padded(c.cip + 1), .bold),
         Span("AGREE".padded(c.agree), .bold),
     ]
-    lines.append(header)
+}
 
-    func agreeSpans(_ group: String?, _ vsSystem: Agreement?) -> [Span] {
-        guard let group else { return [Span("-".padded(c.agree), .dim)] }
-        let words = vsSystem.map { " " + agreeWord($0) } ?? ""
-        let style: CellStyle
-        switch vsSystem {
-        case .same?, nil: style = .fg(.green, bold: true)
-        case .overlap?: style = .fg(.yellow, bold: true)
-        default: style = .fg(.red, bold: true)
-        }
-        return [Span(g.clip(group + words, c.agree).padded(c.agree), style)]
+/// The AGREE cell: the answer's letter and how it compares with the system column.
+private func agreeSpans(_ group: String?, _ vsSystem: Agreement?, width: Int, glyphs g: Glyphs) -> [Span] {
+    guard let group else { return [Span("-".padded(width), .dim)] }
+    let words = vsSystem.map { " " + agreeWord($0) } ?? ""
+    let style: CellStyle
+    switch vsSystem {
+    case .same?, nil: style = .fg(.green, bold: true)
+    case .overlap?: style = .fg(.yellow, bold: true)
+    default: style = .fg(.red, bold: true)
     }
-    for row in result.providers {
-        var line: StyledLine = [Span(" "), Span(g.clip(row.name, c.name).padded(c.name + 1), .bold)]
-        if c.kind > 0 { line.append(Span(row.kind.rawValue.padded(c.kind + 1), .dim)) }
-        if row.error != nil {
-            line.append(Span(g.clip("failed (below)", c.answer).padded(c.answer + 1), .fg(.red)))
-        } else {
-            line.append(Span(g.clip(row.addresses.joined(separator: ", "), c.answer).padded(c.answer + 1)))
-        }
-        line += [
-            Span((row.ttl?.shown ?? "-").leftPadded(c.ttl) + " ", .dim),
-            Span(formatMilliseconds(row.ms).leftPadded(c.time) + " ", .dim),
-            Span(g.clip(row.clientIP?.text ?? "-", c.cip).padded(c.cip + 1)),
-        ]
-        line += agreeSpans(row.group, row.error == nil ? row.vsSystem : nil)
-        lines.append(line)
+    return [Span(g.clip(group + words, width).padded(width), style)]
+}
+
+/// One provider's row.
+private func providerRow(_ row: ProviderRow, columns c: CompareColumns, glyphs g: Glyphs) -> StyledLine {
+    var line: StyledLine = [Span(" "), Span(g.clip(row.name, c.name).padded(c.name + 1), .bold)]
+    if c.kind > 0 { line.append(Span(row.kind.rawValue.padded(c.kind + 1), .dim)) }
+    if row.error != nil {
+        line.append(Span(g.clip("failed (below)", c.answer).padded(c.answer + 1), .fg(.red)))
+    } else {
+        line.append(Span(g.clip(row.addresses.joined(separator: ", "), c.answer).padded(c.answer + 1)))
     }
+    line += [
+        Span((row.ttl?.shown ?? "-").leftPadded(c.ttl) + " ", .dim),
+        Span(formatMilliseconds(row.ms).leftPadded(c.time) + " ", .dim),
+        Span(g.clip(row.clientIP?.text ?? "-", c.cip).padded(c.cip + 1)),
+    ]
+    return line + agreeSpans(row.group, row.error == nil ? row.vsSystem : nil, width: c.agree, glyphs: g)
+}
+
+/// The system column's row: who answered it, and at a width that allows, where it is.
+private func systemRow(_ result: ProviderComparison, columns c: CompareColumns, glyphs g: Glyphs) -> StyledLine {
     let system = result.system
-    // The system column's row: who answered it, and at a width that allows, where it is.
     let systemName: String
     let systemWhere: String
     switch system.resolver {
@@ -160,24 +161,22 @@ func compareLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
         Span(formatMilliseconds(system.ms).leftPadded(c.time) + " ", .dim),
         Span("-".padded(c.cip + 1), .dim),
     ]
-    systemLine += agreeSpans(result.systemGroup, nil)
-    lines.append(systemLine)
+    return systemLine + agreeSpans(result.systemGroup, nil, width: c.agree, glyphs: g)
+}
 
+/// Each failure's sentence whole, under the table.
+private func compareErrors(_ result: ProviderComparison, glyphs g: Glyphs, width: Int) -> [StyledLine] {
+    let system = result.system
     let failures = result.providers.compactMap { row in row.error.map { (row.name, row.endpoint, $0.sentence) } }
     let systemFailure = system.error.map { [(system.resolver.label, "", $0.sentence)] } ?? []
-    if !(failures + systemFailure).isEmpty {
-        lines.append([])
-        lines.append([Span(" Errors", .bold)])
-        for (name, endpoint, error) in failures + systemFailure {
-            let prefix = endpoint.isEmpty ? "\(name): " : "\(name) (\(endpoint)): "
-            for (index, text) in wrap(prefix + error, width: width - 4).enumerated() {
-                lines.append([Span(index == 0 ? "  \(g.selected) " : "    ", .fg(.red)), Span(text)])
-            }
+    guard !(failures + systemFailure).isEmpty else { return [] }
+    var lines: [StyledLine] = [[], [Span(" Errors", .bold)]]
+    for (name, endpoint, error) in failures + systemFailure {
+        let prefix = endpoint.isEmpty ? "\(name): " : "\(name) (\(endpoint)): "
+        for (index, text) in wrap(prefix + error, width: width - 4).enumerated() {
+            lines.append([Span(index == 0 ? "  \(g.selected) " : "    ", .fg(.red)), Span(text)])
         }
     }
-    lines.append([])
-    let legend = "Same letter, same addresses. AGREE also says how each answer compares with the system column."
-    for text in wrap(legend, width: width - 2) { lines.append([Span(" " + text, .dim)]) }
     return lines
 }
 
@@ -195,4 +194,32 @@ private func agreeWord(_ agreement: Agreement) -> String {
 /// Draws the compare view from its scroll position.
 func drawCompareView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     buffer.draw(compareLines(state, width: buffer.width), scrolledBy: state.compare.scroll, rows: rows)
+}
+
+// MARK: - The feature
+
+/// The compare view (`v`): every provider's answer for one host.
+enum CompareFeature: ConsoleFeature {
+    static let view = ConsoleView.compare
+
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.compare] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        if case .providersCompared(let comparison) = action { applyComparison(comparison, state: &state) }
+        return []
+    }
+
+    static func move(by delta: Int, state: inout ConsoleState) {
+        state.compare.scroll = max(0, state.compare.scroll &+ delta)
+    }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        drawCompareView(state, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [(.compareProviders, "ask again"), (.down, "scroll"), (.back, "back"), (.nextView, "next view")]
+    }
+
+    static func selectedHost(_ state: ConsoleState) -> String? { state.compare.host }
 }

@@ -133,9 +133,6 @@ func ipViewCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEff
         state.ipView = view
         state.message = "Probing \(view.technique.rawValue) against \(ip)\u{2026}"
         return [.probeIP(runID: id, target: view.target, scenario: view.technique, ip: ip)]
-    case .typeHost:
-        state.ipView = nil
-        return nil
     default:
         return nil
     }
@@ -240,5 +237,40 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
     for line in notes where y < rows.upperBound {
         buffer.draw(line, x: 0, y: y, width: buffer.width)
         y += 1
+    }
+}
+
+// MARK: - The feature
+
+/// The IP view (`i`), over the probe view while open.
+enum IPViewFeature: ConsoleFeature {
+    static let view = ConsoleView.probe
+    static let isOverlay = true
+
+    static func isOpen(_ state: ConsoleState) -> Bool { state.ipView != nil }
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.ipView] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        switch action {
+        case .probeEvent(let runID, let event): observeIPViewProbe(event, runID: runID, state: &state)
+        case .ipsRanked(let request, let ranking): applyRanking(ranking, request: request, state: &state)
+        default: break
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        ipViewCommand(command, state: &state)
+    }
+
+    static func hostLineOpening(_ state: inout ConsoleState) { state.ipView = nil }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        guard let view = state.ipView else { return }
+        drawIPView(state, view: view, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [(.probeIP, "probe IP"), (.nextTechnique, "technique"), (.rerank, "re-rank"), (.back, "close")]
     }
 }

@@ -129,9 +129,6 @@ func watchCommand(_ command: Command, state: inout ConsoleState) -> [ConsoleEffe
         let path = exportBase(state, kind: "watch") + ".jsonl"
         state.message = "Exporting \(rounds.count) rounds to \(path)\u{2026}"
         return [.exportWatch(rounds, path: path)]
-    case .typeHost:
-        state.watch?.shown = false
-        return nil
     default:
         return nil
     }
@@ -160,13 +157,20 @@ private let sparkASCII: [Unicode.Scalar] = ["_", ".", "-", ":", "=", "+", "*", "
 /// Draws the watch view over the probe view's body. Reads only the rounds that fit the width
 /// and the changes that fit the height, so its cost does not grow with the history.
 func drawWatchView(_ state: ConsoleState, watch: WatchState, rows: Range<Int>, into buffer: inout CellBuffer) {
-    let g = state.glyphs
-    let ascii = g == .ascii
-    let history = watch.history
     var y = rows.lowerBound
+    drawWatchTitle(state, watch: watch, y: &y, into: &buffer)
+    drawWatchStrips(state, watch: watch, rows: rows, y: &y, into: &buffer)
+    if y < rows.upperBound { drawWatchLegend(state.glyphs, y: &y, into: &buffer) }
+    guard y + 1 < rows.upperBound else { return }
+    drawWatchChanges(state, watch: watch, rows: rows, y: &y, into: &buffer)
+}
+
+/// What is watched, how often, and when the next round starts; then a rule.
+private func drawWatchTitle(_ state: ConsoleState, watch: WatchState, y: inout Int, into buffer: inout CellBuffer) {
+    let g = state.glyphs
     var title: StyledLine = [
         Span(" Watching ", .bold), Span(TerminalText.escaped(watch.target), .bold),
-        Span(" every \(watch.interval)s" + g.separator + "round \(history.total)", .dim),
+        Span(" every \(watch.interval)s" + g.separator + "round \(watch.history.total)", .dim),
     ]
     if watch.pendingRunID != nil {
         title.append(Span(g.separator + "probing\(g.ellipsis)", .fg(.yellow)))
@@ -178,7 +182,18 @@ func drawWatchView(_ state: ConsoleState, watch: WatchState, rows: Range<Int>, i
     y += 1
     buffer.fill(x: 0, y: y, count: buffer.width, character: g.horizontal, style: .dim)
     y += 1
+}
 
+/// The sparkline's levels, lowest first.
+private func sparks(_ glyphs: Glyphs) -> [Unicode.Scalar] { glyphs == .ascii ? sparkASCII : sparkUnicode }
+
+/// The header, the last round's failure, and per scenario its strip of outcomes (one mark per
+/// round, newest at the right) over its sparkline of times.
+private func drawWatchStrips(
+    _ state: ConsoleState, watch: WatchState, rows: Range<Int>, y: inout Int, into buffer: inout CellBuffer
+) {
+    let g = state.glyphs
+    let history = watch.history
     let labelWidth = 14
     let summaryWidth = 22
     let stripX = 1 + labelWidth + summaryWidth
@@ -197,11 +212,8 @@ func drawWatchView(_ state: ConsoleState, watch: WatchState, rows: Range<Int>, i
         buffer.draw([Span(" last round failed: ", .dim), Span(failure, .fg(.red))], x: 0, y: y, width: buffer.width)
         y += 1
     }
-
-    let sparks = ascii ? sparkASCII : sparkUnicode
     for scenario in Scenario.allCases {
         guard y + 1 < rows.upperBound else { break }
-        // The strip: one mark per round, newest at the right.
         let last = history.rounds.last?.cell(scenario)
         var summary = last?.outcome.rawValue ?? "-"
         if let status = last?.status { summary += " \(status)" }
@@ -210,46 +222,58 @@ func drawWatchView(_ state: ConsoleState, watch: WatchState, rows: Range<Int>, i
         buffer.put(
             g.clip(summary, summaryWidth - 1), x: 1 + labelWidth, y: y,
             style: last.map { outcomeStyle($0.outcome) } ?? .dim)
-        var lowest = Double.infinity
-        var highest = 0.0
-        var times = [Double?](repeating: nil, count: shown)
-        for (offset, cells) in shownCells.enumerated() {
-            let cell = cells.first { $0.scenario == scenario }
-            times[offset] = cell?.ms
-            let (mark, style) = watchMark(cell?.outcome, ascii: ascii)
+        let cells = shownCells.map { cells in cells.first { $0.scenario == scenario } }
+        for (offset, cell) in cells.enumerated() {
+            let (mark, style) = watchMark(cell?.outcome, ascii: g == .ascii)
             buffer[stripX + offset, y] = Cell(mark, style: style)
-            if let ms = cell?.ms {
-                lowest = min(lowest, ms)
-                highest = max(highest, ms)
-            }
         }
         y += 1
-        // The sparkline: each round's time, scaled between the lowest and highest shown.
-        if highest > 0 {
-            buffer.put(
-                "\(formatMilliseconds(lowest)) to \(formatMilliseconds(highest))", x: 1 + labelWidth, y: y,
-                style: .dim, limit: summaryWidth - 1)
-            let span = highest - lowest
-            for (offset, time) in times.enumerated() {
-                guard let ms = time else { continue }
-                let level = span > 0 ? Int(((ms - lowest) / span * Double(sparks.count - 1)).rounded()) : 0
-                buffer[stripX + offset, y] = Cell(sparks[max(0, min(sparks.count - 1, level))], style: .fg(.cyan))
-            }
-        }
+        drawSparkline(
+            cells.map { $0?.ms }, glyphs: g, x: stripX, labelX: 1 + labelWidth, labelWidth: summaryWidth - 1, y: y,
+            into: &buffer)
         y += 1
     }
-    if y < rows.upperBound {
-        let marks: [(Outcome?, String)] = [(.ok, "ok"), (.httpStatus, "HTTP error status"), (.connectFailed, "failed")]
-        var legend: StyledLine = [Span(" ")]
-        for (outcome, words) in marks + [(.skipped, "skipped")] {
-            let (mark, style) = watchMark(outcome, ascii: ascii)
-            legend += [Span(String(mark), style), Span(" \(words)   ", .dim)]
-        }
-        legend.append(Span("time: low \(sparks[0]) to high \(sparks[sparks.count - 1])", .dim))
-        buffer.draw(legend, x: 0, y: y, width: buffer.width)
-        y += 1
+}
+
+/// One scenario's times, each round's scaled between the lowest and highest shown, with the
+/// range in words at `labelX`; nothing when no round has a time.
+private func drawSparkline(
+    _ times: [Double?], glyphs: Glyphs, x: Int, labelX: Int, labelWidth: Int, y: Int, into buffer: inout CellBuffer
+) {
+    let known = times.compactMap { $0 }
+    guard let lowest = known.min(), let highest = known.max(), highest > 0 else { return }
+    let sparks = sparks(glyphs)
+    buffer.put(
+        "\(formatMilliseconds(lowest)) to \(formatMilliseconds(highest))", x: labelX, y: y, style: .dim,
+        limit: labelWidth)
+    let span = highest - lowest
+    for (offset, time) in times.enumerated() {
+        guard let ms = time else { continue }
+        let level = span > 0 ? Int(((ms - lowest) / span * Double(sparks.count - 1)).rounded()) : 0
+        buffer[x + offset, y] = Cell(sparks[max(0, min(sparks.count - 1, level))], style: .fg(.cyan))
     }
-    guard y + 1 < rows.upperBound else { return }
+}
+
+/// What each mark and the sparkline's levels mean.
+private func drawWatchLegend(_ g: Glyphs, y: inout Int, into buffer: inout CellBuffer) {
+    let sparks = sparks(g)
+    let marks: [(Outcome?, String)] = [(.ok, "ok"), (.httpStatus, "HTTP error status"), (.connectFailed, "failed")]
+    var legend: StyledLine = [Span(" ")]
+    for (outcome, words) in marks + [(.skipped, "skipped")] {
+        let (mark, style) = watchMark(outcome, ascii: g == .ascii)
+        legend += [Span(String(mark), style), Span(" \(words)   ", .dim)]
+    }
+    legend.append(Span("time: low \(sparks[0]) to high \(sparks[sparks.count - 1])", .dim))
+    buffer.draw(legend, x: 0, y: y, width: buffer.width)
+    y += 1
+}
+
+/// The rounds where the verdict changed, newest first, from the watch's scroll.
+private func drawWatchChanges(
+    _ state: ConsoleState, watch: WatchState, rows: Range<Int>, y: inout Int, into buffer: inout CellBuffer
+) {
+    let g = state.glyphs
+    let history = watch.history
     buffer.fill(x: 0, y: y, count: buffer.width, character: g.horizontal, style: .dim)
     y += 1
     let changed = history.changed
@@ -280,5 +304,50 @@ func drawWatchView(_ state: ConsoleState, watch: WatchState, rows: Range<Int>, i
             y += 1
         }
         index -= 1
+    }
+}
+
+// MARK: - The feature
+
+/// The watch (`w`): its rounds go on while it exists; its view is over the probe view when shown.
+enum WatchFeature: ConsoleFeature {
+    static let view = ConsoleView.probe
+    static let isOverlay = true
+
+    static func isOpen(_ state: ConsoleState) -> Bool { state.watch?.shown == true }
+    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.watchView] }
+
+    static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
+        switch action {
+        case .tick: return watchTick(&state)
+        case .probeEvent(let runID, let event): observeWatchProbe(event, runID: runID, state: &state)
+        case .probeEnded(let runID): watchProbeEnded(runID: runID, state: &state)
+        case .watchExported(let path):
+            recordExport(
+                "\(state.watch?.history.rounds.count ?? 0) watch rounds to \(path)", host: state.watch?.target ?? "",
+                state: &state)
+        default: break
+        }
+        return []
+    }
+
+    static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        watchCommand(command, state: &state)
+    }
+
+    static func hostLineOpening(_ state: inout ConsoleState) {
+        if state.watch?.shown == true { state.watch?.shown = false }
+    }
+
+    static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
+        guard let watch = state.watch else { return }
+        drawWatchView(state, watch: watch, rows: rows, into: &buffer)
+    }
+
+    static func hints(_ state: ConsoleState) -> [(Command, String)] {
+        [
+            (.lengthenWatchInterval, "slower"), (.shortenWatchInterval, "faster"), (.export, "export"),
+            (.watch, "hide"), (.back, "stop"),
+        ]
     }
 }
