@@ -35,6 +35,11 @@ public enum ByteSize {
         guard let number = Double(digits), let factor, number * factor >= 1024 else {
             throw AgentSettingError("--rotate \(text) is not a size of at least 1KB; write it like 100MB, 512KB or 1GB")
         }
+        // Past 2^63 bytes the size cannot be counted (converting it would trap): no disk holds it.
+        guard number * factor < 0x1p63 else {
+            throw AgentSettingError(
+                "--rotate \(text) is larger than any file can grow; write it like 100MB, 512KB or 1GB")
+        }
         return Int64(number * factor)
     }
 }

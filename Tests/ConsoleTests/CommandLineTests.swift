@@ -33,6 +33,9 @@ import Testing
             (["probe", "--all-ips", "--probe-timeout", "inf", "a.test"], "--probe-timeout must be"),
             (["cache", "list", "--format", "xml"], "'table' and 'json'"),
             (["lab", "--port-base", "0"], "--port-base must be"),
+            // Past a day, and far past it where the nanoseconds to sleep overflow (it trapped).
+            (["probe", "--watch", "1e300", "--count", "2", "http://127.0.0.1:9/"], "at most 86400"),
+            (["agent", "--rotate", "99999999999999999999G", "http://127.0.0.1:9/"], "larger than any file"),
             // An unbracketed IPv6 literal with a port is itself an IPv6 literal: refused, form given.
             (["agent", "--metrics-listen", "::1:9464", "a.test"], "[::1]:9464"),
         ])
