@@ -85,10 +85,12 @@ public final class RotatingJSONL: ReportExporter {
         self.redact = redact
         self.metrics = metrics
         self.logger = logger
-        let descriptor = PrivateFile.open(path, flags: O_RDWR | O_APPEND)
-        guard descriptor >= 0 else {
+        let descriptor: Int32
+        do {
+            descriptor = try PrivateFile.open(path, flags: O_RDWR | O_APPEND)
+        } catch {
             throw AgentSettingError(
-                "cannot open --jsonl \(path): \(String(cString: strerror(errno))); check the directory exists and is writable"
+                "cannot open --jsonl \(path): \(error.reason); give it a regular file in a directory that exists and is writable"
             )
         }
         ReportWriter.dropCutOffLine(descriptor)
@@ -151,8 +153,7 @@ public final class RotatingJSONL: ReportExporter {
             state.size = 0
             return
         }
-        let fresh = PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
-        guard fresh >= 0 else {
+        guard let fresh = try? PrivateFile.open(path, flags: O_WRONLY | O_APPEND) else {
             // The old descriptor still writes into FILE.1: records are kept, under the wrong name.
             state.size = 0
             return

@@ -59,4 +59,42 @@ struct SpecialFileTests {
         #expect(probe.status == 2, "\(probe.errors)")
         #expect(probe.errors.contains("cannot probe 'not a url at all'"), "\(probe.errors)")
     }
+
+    @Test(
+        "config init --force and probe --jsonl / --har over a device node: refused with a sentence, the node left as it was",
+        arguments: [
+            ["config", "init", "--force", "--config", "NODE"],
+            ["probe", "--provider", "system", "--timeout", "1", "--jsonl", "NODE", "http://127.0.0.1:9/"],
+            ["probe", "--provider", "system", "--timeout", "1", "--har", "NODE", "http://127.0.0.1:9/"],
+        ])
+    func deviceNodeLeftAlone(arguments: [String]) async throws {
+        let home = try ScratchDirectory("special")
+        defer { home.remove() }
+        // A character device like /dev/full (1, 7), made in the scratch folder.
+        let node = home.file("full")
+        #expect(mknod(node, S_IFCHR | 0o666, dev_t((1 << 8) | 7)) == 0, "mknod needs root")
+        #expect(chmod(node, 0o666) == 0)  // past the umask
+        let result = try await runIPDirect(arguments.map { $0 == "NODE" ? node : $0 }, home: home)
+        #expect(result.status != 0, "\(result.errors)")
+        #expect(
+            result.errors.contains("\(node): it is a character device, not a regular file"), "\(result.errors)")
+        var info = stat()
+        #expect(lstat(node, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFCHR && info.st_mode & 0o777 == 0o666)
+    }
+
+    @Test("config init --force through a symlink writes the file it names and keeps the link")
+    func configInitThroughSymlink() async throws {
+        let home = try ScratchDirectory("special")
+        defer { home.remove() }
+        let real = home.file("real.toml")
+        try "old = 1\n".write(toFile: real, atomically: true, encoding: .utf8)
+        let link = home.file("config.toml")
+        #expect(symlink("real.toml", link) == 0)
+        let result = try await runIPDirect(["config", "init", "--force", "--config", link], home: home)
+        #expect(result.status == 0, "\(result.errors)")
+        var info = stat()
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect(try String(contentsOfFile: real, encoding: .utf8).contains("provider"))
+    }
 }
