@@ -98,3 +98,22 @@ struct SpecialFileTests {
         #expect(try String(contentsOfFile: real, encoding: .utf8).contains("provider"))
     }
 }
+
+@Suite("config show over a hostile configuration")
+struct ConfigShowEscapesTests {
+    @Test("config show prints export_dir's control bytes (TOML \\u escapes) as escapes, never raw")
+    func exportDirEscaped() async throws {
+        let home = try ScratchDirectory("config-show")
+        defer { home.remove() }
+        let config = home.file("config.toml")
+        try #"export_dir = "/tmp/x\u001b[2J\u009b31my\u2028z""#.write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try await runIPDirect(["config", "show", "--config", config], home: home)
+        #expect(result.status == 0, "\(result.errors)")
+        let line = result.output.split(separator: "\n").first { $0.hasPrefix("export_dir") }
+        #expect(line?.contains("\\x1b[2J") == true, "\(result.output)")
+        #expect(
+            !result.output.unicodeScalars.contains {
+                $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028
+            })
+    }
+}
