@@ -117,3 +117,18 @@ struct ConfigShowEscapesTests {
             })
     }
 }
+
+@Suite("config init with a bare file name")
+struct ConfigInitBareNameTests {
+    @Test("config init --config bare.toml writes bare.toml in the working directory")
+    func bareName() async throws {
+        let home = try ScratchDirectory("config-init")
+        defer { home.remove() }
+        let result = try await ChildProcess.run(
+            "/bin/sh", ["-c", "cd \"$1\" && \"$0\" config init --config bare.toml", Tmux.binary, home.path],
+            environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"], seconds: 60)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(!result.errors.contains("doesn"), "\(result.errors)")
+        #expect(try String(contentsOfFile: home.file("bare.toml"), encoding: .utf8).contains("provider"))
+    }
+}

@@ -251,8 +251,11 @@ enum CacheFile {
         let data: Data
         do {
             data = try encoder.encode(top)
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            // A bare name (`cache_path = "cache.json"`) is in the working directory: no folder to make.
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
         } catch {
             throw .io("cannot write the cache file \(path): \(error.localizedDescription)")
         }
