@@ -125,9 +125,14 @@ struct ProbeRequest: Equatable {
 }
 
 /// A request `/probe` will not run, with its status and the sentence that says why.
+///
+/// The sentence is escaped here, where every refusal is made: it may quote what the request
+/// said (`provider=`, `dns_server=`, a target), and a scraper's log or a curl in a terminal
+/// shows the answer as it comes: one line, a line break in it escaped too. Escaping is
+/// idempotent on text already escaped.
 struct EndpointRefusal: Error {
     var answer: EndpointAnswer
-    init(_ status: Int, _ sentence: String) { answer = .sentence(status, sentence) }
+    init(_ status: Int, _ sentence: String) { answer = .sentence(status, TerminalText.escaped(sentence)) }
 }
 
 /// Runs `/probe` requests through the agent's probe engine.

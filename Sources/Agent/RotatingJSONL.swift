@@ -35,6 +35,11 @@ public enum ByteSize {
         guard let number = Double(digits), let factor, number * factor >= 1024 else {
             throw AgentSettingError("--rotate \(text) is not a size of at least 1KB; write it like 100MB, 512KB or 1GB")
         }
+        // Past 2^63 bytes the size cannot be counted (converting it would trap): no disk holds it.
+        guard number * factor < 0x1p63 else {
+            throw AgentSettingError(
+                "--rotate \(text) is larger than any file can grow; write it like 100MB, 512KB or 1GB")
+        }
         return Int64(number * factor)
     }
 }
@@ -80,10 +85,12 @@ public final class RotatingJSONL: ReportExporter {
         self.redact = redact
         self.metrics = metrics
         self.logger = logger
-        let descriptor = PrivateFile.open(path, flags: O_RDWR | O_APPEND)
-        guard descriptor >= 0 else {
+        let descriptor: Int32
+        do {
+            descriptor = try PrivateFile.open(path, flags: O_RDWR | O_APPEND)
+        } catch {
             throw AgentSettingError(
-                "cannot open --jsonl \(path): \(String(cString: strerror(errno))); check the directory exists and is writable"
+                "cannot open --jsonl \(path): \(error.reason); give it a regular file in a directory that exists and is writable"
             )
         }
         ReportWriter.dropCutOffLine(descriptor)
@@ -146,8 +153,7 @@ public final class RotatingJSONL: ReportExporter {
             state.size = 0
             return
         }
-        let fresh = PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
-        guard fresh >= 0 else {
+        guard let fresh = try? PrivateFile.open(path, flags: O_WRONLY | O_APPEND) else {
             // The old descriptor still writes into FILE.1: records are kept, under the wrong name.
             state.size = 0
             return

@@ -75,9 +75,11 @@ public enum ConfigurationLoader {
     public static func writeDefault(to path: String, force: Bool) throws(ConfigurationError) {
         let manager = FileManager.default
         if manager.fileExists(atPath: path), !force { throw .exists(path) }
+        // A bare name (`--config bare.toml`) is in the working directory: there is no folder
+        // to make, and asking Foundation to make "" fails with "the file doesn't exist".
+        let directory = (path as NSString).deletingLastPathComponent
         do {
-            try manager.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            if !directory.isEmpty { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         } catch {
             throw .io("cannot write \(path): \(error.localizedDescription)")
         }

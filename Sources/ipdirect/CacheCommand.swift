@@ -87,10 +87,11 @@ struct CacheCommand: AsyncParsableCommand {
             let formatter = ISO8601DateFormatter()
             let rows = entries.map { stored -> [String] in
                 let e = stored.entry
-                let left = e.remaining(at: now)
+                let left = e.secondsLeft(at: now, rounded: .down)
                 return [
                     e.host, e.family.rawValue, e.ips.isEmpty ? "(none)" : e.ips.joined(separator: ", "), "\(e.ttl)s",
-                    left > 0 ? "\(Int(left))s" : "expired", formatter.string(from: e.resolvedAt), stored.provider,
+                    e.remaining(at: now) > 0 ? "\(left)s" : "expired", formatter.string(from: e.resolvedAt),
+                    stored.provider,
                 ].map(TerminalText.escaped)
             }
             for line in TextTable.lines(header: header, rows: rows) { print(line) }

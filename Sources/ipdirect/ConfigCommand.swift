@@ -4,6 +4,7 @@ import ArgumentParser
 import ConfigurationSources
 import Foundation
 import NameResolution
+import TerminalText
 
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -82,8 +83,10 @@ struct ConfigCommand: AsyncParsableCommand {
             print("# file: \(path)" + (FileManager.default.fileExists(atPath: path) ? "" : " (absent: defaults apply)"))
             let lines = loaded.configuration.redactedLines
             let width = lines.map(\.key.count).max() ?? 0
+            // The file's text (export_dir, endpoint, sdns...) may hold escapes TOML decoded into
+            // control bytes: shown as escapes, as any outside text on a terminal.
             for (key, value) in lines {
-                print(key + String(repeating: " ", count: width - key.count) + " = " + value)
+                print(key + String(repeating: " ", count: width - key.count) + " = " + TerminalText.escaped(value))
             }
         }
     }

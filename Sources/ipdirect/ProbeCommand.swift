@@ -338,7 +338,11 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
 
     /// The options that go together only in some ways (--watch with one URL, --count with --watch).
     private func checkCombinations(urlCount: Int) throws {
-        if let watch, !(watch > 0) { throw UsageError("--watch takes the seconds between rounds, more than 0") }
+        // A day at most, as the agent's --interval: past that the wait is no wait a person means, and
+        // far past it the nanoseconds to sleep cannot be counted.
+        if let watch, !(watch > 0 && watch <= 86_400) {
+            throw UsageError("--watch takes the seconds between rounds, more than 0 and at most 86400")
+        }
         if let count, count < 1 { throw UsageError("--count must be at least 1") }
         if count != nil && watch == nil { throw UsageError("--count goes with --watch N") }
         if watch != nil && urlCount != 1 { throw UsageError("--watch watches one URL; give exactly one") }

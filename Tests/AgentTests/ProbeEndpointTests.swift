@@ -448,6 +448,32 @@ struct ProbeEndpointTests {
         #expect(seventeenth.status == 200, "\(text(seventeenth))")
     }
 
+    @Test("control bytes in provider= and dns_server= come back escaped in the 400, never raw")
+    func refusalsEscaped() async throws {
+        let lab = try await Lab.start()
+        var configuration = ResolverConfiguration(
+            provider: .alicloud, endpoint: lab.endpoints.httpdns, account: lab.endpoints.account, timeout: 10)
+        configuration.providers = []
+        let allow = try ProbeAllowList(parsing: ["127.0.0.0/8"])
+        let probe = ProbeEndpoint(
+            engine: lab.engine(try lab.resolverCache()), allow: allow,
+            resolvers: ProbeResolvers(configuration: configuration, allow: allow))
+        var answers: [EndpointAnswer] = []
+        for more in ["&provider=%1B%5B2Jevil%07%C2%9B", "&dns_server=%1B%5B31mx%00%0Ay"] {
+            answers.append(
+                await probe.answer(uri: "/probe" + Self.query(lab.url("sni-a.lab.test"), more), scrapeTimeout: nil))
+        }
+        try await lab.shutdown()
+        for answer in answers {
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == 400, "\(text)")
+            #expect(text.contains("\\x1b["), "\(text)")
+            // One line end, the sentence's own; no other control byte, C0 or C1.
+            #expect(!answer.body.dropLast().contains { $0 < 0x20 || $0 == 0x7F }, "\(text)")
+            #expect(!text.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "\(text)")
+        }
+    }
+
     @Test("17 probes at once at --probe-concurrency 16: one is answered 503 at once, the others probe")
     func concurrencyBound() async throws {
         let lab = try await Lab.start(LabOptions(slowOriginDelay: 5))

@@ -197,7 +197,8 @@ struct TargetsFileTests {
         #expect(try ByteSize.parse("512k") == 512 * 1024)
         #expect(try ByteSize.parse("1GiB") == 1024 * 1024 * 1024)
         #expect(try ByteSize.parse("4096") == 4096)
-        for bad in ["", "MB", "10", "1TB", "-5MB"] {
+        // The last two trapped: a size past 2^63 bytes cannot be converted to a count.
+        for bad in ["", "MB", "10", "1TB", "-5MB", "99999999999999999999G", "9223372036854775808"] {
             #expect(throws: AgentSettingError.self) { try ByteSize.parse(bad) }
         }
     }

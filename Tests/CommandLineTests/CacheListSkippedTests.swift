@@ -49,4 +49,33 @@ struct CacheListSkippedTests {
         #expect(!result.errors.utf8.contains(0x1B))
         #expect(try String(contentsOfFile: cache, encoding: .utf8) == file)
     }
+
+    @Test(
+        "cache list over an answer with a number no answer can hold: no crash, the others listed, the note says why",
+        arguments: [
+            (#""ttl":9223372036854775807,"resolvedAt":NOW"#, "ttl is not between 0 and 2147483647 seconds"),
+            (#""ttl":60,"resolvedAt":1e19"#, "resolvedAt is not a time between the years 1970 and 9999"),
+        ])
+    func hugeNumber(fields: String, reason: String) async throws {
+        let home = try ScratchDirectory("cache-list")
+        defer { home.remove() }
+        let cache = home.file("cache.json")
+        let now = Date().timeIntervalSince1970.rounded()
+        let huge = fields.replacingOccurrences(of: "NOW", with: "\(now)")
+        let file = """
+            {"version":2,"savedAt":\(now),"providers":{"x":[\
+            {"host":"huge.test","family":"v4","ips":["192.0.2.9"],\(huge),"source":"httpdns","hits":0,"refreshing":false},\
+            {"host":"fine.test","family":"v4","ips":["192.0.2.9"],"ttl":600,"resolvedAt":\(now),"source":"httpdns","hits":0,"refreshing":false}]}}
+            """
+        try file.write(toFile: cache, atomically: true, encoding: .utf8)
+        let config = home.file("config.toml")
+        try "cache_path = \"\(cache)\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        for format in ["table", "json"] {
+            let result = try await runIPDirect(["cache", "list", "--config", config, "--format", format], home: home)
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(result.output.contains("fine.test") && !result.output.contains("huge.test"), "\(result.output)")
+            #expect(result.errors.contains("entry 1 of x: \(reason)"), "\(result.errors)")
+        }
+        #expect(try String(contentsOfFile: cache, encoding: .utf8) == file)
+    }
 }

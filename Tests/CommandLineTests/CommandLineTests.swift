@@ -35,6 +35,9 @@ import Testing
             (["lab", "--port-base", "0"], "--port-base must be"),
             (["lab", "--listen", "0.0.0.0"], "not the wildcard '0.0.0.0'"),
             (["lab", "--service-address", "api.example.com"], "take an IPv4 or IPv6 address, not 'api.example.com'"),
+            // Past a day, and far past it where the nanoseconds to sleep overflow (it trapped).
+            (["probe", "--watch", "1e300", "--count", "2", "http://127.0.0.1:9/"], "at most 86400"),
+            (["agent", "--rotate", "99999999999999999999G", "http://127.0.0.1:9/"], "larger than any file"),
             // An unbracketed IPv6 literal with a port is itself an IPv6 literal: refused, form given.
             (["agent", "--metrics-listen", "::1:9464", "a.test"], "[::1]:9464"),
         ])

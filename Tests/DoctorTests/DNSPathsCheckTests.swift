@@ -67,6 +67,20 @@ import Testing
             #expect(finding.reproduce.contains { $0.hasPrefix("curl") && $0.contains("name=hijacked.lab.test") })
         }
     }
+
+    @Test("a reply that cannot be read is its own outcome: a warning naming it, never 'answered alike'")
+    func unreadableReplyIsNotAlike() {
+        var reading = DNSPathsReading()
+        reading.add(
+            "the lab's DNS server", udp: .addresses(["127.0.0.1"]), tcp: .addresses(["127.0.0.1"]), timeout: .seconds(2)
+        )
+        reading.add(
+            "DoH", doh: .failed("the answer is not a DNS message ipdirect can read"))
+        let finding = reading.finding(name: "plain.lab.test")
+        #expect(finding.status == .warn, "\(finding.seen)")
+        #expect(!finding.seen.contains("alike"), "\(finding.seen)")
+        #expect(finding.seen.contains("DoH said the answer is not a DNS message ipdirect can read"), "\(finding.seen)")
+    }
 }
 
 /// A loopback port nothing listens on (UDP nor TCP): bound for a moment to learn a free one.
@@ -85,4 +99,5 @@ func closedPort() throws -> Int {
     }
     guard bound else { throw POSIXError(.EADDRINUSE) }
     return Int(UInt16(bigEndian: address.sin_port))
+
 }

@@ -55,6 +55,31 @@ import Testing
         #expect(!result.seen.contains("hunter2") && !result.trace.contains { $0.text.contains("hunter2") })
     }
 
+    @Test(
+        "a proxy password is hidden whatever it holds, with a scheme or without",
+        arguments: [
+            ("http://user:sekr#etz9@proxy.example:3128", "http://user:[redacted]@proxy.example:3128"),
+            ("http://user:sekr/etz9@proxy.example:3128", "http://user:[redacted]@proxy.example:3128"),
+            ("http://user:sekr?etz9@proxy.example:3128", "http://user:[redacted]@proxy.example:3128"),
+            ("http://user:sekr@etz9@proxy.example:3128", "http://user:[redacted]@proxy.example:3128"),
+            ("http://user:sekr:etz9@proxy.example:3128", "http://user:[redacted]@proxy.example:3128"),
+            ("http://user:sekr%23etz9@proxy.example:3128", "http://user:[redacted]@proxy.example:3128"),
+            ("socks5h://user:sekr://etz9@proxy.example:1080", "socks5h://user:[redacted]@proxy.example:1080"),
+            ("user:sekr#etz9@proxy.example:3128", "user:[redacted]@proxy.example:3128"),
+            ("user:sekr/etz9@proxy.example:3128", "user:[redacted]@proxy.example:3128"),
+            ("user:sekr://etz9@proxy.example:3128", "user:[redacted]@proxy.example:3128"),
+            (":sekretz9@proxy.example:3128", ":[redacted]@proxy.example:3128"),
+        ])
+    func proxyPasswordHidden(value: String, shown: String) async throws {
+        let result = try await finding(environment: ["HTTPS_PROXY": value])
+        #expect(result.seen.contains("HTTPS_PROXY=\(shown)"), "\(result.seen)")
+        let json = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+        for part in ["sekr", "etz9"] {
+            #expect(!result.seen.contains(part) && !result.trace.contains { $0.text.contains(part) })
+            #expect(!json.contains(part), "\(json)")
+        }
+    }
+
     @Test("NO_PROXY as curl reads it: the service's address listed, a domain suffix with a leading dot for --host")
     func noProxyCoversThem() async throws {
         let covered = try await finding(

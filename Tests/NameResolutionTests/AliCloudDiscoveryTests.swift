@@ -106,6 +106,17 @@ struct AliCloudDiscoveryTests {
         }
     }
 
+    @Test(
+        "a service_port that is not a port is refused, never put in a URL",
+        arguments: ["0", "65536", "-80", "9223372036854775807", "1e30"])
+    func servicePortOutOfRange(_ port: String) {
+        let body = Array(#"{"service_ip":["1.2.3.4"],"service_port":\#(port)}"#.utf8)
+        #expect(throws: ResolutionError.self) {
+            try AliCloudServiceIPs.serviceIPs(
+                body, start: .init(url: "http://203.107.1.1", label: "203.107.1.1"), serviceName: "x")
+        }
+    }
+
     @Test("an unknown region is a sentence listing the regions")
     func unknownRegion() {
         var config = ResolverConfiguration(provider: .alicloud, account: "139450")

@@ -147,4 +147,64 @@ struct CacheFileKeepingTests {
         var info = stat()
         #expect(lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
     }
+
+    /// A stored answer whose numbers no answer can hold, and the reason the note gives.
+    struct OutOfRange: Sendable, CustomTestStringConvertible {
+        var fields: String
+        var reason: String
+        var testDescription: String { fields }
+    }
+
+    static let outOfRange = [
+        OutOfRange(
+            fields: #""ttl":9223372036854775807,"resolvedAt":NOW"#,
+            reason: "ttl is not between 0 and 2147483647 seconds"),
+        OutOfRange(
+            fields: #""ttl":60,"resolvedAt":1e19"#,
+            reason: "resolvedAt is not a time between the years 1970 and 9999"),
+        OutOfRange(
+            fields: #""ttl":60,"resolvedAt":-1e19"#,
+            reason: "resolvedAt is not a time between the years 1970 and 9999"),
+        OutOfRange(
+            fields: #""ttl":60,"resolvedAt":NOW,"originTTL":-9223372036854775808"#,
+            reason: "originTTL is not between 0 and 2147483647 seconds"),
+        OutOfRange(
+            fields: #""ttl":60,"resolvedAt":NOW,"hits":-1"#, reason: "hits is below 0"),
+    ]
+
+    @Test(
+        "a number no answer can hold skips that answer with a note: the listing, the load and resolve go on",
+        arguments: outOfRange)
+    func numberOutOfRange(_ case: OutOfRange) async throws {
+        let dir = try ScratchDirectory("cache")
+        defer { dir.remove() }
+        let path = dir.file("cache.json")
+        let configuration = ResolverConfiguration(provider: .system, family: .v4, reuseExpired: true, cachePath: path)
+        let fields = `case`.fields.replacingOccurrences(of: "NOW", with: "\(Self.now)")
+        let bad =
+            #"{"host":"localhost","family":"v4","ips":["127.0.0.1"],"source":"httpdns","refreshing":false,"#
+            + (fields.contains("\"hits\"") ? fields : fields + #","hits":0"#) + "}"
+        let file = """
+            {"version":2,"savedAt":\(Self.now),"providers":{"\(configuration.cacheIdentity)":[\(bad),\(Self.entry("good.test"))]}}
+            """
+        try file.write(toFile: path, atomically: true, encoding: .utf8)
+
+        let listing = PersistentCache.entries(at: path)
+        #expect(listing.entries.map(\.entry.host) == ["good.test"])
+        #expect(listing.skipped.map(\.reason) == [`case`.reason])
+
+        let cache = ResolverCache(configuration: configuration, provider: SystemProvider())
+        #expect(cache.entries().map(\.host) == ["good.test"])
+        #expect(
+            cache.loadWarnings.contains {
+                $0.contains("skipped 1 of this provider's answers") && $0.contains(`case`.reason)
+            },
+            "\(cache.loadWarnings)")
+        // What `ipdirect resolve` does: ask afresh and compare with what the cache held.
+        let resolved = await cache.resolve("localhost", afresh: true)
+        #expect(resolved.cached?.held == false)
+        // The answer that could not be read stays in the file as it was.
+        try cache.save()
+        #expect(PersistentCache.entries(at: path).skipped.map(\.reason) == [`case`.reason])
+    }
 }

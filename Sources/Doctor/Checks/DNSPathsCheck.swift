@@ -271,7 +271,8 @@ struct DNSPathsReading {
         }
     }
 
-    /// The finding: fail for a closed path, warn for filtered UDP or answers that differ, else pass.
+    /// The finding: fail for a closed path, warn for filtered UDP, a reply that cannot be used or
+    /// answers that differ, else pass.
     func finding(name: String) -> DoctorFinding {
         let seconds = ResolutionError.format(timeout.inSeconds)
         let compared = answers.filter { $0.outcome.comparable != nil }
@@ -308,6 +309,19 @@ struct DNSPathsReading {
                     "UDP 53 is filtered: \(udpFiltered.joined(separator: " and ")) gave no reply over UDP within \(seconds) s but answered over TCP; resolvers fall back to TCP slowly, or not at all.",
                 advice:
                     "Ask the network's administrator to let UDP 53 through, or resolve over DoH or HTTPDNS, which do not use port 53."
+            )
+        }
+        // A reply that cannot be used (SERVFAIL, REFUSED, a message that does not parse) says
+        // nothing about the name: it is its own outcome, never part of "answered alike".
+        let unusable = answers.filter { if case .failed = $0.outcome { true } else { false } }
+        if !unusable.isEmpty {
+            let named = unusable.map { "\($0.name) said \($0.outcome.words)" }.joined(separator: "; ")
+            return DoctorFinding(
+                check: .dnsPaths, status: .warn,
+                seen:
+                    "A DNS path gave \(name) a reply that cannot be used: \(named); all paths: \(answered)\(tcpNote).",
+                advice:
+                    "Ask that server with dig to see its reply; point --dns-server at a resolver that answers, or use DoH or HTTPDNS."
             )
         }
         if differ {

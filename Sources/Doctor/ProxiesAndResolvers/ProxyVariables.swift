@@ -14,10 +14,29 @@ struct ProxyVariables: Sendable, Equatable {
 
         /// `NAME=value` with any password in the value hidden, also in curl's scheme-less form
         /// (`user:password@proxy:3128`, which curl reads as http).
-        var shown: String {
-            guard !value.contains("://") else { return "\(name)=\(Redaction.url(value))" }
-            return "\(name)=" + Redaction.url("http://" + value).dropFirst("http://".count)
+        var shown: String { "\(name)=\(ProxyVariables.hidingPassword(value))" }
+    }
+
+    /// A proxy value with everything between the user's `:` and the last `@` hidden.
+    ///
+    /// curl reads a proxy as `[scheme://][user[:password]@]host[:port]`, and a password written
+    /// unescaped may hold any of `#`, `/`, `?`, `@`, `:` or `://` (curl then misreads or refuses
+    /// it, but it is still the password): a URL parser that ends the authority at `/` or `#`
+    /// shows the rest. So the user information here runs to the last `@` of the whole value,
+    /// after the scheme (letters, digits, `+-.` before `://` at the start), and a proxy that
+    /// has a path with an `@` (nobody's) hides too much rather than too little.
+    static func hidingPassword(_ value: String) -> String {
+        var rest = value[...]
+        if let separator = value.range(of: "://"),
+            let first = value.first, first.isASCII && first.isLetter,
+            value[..<separator.lowerBound].allSatisfy({
+                $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0))
+            })
+        {
+            rest = value[separator.upperBound...]
         }
+        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return value }
+        return String(value[...colon]) + Redaction.marker + String(value[at...])
     }
 
     /// Every proxy and no-proxy variable that is set and not empty, in the order curl looks.

@@ -90,7 +90,8 @@ enum CacheFile {
         return .current(contents)
     }
 
-    /// One stored answer, read and screened: every address must be an IP literal of its family.
+    /// One stored answer, read and screened: every address must be an IP literal of its family,
+    /// and every number in range (`outOfRange`), so no time computed from it can trap.
     static func answer(from json: StoredJSON) -> Result<CacheEntrySnapshot, Unreadable> {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
@@ -109,7 +110,29 @@ enum CacheFile {
             return .failure(Unreadable(reason: describe(error)))
         }
         guard !entry.host.isEmpty else { return .failure(Unreadable(reason: "host is empty")) }
+        if let outOfRange = outOfRange(entry) { return .failure(Unreadable(reason: outOfRange)) }
         return .success(entry)
+    }
+
+    /// The widest TTL a stored answer may hold: DNS's own (RFC 2181, 2^31 - 1 seconds). Loading
+    /// clamps it to `ResolverConfiguration.ttlBounds`; past this it is not a TTL at all.
+    static let storedTTLs: ClosedRange<Int> = 0...2_147_483_647
+
+    /// When a stored answer may have been obtained: 1970-01-01 to 9999-12-31 (what `cache list`
+    /// can print). A number past that is not a time; adding a TTL to it, or counting the seconds
+    /// left, would be arithmetic on nonsense that traps when it overflows.
+    static let storedTimes: ClosedRange<TimeInterval> = 0...253_402_300_799
+
+    /// Why a decoded answer's numbers cannot be used, in our words; nil when every one is in range.
+    static func outOfRange(_ entry: CacheEntrySnapshot) -> String? {
+        let ttlRange = "between \(storedTTLs.lowerBound) and \(storedTTLs.upperBound) seconds"
+        if !storedTTLs.contains(entry.ttl) { return "ttl is not \(ttlRange)" }
+        if let origin = entry.originTTL, !storedTTLs.contains(origin) { return "originTTL is not \(ttlRange)" }
+        if !storedTimes.contains(entry.resolvedAt.timeIntervalSince1970) {
+            return "resolvedAt is not a time between the years 1970 and 9999"
+        }
+        if entry.hits < 0 { return "hits is below 0" }
+        return nil
     }
 
     /// The family and the addresses of a stored answer, as the file has them.
@@ -228,8 +251,11 @@ enum CacheFile {
         let data: Data
         do {
             data = try encoder.encode(top)
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            // A bare name (`cache_path = "cache.json"`) is in the working directory: no folder to make.
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
         } catch {
             throw .io("cannot write the cache file \(path): \(error.localizedDescription)")
         }

@@ -403,7 +403,7 @@ public final class ResolverCache: Sendable {
         guard !held.isEmpty else { return CacheComparison(held: false) }
         var comparison = CacheComparison(
             held: true, ipv4: held[.v4]?.ips ?? [], ipv6: held[.v6]?.ips ?? [],
-            secondsLeft: held.values.map { Int($0.remaining(at: now).rounded(.down)) }.min(),
+            secondsLeft: held.values.map { $0.secondsLeft(at: now, rounded: .down) }.min(),
             source: held[.v4]?.source ?? held[.v6]?.source)
         if fresh.error == nil {
             comparison.differs = families.contains { family in

@@ -1,6 +1,7 @@
 // The values resolution produces and everyone else reads: answers, their sources, the
 // comparison of system DNS with HTTPDNS, cache entries and resolver events.
 // Shapes follow the JSON contract of `ipdirect resolve --format json`.
+import CurlTransport
 import Foundation
 
 /// Which address families to ask for.
@@ -292,6 +293,17 @@ public struct CacheEntrySnapshot: Sendable, Codable, Equatable, Hashable {
 
     /// Seconds of freshness left at `now` (negative once expired).
     public func remaining(at now: Date) -> TimeInterval { expiresAt.timeIntervalSince(now) }
+
+    /// Whole seconds of freshness left at `now`, rounded by `rule` (negative once expired), as
+    /// shown to a person; held to `Int`'s range rather than trapping on a far-off time.
+    public func secondsLeft(at now: Date, rounded rule: FloatingPointRoundingRule) -> Int {
+        Int(seconds: remaining(at: now), rounded: rule)
+    }
+
+    /// Whole seconds since the answer was obtained, rounded down; held to `Int`'s range.
+    public func age(at now: Date) -> Int {
+        Int(seconds: now.timeIntervalSince(resolvedAt), rounded: .down)
+    }
 }
 
 /// Something the resolver did, for the console's event view and the logs.

@@ -130,9 +130,10 @@ public enum ParserEntryPoints {
         return words
     }
 
-    /// The persistent cache file, loaded from `path` after `bytes` are written there, listed, and
-    /// saved back; traps when a save loses or changes another provider's answer, readable or not,
-    /// or writes over a newer version's file.
+    /// The persistent cache file, loaded from `path` after `bytes` are written there, listed with
+    /// the times `cache list`, the console and `resolve` compute from each answer, and saved back;
+    /// traps when a save loses or changes another provider's answer, readable or not, or writes
+    /// over a newer version's file.
     public static func cacheFile(_ bytes: [UInt8], path: String) {
         try? FileManager.default.removeItem(atPath: path + ".bad")
         guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
@@ -140,6 +141,15 @@ public enum ParserEntryPoints {
         _ = CacheFile.load(path, identity: "fuzz", now: now, keepExpired: false)
         let (entries, _) = CacheFile.load(path, identity: "fuzz", now: now, keepExpired: true)
         let before = PersistentCache.entries(at: path)
+        for listed in before.entries {
+            let entry = listed.entry
+            _ = (
+                entry.secondsLeft(at: now, rounded: .down), entry.secondsLeft(at: now, rounded: .up), entry.age(at: now)
+            )
+        }
+        let held = Dictionary(entries.map { ($0.family, $0) }, uniquingKeysWith: { first, _ in first })
+        _ = ResolverCache.compare(
+            held: held, fresh: HTTPDNSAnswer(provider: "fuzz"), families: [.v4, .v6], now: now)
         let reading = CacheFile.read(path)
         guard (try? CacheFile.save(entries, identity: "fuzz", to: path, now: now)) != nil else { return }
         let after = PersistentCache.entries(at: path)

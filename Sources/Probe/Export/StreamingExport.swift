@@ -93,12 +93,15 @@ public final class ReportWriter: ReportExporter {
         _ format: Format, path: String, redact: Bool = true, appending: Bool = false, pretty: Bool = true
     ) throws(ReportWriterError) {
         let appendLines = appending && format == .jsonLines
-        // 0600: an export holds what servers answered and, with redaction off, credentials.
-        let descriptor = PrivateFile.open(path, flags: O_RDWR | (appendLines ? 0 : O_TRUNC))
-        guard descriptor >= 0 else {
-            throw ReportWriterError(path: path, reason: SystemReason.words(errno))
+        // 0600: an export holds what servers answered and, with redaction off, credentials. Only
+        // a regular file gets here (PrivateFile refuses the rest), so only a regular file is made so.
+        let descriptor: Int32
+        do {
+            descriptor = try PrivateFile.open(path, flags: O_RDWR | (appendLines ? 0 : O_TRUNC))
+        } catch {
+            throw ReportWriterError(path: path, reason: error.reason)
         }
-        fchmod(descriptor, 0o600)
+        fchmod(descriptor, PrivateFile.mode)
         self.format = format
         self.descriptor = descriptor
         ownsDescriptor = true
@@ -239,7 +242,9 @@ public struct ReportWriterError: Error, CustomStringConvertible {
     public var path: String
     public var reason: String
 
-    public var description: String { "cannot write \(path): \(reason); check the directory exists and is writable" }
+    public var description: String {
+        "cannot write \(path): \(reason); name a regular file in a directory that exists and is writable"
+    }
 }
 
 extension ProbeExport {

@@ -47,11 +47,11 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
     for row in cursor.offset..<end {
         let entry = state.cache[state.cacheOrder[row]]
         let remaining = entry.remaining(at: state.now)
-        let seconds = Int(remaining.rounded(.up))
+        let seconds = entry.secondsLeft(at: state.now, rounded: .up)
         let expired = remaining <= 0
         let entryState = entry.refreshing ? "refreshing" : (expired ? "expired" : "fresh")
         let stateStyle: CellStyle = entry.refreshing ? .fg(.yellow) : (expired ? .fg(.red) : .fg(.green))
-        let age = Int(state.now.timeIntervalSince(entry.resolvedAt).rounded(.down))
+        let age = entry.age(at: state.now)
         let ips = entry.ips.joined(separator: ",")
         let cells: [(String, CellStyle)] = [
             (g.clip(entry.host, widths[0]), .plain),

@@ -300,6 +300,9 @@ final class AliCloudServiceIPs: Sendable {
         if !junk.isEmpty { throw .notAnIP(cleaning: junk) }
         guard let components = URLComponents(string: start.url), let scheme = components.scheme else { return [] }
         let port = integer(object["service_port"]) ?? components.port
+        if let port, !(1...65_535).contains(port) {
+            throw .malformed(detail: "the /ss answer's service_port \(port) is not a port (1 to 65535)")
+        }
         func base(_ ip: IPAddress) -> Base {
             Base(
                 url: "\(scheme)://\(ip.authorityForm)" + (port.map { ":\($0)" } ?? ""), label: ip.text,
