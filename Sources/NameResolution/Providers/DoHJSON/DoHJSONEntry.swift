@@ -13,5 +13,5 @@ extension ProviderEntry {
             return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
         },
         lab: LabRoute(listener: .tls, path: "/resolve"),
-        fuzz: ProviderFuzzEntry(corpus: "doh-json", run: ParserEntryPoints.dohJSON))
+        fuzz: ProviderFuzzEntry(corpus: "doh-json", run: ParserEntryPoints.dohJSON), doctor: .doh)
 }

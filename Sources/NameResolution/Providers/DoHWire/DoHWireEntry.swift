@@ -14,5 +14,5 @@ extension ProviderEntry {
                 endpoint: endpoint, method: configuration.dohMethod, transport: HTTPDNSTransport(configuration))
         },
         lab: LabRoute(listener: .tls, path: "/dns-query", compared: HTTPDNSCipher.none),
-        fuzz: ProviderFuzzEntry(corpus: "doh-wire", run: ParserEntryPoints.dohWire))
+        fuzz: ProviderFuzzEntry(corpus: "doh-wire", run: ParserEntryPoints.dohWire), doctor: .doh)
 }
