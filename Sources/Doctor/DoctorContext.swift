@@ -56,12 +56,17 @@ public struct DoctorLabFacts: Sendable {
     /// The lab's connectivity check URL (answers 204 with an empty body), standing in for
     /// `connectivitycheck.gstatic.com/generate_204`; a captive portal answers it otherwise.
     public var connectivityCheckURL: String?
+    /// The lab's sites by name, each a base URL with the port it listens on
+    /// (`https://hijacked.lab.test:43121/`), standing in for a real site's 443.
+    public var sites: [String: String]
 
     public init(
-        dnsServer: String, servicePorts: (http: Int, https: Int)? = nil, connectivityCheckURL: String? = nil
+        dnsServer: String, servicePorts: (http: Int, https: Int)? = nil, connectivityCheckURL: String? = nil,
+        sites: [String: String] = [:]
     ) {
         self.dnsServer = dnsServer
         self.servicePorts = servicePorts
         self.connectivityCheckURL = connectivityCheckURL
+        self.sites = sites
     }
 }

@@ -26,7 +26,8 @@ extension ResolverSession {
     static func labFacts(_ lab: Lab) -> DoctorLabFacts {
         let e = lab.endpoints
         let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
-        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
+        return DoctorLabFacts(
+            dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL, sites: e.hosts)
     }
 
     /// The name the checks resolve end to end against the lab when no --host is given: one every
