@@ -104,6 +104,8 @@ final class LiveConsoleEngine: ConsoleEngine {
     let session: ResolverSession
     /// The providers the compare view asks, built once from `[[providers]]` (or the lab's).
     private let compared: [ComparedProvider]
+    /// The hosts probed in this session, in order, each once: the doctor view's `--host` names.
+    private let probedHosts = Locked([String]())
 
     init(session: ResolverSession, probe: ProbeEngine) {
         self.session = session
@@ -119,7 +121,10 @@ final class LiveConsoleEngine: ConsoleEngine {
     }
 
     func probe(_ text: String) -> AsyncStream<ProbeEvent> {
-        prober.probe(session.labTarget(text))
+        if let host = try? ProbeURL.parse(text).host {
+            probedHosts.withLock { if !$0.contains(host) { $0.append(host) } }
+        }
+        return prober.probe(session.labTarget(text))
     }
 
     func cacheEntries() async -> [CacheEntrySnapshot] { cache.entries() }
@@ -181,8 +186,10 @@ extension LiveConsoleEngine {
     }
 
     func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
-        // Bounded as `ipdirect doctor` is by default.
-        let context = session.doctorContext(budget: .seconds(DoctorCommand.defaultWithin))
+        // Bounded as `ipdirect doctor` is by default; the hosts probed so far are its --host names,
+        // so a hijack the probe found is held against HTTPDNS here too.
+        let context = session.doctorContext(
+            hosts: probedHosts.withLock { $0 }, budget: .seconds(DoctorCommand.defaultWithin))
         return await DoctorRunner().run(context, provider: session.providerDescription, progress: progress)
     }
 
