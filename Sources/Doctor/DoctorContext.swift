@@ -21,6 +21,16 @@ public struct DoctorContext: Sendable {
     public var budget: Duration
     /// What the lab knows about itself, when the run is against the lab.
     public var lab: DoctorLabFacts?
+    /// The plain-HTTP URLs the interception check asks (`--connectivity-url`), each expected to
+    /// answer 204 with an empty body; empty: the lab's, else the public ones.
+    public var connectivityCheckURLs: [String] = []
+
+    /// The connectivity check URLs the interception check asks: as configured, else the lab's,
+    /// else Android's and Xiaomi's.
+    public var connectivityURLs: [String] {
+        if !connectivityCheckURLs.isEmpty { return connectivityCheckURLs }
+        return lab?.connectivityCheckURL.map { [$0] } ?? InterceptionCheck.publicCheckURLs
+    }
 
     public init(
         resolver: ResolverConfiguration, hosts: [String] = [], canaryName: String? = nil,

@@ -54,3 +54,20 @@ import Testing
         }
     }
 }
+
+@Suite struct InterceptionAdviceTests {
+    /// Discovery from the start address, checked against service_name as the SDKs check an IP.
+    @Test func underTLSInterceptionTheClientAddressCheckDoesNotAdviseServiceName() async throws {
+        try await DoctorLab.run(faults: [.tlsIntercept]) { context, lab in
+            var context = context
+            context.resolver.startIPs = [lab.endpoints.httpdnsTLS]
+            context.resolver.endpoint = nil
+            let finding = await DoctorRunner(checks: DoctorChecks.all.filter { $0.id == .clientAddress }).run(
+                context, provider: "lab"
+            ).findings[0]
+            #expect(!finding.seen.contains("service_name"), "\(finding.seen)")
+            #expect(finding.advice?.contains("service_name") != true, "\(finding)")
+            #expect(finding.seen.contains("intercept"), "\(finding.seen)")
+        }
+    }
+}

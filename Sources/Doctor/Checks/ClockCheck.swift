@@ -31,24 +31,26 @@ struct ClockCheck: DoctorCheck {
         switch ProviderRegistry.entry(configuration.provider).doctor.clock {
         case .none(let why):
             return DoctorFinding(check: id, status: .skipped, seen: why)
-        case .aliCloud:
+        case .aliCloud, .endpoint:
             let canary = context.canaryName
+            let query = ProviderRegistry.entry(configuration.provider).doctor.clock
+            // Every address at once (an endpoint's name resolved by the bounded system resolver and
+            // pinned, never left to libcurl's resolver, whose wait is glibc's, not the check's).
             let rotation = await ServiceAddresses.rotate(context) { base in
-                base.url + (try AliCloudServiceRequests.query(configuration, host: canary, signed: signs, now: Date()))
+                guard query == .aliCloud else { return base.url }
+                return base.url
+                    + (try AliCloudServiceRequests.query(configuration, host: canary, signed: signs, now: Date()))
             }
             switch rotation {
-            case .failure(let skip): return DoctorFinding(check: id, status: .skipped, seen: skip.reason)
+            case .failure(let skip):
+                let so = skip.unreachable == nil ? "" : " Its clock could not be read."
+                return DoctorFinding(check: id, status: .skipped, seen: skip.reason + so)
             case .success(let rotation):
                 guard let answered = rotation.exchange else {
                     return rotation.noneAnswered(id, so: "its clock could not be read")
                 }
                 (exchange, rotated) = (answered, rotation.note)
             }
-        case .endpoint:
-            guard let endpoint = configuration.effectiveEndpoint else {
-                return DoctorFinding(check: id, status: .skipped, seen: "No endpoint is configured.")
-            }
-            exchange = await ServiceExchange.send(endpoint, context: context)
         }
         let trace = exchange.trace
         let reproduce = [exchange.reproduce]

@@ -192,7 +192,11 @@ enum ServiceAddresses {
             for (index, address) in ordered.enumerated() {
                 let url = urls[index]
                 group.addTask {
-                    (index, await ServiceExchange.send(url, checkName: address.own.checkName, context: context))
+                    (
+                        index,
+                        await ServiceExchange.send(
+                            url, checkName: address.own.checkName, resolve: address.own.resolve, context: context)
+                    )
                 }
             }
             var all: [(Int, ServiceExchange)] = []

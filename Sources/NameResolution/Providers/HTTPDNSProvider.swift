@@ -289,12 +289,22 @@ struct HTTPDNSTransport: Sendable {
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         if let failure = record.failure {
             if let refused = failure.refusedCertificate {
-                guard let checkName else { throw .tls(detail: refused.verifyMessage) }
-                throw .tls(
-                    detail:
-                        "\(refused.verifyMessage) (the certificate of \(display) was checked against the name "
-                        + "\(checkName), not its address; set service_name in the configuration to the name it carries)"
-                )
+                // What to do follows the cause: a name to set only when the name is what failed.
+                switch refused.problem {
+                case .untrustedIssuer?, .selfSigned?:
+                    throw .tls(
+                        detail:
+                            "\(refused.verifyMessage) (the certificate \(display) presented does not chain to a "
+                            + "trusted CA: something on the path may intercept TLS)")
+                case .hostnameMismatch? where checkName != nil:
+                    throw .tls(
+                        detail:
+                            "\(refused.verifyMessage) (the certificate of \(display) was checked against the name "
+                            + "\(checkName ?? ""), not its address; set service_name in the configuration to the name it carries)"
+                    )
+                default:
+                    throw .tls(detail: refused.verifyMessage)
+                }
             }
             throw .from(failure, endpoint: display, timeout: timeout)
         }
