@@ -296,7 +296,9 @@ struct HTTPDNSTransport: Sendable {
                         detail:
                             "\(refused.verifyMessage) (the certificate \(display) presented does not chain to a "
                             + "trusted CA: something on the path may intercept TLS)")
-                case .hostnameMismatch? where checkName != nil:
+                case _ where checkName != nil:
+                    // The name (or address) checked is what did not match, or another problem
+                    // with it: the name to check is the one setting that changes that.
                     throw .tls(
                         detail:
                             "\(refused.verifyMessage) (the certificate of \(display) was checked against the name "
