@@ -14,29 +14,39 @@ extension ResolverSession {
     /// certificate carries, a canary it answers and the facts the checks need about it.
     ///
     /// - Parameters:
-    ///   - hosts: the names to probe besides; the first is the canary.
+    ///   - hosts: the names to probe besides; the first is the canary unless `canary` is given.
     ///   - budget: the whole run's bound.
-    public func doctorContext(hosts: [String] = [], budget: Duration) -> DoctorContext {
+    ///   - canary: the name the checks resolve end to end, when the user named one.
+    ///   - connectivityURLs: the plain-HTTP URLs the interception check asks, when named.
+    public func doctorContext(
+        hosts: [String] = [], budget: Duration, canary: String? = nil, connectivityURLs: [String] = []
+    ) -> DoctorContext {
         var resolver = configuration.resolver
         // The name the lab's service certificate carries, checked on every service address as
         // the SDKs check 203.107.1.1's.
         if lab != nil { resolver.serviceName = LabEndpoints.serviceName }
-        return DoctorContext(
+        var context = DoctorContext(
             resolver: resolver, hosts: hosts, canaryName: hosts.first ?? (lab != nil ? Self.labCanary : nil),
             budget: budget, lab: lab.map(Self.labFacts))
+        if let canary { context.canaryName = canary }
+        context.connectivityCheckURLs = connectivityURLs
+        return context
     }
 
     /// Runs every doctor check against this session's provider.
     ///
     /// - Parameters:
-    ///   - hosts: the names to probe besides; the first is the canary.
+    ///   - hosts: the names to probe besides; the first is the canary unless `canary` is given.
     ///   - budget: the whole run's bound.
+    ///   - canary: the name the checks resolve end to end, when the user named one.
+    ///   - connectivityURLs: the plain-HTTP URLs the interception check asks, when named.
     ///   - progress: told each finding as its check ends.
     public func runDoctor(
-        hosts: [String] = [], budget: Duration, progress: @escaping @Sendable (DoctorFinding) -> Void
+        hosts: [String] = [], budget: Duration, canary: String? = nil, connectivityURLs: [String] = [],
+        progress: @escaping @Sendable (DoctorFinding) -> Void
     ) async -> DoctorReport {
-        await DoctorRunner().run(
-            doctorContext(hosts: hosts, budget: budget), provider: providerDescription, progress: progress)
+        let context = doctorContext(hosts: hosts, budget: budget, canary: canary, connectivityURLs: connectivityURLs)
+        return await DoctorRunner().run(context, provider: providerDescription, progress: progress)
     }
 
     /// Probes `hosts` every IP-direct way through the session's resolver (and with the lab, its
@@ -57,7 +67,8 @@ extension ResolverSession {
     public static func labFacts(_ lab: Lab) -> DoctorLabFacts {
         let e = lab.endpoints
         let ports = (URLComponents(string: e.httpdns)?.port ?? 0, URLComponents(string: e.httpdnsTLS)?.port ?? 0)
-        return DoctorLabFacts(dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL)
+        return DoctorLabFacts(
+            dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL, sites: e.hosts)
     }
 
     /// The name the checks resolve end to end against the lab when no host is given: one every

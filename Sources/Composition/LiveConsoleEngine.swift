@@ -18,6 +18,8 @@ public final class LiveConsoleEngine: ConsoleEngine {
     let session: ResolverSession
     /// The providers the compare view asks, built once from `[[providers]]` (or the lab's).
     private let compared: [ComparedProvider]
+    /// The hosts probed in this session, in order, each once: the doctor view's `--host` names.
+    private let probedHosts = Locked([String]())
 
     /// The engine of `session`, probing with `options`.
     public init(session: ResolverSession, probeOptions options: ProbeOptions) {
@@ -34,7 +36,10 @@ public final class LiveConsoleEngine: ConsoleEngine {
     }
 
     public func probe(_ text: String) -> AsyncStream<ProbeEvent> {
-        prober.probe(session.labTarget(text))
+        if let host = try? ProbeURL.parse(text).host {
+            probedHosts.withLock { if !$0.contains(host) { $0.append(host) } }
+        }
+        return prober.probe(session.labTarget(text))
     }
 
     public func cacheEntries() async -> [CacheEntrySnapshot] { cache.entries() }
@@ -91,8 +96,11 @@ extension LiveConsoleEngine {
     }
 
     public func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
-        // Bounded as `ipdirect doctor` is by default.
-        await session.runDoctor(budget: .seconds(ResolverSession.defaultDoctorWithin), progress: progress)
+        // Bounded as `ipdirect doctor` is by default; the hosts probed so far are its --host names,
+        // so a hijack the probe found is held against HTTPDNS here too.
+        await session.runDoctor(
+            hosts: probedHosts.withLock { $0 }, budget: .seconds(ResolverSession.defaultDoctorWithin),
+            progress: progress)
     }
 
     public func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {

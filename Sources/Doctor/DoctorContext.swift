@@ -21,6 +21,16 @@ public struct DoctorContext: Sendable {
     public var budget: Duration
     /// What the lab knows about itself, when the run is against the lab.
     public var lab: DoctorLabFacts?
+    /// The plain-HTTP URLs the interception check asks (`--connectivity-url`), each expected to
+    /// answer 204 with an empty body; empty: the lab's, else the public ones.
+    public var connectivityCheckURLs: [String] = []
+
+    /// The connectivity check URLs the interception check asks: as configured, else the lab's,
+    /// else Android's and Xiaomi's.
+    public var connectivityURLs: [String] {
+        if !connectivityCheckURLs.isEmpty { return connectivityCheckURLs }
+        return lab?.connectivityCheckURL.map { [$0] } ?? InterceptionCheck.publicCheckURLs
+    }
 
     public init(
         resolver: ResolverConfiguration, hosts: [String] = [], canaryName: String? = nil,
@@ -56,12 +66,17 @@ public struct DoctorLabFacts: Sendable {
     /// The lab's connectivity check URL (answers 204 with an empty body), standing in for
     /// `connectivitycheck.gstatic.com/generate_204`; a captive portal answers it otherwise.
     public var connectivityCheckURL: String?
+    /// The lab's sites by name, each a base URL with the port it listens on
+    /// (`https://hijacked.lab.test:43121/`), standing in for a real site's 443.
+    public var sites: [String: String]
 
     public init(
-        dnsServer: String, servicePorts: (http: Int, https: Int)? = nil, connectivityCheckURL: String? = nil
+        dnsServer: String, servicePorts: (http: Int, https: Int)? = nil, connectivityCheckURL: String? = nil,
+        sites: [String: String] = [:]
     ) {
         self.dnsServer = dnsServer
         self.servicePorts = servicePorts
         self.connectivityCheckURL = connectivityCheckURL
+        self.sites = sites
     }
 }

@@ -49,6 +49,19 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         help: ArgumentHelp("Also probe NAME every IP-direct way at the end (repeatable).", valueName: "NAME"))
     var hosts: [String] = []
 
+    @Option(
+        name: .customLong("connectivity-url"),
+        help: ArgumentHelp(
+            "A plain-HTTP URL that answers 204 with an empty body, for the interception check (repeatable; default Android's and Xiaomi's, or the lab's).",
+            valueName: "URL"))
+    var connectivityURLs: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "The name the checks resolve end to end (default the first --host, else \(DoctorContext.defaultCanary), or the lab's).",
+            valueName: "NAME"))
+    var canary: String?
+
     @Option(name: .long, help: ArgumentHelp("Output: table or json (default table).", valueName: "FORMAT"))
     var format: TableOrJSON = .table
 
@@ -87,6 +100,12 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
                 "--fault fakes faults in the lab: add --lab, or run 'ipdirect lab --fault LIST' and point the "
                     + "doctor at the lab it prints (--endpoint, --account, --httpdns-ca, --dns-server)")
         }
+        for url in connectivityURLs where (try? ProbeURL.parse(url))?.scheme != "http" {
+            throw ValidationError("--connectivity-url takes a plain-HTTP URL (http://...), not '\(url)'")
+        }
+        if let canary, (try? ProbeURL.parse(canary))?.host != canary {
+            throw ValidationError("--canary takes a host name, not '\(canary)'")
+        }
         for host in hosts where (try? ProbeURL.parse(host)) == nil {
             throw ValidationError("--host takes a host name or URL to probe, not '\(host)'")
         }
@@ -108,7 +127,8 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         // The host probes run beside the checks, so --within bounds both.
         async let probed = session.probeDoctorHosts(hosts, within: budget)
         // The same run the console's doctor view starts from its session.
-        var report = await session.runDoctor(hosts: names, budget: budget, progress: progress.finished)
+        var report = await session.runDoctor(
+            hosts: names, budget: budget, canary: canary, connectivityURLs: connectivityURLs, progress: progress.finished)
         report.hosts = await probed
         report.durationMs = (ContinuousClock.now - started).inSeconds * 1000
         await session.close()

@@ -52,6 +52,25 @@ struct DoctorEndToEndTests {
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
+    @Test("D after a probe of a hijacked name holds that name against HTTPDNS: DNS paths fails")
+    func doctorAfterAProbeTakesTheProbedHost() async throws {
+        let terminal = try await TmuxTerminal.console()
+        defer { terminal.close() }
+        let pane = terminal.pane
+        try await pane.send("p")
+        try await pane.type("hijacked.lab.test")
+        try await pane.send("Enter")
+        let probed = await pane.wait(seconds: 40) { $0.contains("Verdict:") }
+        #expect(probed.contains("Verdict:"), "\(probed)")
+        try await pane.send("D")
+        let done = await pane.wait(seconds: 40) { screen in
+            screen.contains("exit code") && !screen.contains("running")
+        }
+        let dnsPaths = done.split(separator: "\n").first { $0.contains(" \(DoctorCheckID.dnsPaths.title) ") }
+        #expect(dnsPaths?.contains("fail") == true, "\(done)")
+        try await pane.send("q")
+    }
+
     /// A doctor report's findings, as JSON objects.
     static func findings(_ report: Data) throws -> [[String: Any]] {
         let object = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any])

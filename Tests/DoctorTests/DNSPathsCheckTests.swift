@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test func aDoHAnswerThatDiffersFromTheDNSServersWarnsWithBothAnswers() async throws {
+    @Test func aDoHAnswerThatDiffersFromTheDNSServersFailsAsAHijackWithBothAnswers() async throws {
         try await DoctorLab.run { context, lab in
             var context = context
             // hijacked.lab.test: the lab's DNS server (a carrier's LocalDNS) answers the hijacker,
@@ -59,11 +59,12 @@ import Testing
             context.resolver.endpoint = lab.endpoints.httpdnsTLS + "/resolve"
             context.canaryName = "hijacked.lab.test"
             let finding = await DNSPathsCheck().run(context)
-            #expect(finding.status == .warn, "\(finding)")
+            // The local address presents another site's certificate where DoH's works: a hijack.
+            #expect(finding.status == .fail, "\(finding)")
             #expect(
                 finding.seen.contains("the lab's DNS server \(lab.endpoints.dns) said \(LabLocalDNS.hijackAddress)"),
                 "\(finding.seen)")
-            #expect(finding.seen.contains("/resolve said 127.0.0.1"), "\(finding.seen)")
+            #expect(finding.seen.contains("HTTPDNS said 127.0.0.1"), "\(finding.seen)")
             #expect(finding.reproduce.contains { $0.hasPrefix("curl") && $0.contains("name=hijacked.lab.test") })
         }
     }
@@ -80,6 +81,36 @@ import Testing
         #expect(finding.status == .warn, "\(finding.seen)")
         #expect(!finding.seen.contains("alike"), "\(finding.seen)")
         #expect(finding.seen.contains("DoH said the answer is not a DNS message ipdirect can read"), "\(finding.seen)")
+    }
+}
+
+@Suite struct LocalAnswerTests {
+    /// `ipdirect doctor --lab --host hijacked.lab.test`: the lab's DNS server (a carrier's LocalDNS)
+    /// answers the hijacker's address, HTTPDNS the real site's.
+    @Test func aHijackedHostFailsDNSPathsWithTheProbesEvidence() async throws {
+        try await DoctorLab.run(hosts: ["hijacked.lab.test"]) { context, lab in
+            let finding = await DNSPathsCheck().run(context)
+            #expect(finding.status == .fail, "\(finding)")
+            #expect(
+                finding.seen.hasPrefix(
+                    "The local answer for hijacked.lab.test is not HTTPDNS's: the lab's DNS server \(lab.endpoints.dns) said \(LabLocalDNS.hijackAddress), HTTPDNS said 127.0.0.1"
+                ), "\(finding.seen)")
+            #expect(
+                finding.seen.contains(
+                    "\(LabLocalDNS.hijackAddress) presented a certificate for isp-portal.lab.test, not hijacked.lab.test"
+                ),
+                "\(finding.seen)")
+            #expect(finding.seen.contains("127.0.0.1 answered HTTP 200"), "\(finding.seen)")
+            #expect(finding.seen.contains("the local DNS answer is wrong or hijacked"), "\(finding.seen)")
+            #expect(finding.advice?.contains("ipdirect probe hijacked.lab.test") == true)
+        }
+    }
+
+    @Test func aHostBothAnswerAlikePasses() async throws {
+        try await DoctorLab.run(hosts: ["plain.lab.test"]) { context, _ in
+            let finding = await DNSPathsCheck().run(context)
+            #expect(finding.status == .pass, "\(finding)")
+        }
     }
 }
 

@@ -44,6 +44,6 @@ enum DoctorLab {
         return DoctorContext(
             resolver: resolver, hosts: hosts, canaryName: hosts.first ?? canary, environment: [:], budget: budget,
             lab: DoctorLabFacts(
-                dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL))
+                dnsServer: e.dns, servicePorts: ports, connectivityCheckURL: e.connectivityCheckURL, sites: e.hosts))
     }
 }

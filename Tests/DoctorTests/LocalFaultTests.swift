@@ -18,18 +18,35 @@ enum LoopbackNamespace {
         return nil
     }()
 
-    /// Runs `ipdirect ARGUMENTS` in a fresh namespace with loopback up and `rules` (nft commands,
-    /// one a line) loaded; nothing can leave it.
+    /// Runs `ipdirect ARGUMENTS` in a fresh namespace with loopback up, `rules` (nft commands,
+    /// one a line) loaded and `shell` lines run; nothing can leave it.
     static func ipdirect(
-        _ arguments: [String], rules: [String] = [], seconds: Double = 60
+        _ arguments: [String], rules: [String] = [], shell: [String] = [], seconds: Double = 60
     ) async throws
         -> ChildProcess.Result
     {
-        let setup = (["ip link set lo up"] + rules.map { "nft \($0)" }).joined(separator: " && ")
+        let setup = (["ip link set lo up"] + rules.map { "nft \($0)" } + shell).joined(separator: " && ")
         return try await ChildProcess.run(
             "/usr/bin/unshare",
             ["-n", "/bin/sh", "-c", "\(setup) && exec \"$0\" \"$@\"", BuiltBinary.ipdirect ?? "ipdirect"] + arguments,
             environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": NSTemporaryDirectory()], seconds: seconds)
+    }
+
+    /// The system resolver's address (resolv.conf's first nameserver) put on loopback, with UDP 53
+    /// dropped on input: queries are lost on the way and glibc waits (5 s a try, twice). Shell lines.
+    static func resolverLost() -> [String] {
+        let conf = (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? ""
+        let server =
+            conf.split(separator: "\n").first { $0.hasPrefix("nameserver ") }.map {
+                String($0.dropFirst("nameserver ".count)).trimmingCharacters(in: .whitespaces)
+            } ?? "127.0.0.53"
+        let address = server.contains(":") ? "\(server)/128" : "\(server)/32"
+        return [
+            "(ip addr add \(address) dev lo 2>/dev/null || true)",
+            "nft add table inet filter",
+            "nft 'add chain inet filter in { type filter hook input priority 0; }'",
+            "nft add rule inet filter in udp dport 53 drop",
+        ]
     }
 
     /// nft rules that drop every UDP packet this namespace sends: sendto fails at once with EPERM.
@@ -82,6 +99,19 @@ struct LocalFaultTests {
         #expect(!dns.seen.contains("within"), "no wait was spent: \(dns.seen)")
         #expect(!dns.trace.contains { $0.text.contains("nothing listens") }, "\(dns.trace.map(\.text))")
         #expect(dns.advice?.contains("firewall") == true)
+    }
+
+    @Test func aLostSystemResolverIsNamedByTheInterceptionCheckAndTheRunKeepsItsBound() async throws {
+        let result = try await LoopbackNamespace.ipdirect(
+            ["doctor", "--timeout", "2", "--within", "5", "--format", "json"], shell: LoopbackNamespace.resolverLost())
+        let report = try result.report()
+        let interception = try #require(report.finding("interception"), "\(result.output)\(result.errors)")
+        #expect(interception.status == "skipped", "\(interception)")
+        #expect(
+            interception.seen.contains("the system resolver did not answer for connectivitycheck.gstatic.com"),
+            "\(interception.seen)")
+        #expect(!report.findings.contains { $0.seen.hasPrefix("Did not finish") }, "\(report.findings.map(\.seen))")
+        #expect(report.durationMs <= 5000, "the run's --within")
     }
 
     @Test func anHTTPDNSServiceWithNoRouteIsNotCalledARefusal() async throws {

@@ -16,12 +16,14 @@ struct AccountCheck: DoctorCheck {
     static let clockCodes: Set<String> = ["SignatureExpired", "InvalidDuration"]
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
-        switch context.resolver.provider {
-        case .system:
-            return DoctorFinding(check: id, status: .skipped, seen: "The provider is system DNS: there is no account.")
-        case .alicloud, .alicloudLegacy:
+        // The provider's row says whether it has an account and how it is asked: no kind falls
+        // through to a guess.
+        switch ProviderRegistry.entry(context.resolver.provider).doctor.account {
+        case .none(let why):
+            return DoctorFinding(check: id, status: .skipped, seen: why)
+        case .aliCloud:
             return await alibaba(context)
-        default:
+        case .canary:
             let canary = await Canary.resolve(context)
             var finding = canary.finding(check: id, configuredSentence: "")
             finding.trace = canary.trace
@@ -31,14 +33,35 @@ struct AccountCheck: DoctorCheck {
 
     private func alibaba(_ context: DoctorContext) async -> DoctorFinding {
         let configuration = context.resolver
-        let base: ServiceAddress.Try
-        switch await ServiceAddresses.queryBase(context) {
+        let canaryName = context.canaryName
+        // The unsigned request goes to every address at once; the first that answers, in the
+        // provider's order, is asked the rest, as an SDK rotates past one that does not.
+        let rotation: Rotation
+        switch await ServiceAddresses.rotate(
+            context,
+            query: { base in
+                base.url
+                    + (try AliCloudServiceRequests.query(configuration, host: canaryName, signed: false, now: Date()))
+            })
+        {
         case .failure(let skip): return DoctorFinding(check: id, status: .skipped, seen: skip.reason)
-        case .success(let found): base = found
+        case .success(let found): rotation = found
         }
+        guard let base = rotation.address?.own, let unsigned = rotation.exchange else {
+            return rotation.noneAnswered(id, so: "the account could not be asked")
+        }
+        var finding = await alibaba(context, base: base, unsigned: unsigned)
+        finding.seen += rotation.note
+        return finding
+    }
+
+    private func alibaba(
+        _ context: DoctorContext, base: ServiceAddress.Try, unsigned: ServiceExchange
+    ) async -> DoctorFinding {
+        let configuration = context.resolver
         let account = configuration.account ?? ""
-        var trace: [DoctorTraceLine] = []
-        var reproduce: [String] = []
+        var trace: [DoctorTraceLine] = [DoctorTraceLine(.note, "unsigned request")] + unsigned.trace
+        var reproduce: [String] = [unsigned.reproduce]
         func send(signed: Bool, now: Date) async throws(ResolutionError) -> ServiceExchange {
             let query = try AliCloudServiceRequests.query(
                 configuration, host: context.canaryName, signed: signed, now: now)
@@ -47,12 +70,6 @@ struct AccountCheck: DoctorCheck {
             trace += exchange.trace
             reproduce.append(exchange.reproduce)
             return exchange
-        }
-        let unsigned: ServiceExchange
-        do {
-            unsigned = try await send(signed: false, now: Date())
-        } catch {
-            return DoctorFinding(check: id, status: .skipped, seen: "No query can be built: \(error).")
         }
         if let blocked = unsigned.unreachable(
             id, so: "the account could not be asked", trace: trace, reproduce: reproduce)
@@ -169,9 +186,12 @@ struct Canary {
     var name: String
     var provider: String
     var result: Result<ProviderAnswer, ResolutionError>
+    /// `ipdirect resolve` asking as the check did (the secret stays in the environment).
+    var command: String
 
     static func resolve(_ context: DoctorContext) async -> Canary {
         let configuration = context.boundedResolver
+        let command = ClientAddressCheck.resolveCommand(context.canaryName, context.resolver, clientIP: nil)
         do throws(ResolutionError) {
             let provider = try ProviderFactory.make(configuration)
             // The provider may ask several start IPs in turn before its query: one bound for all.
@@ -185,9 +205,11 @@ struct Canary {
             }
             return Canary(
                 name: context.canaryName, provider: provider.name,
-                result: result ?? .failure(.timeout(seconds: limit.inSeconds)))
+                result: result ?? .failure(.timeout(seconds: limit.inSeconds)), command: command)
         } catch {
-            return Canary(name: context.canaryName, provider: configuration.provider.rawValue, result: .failure(error))
+            return Canary(
+                name: context.canaryName, provider: configuration.provider.rawValue, result: .failure(error),
+                command: command)
         }
     }
 
@@ -235,8 +257,7 @@ struct Canary {
             return DoctorFinding(
                 check: check, status: .fail,
                 seen: "\(before)the canary \(name) did not resolve through \(provider): \(error).",
-                advice:
-                    "Resolve it with `ipdirect resolve \(name) -v` to see each step, and check the account's settings.")
+                advice: "Repeat it with `\(command)` to see the answer, and check the account's settings.")
         }
     }
 }

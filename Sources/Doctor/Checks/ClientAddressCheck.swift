@@ -12,7 +12,8 @@ struct ClientAddressCheck: DoctorCheck {
     let id = DoctorCheckID.clientAddress
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
-        if let why = Self.noClientAddress(context.resolver.provider) {
+        // The provider's row says whether its answers carry the client address.
+        if let why = ProviderRegistry.entry(context.resolver.provider).doctor.clientAddressAbsent {
             return DoctorFinding(check: id, status: .skipped, seen: why)
         }
         let name = context.canaryName
@@ -86,21 +87,6 @@ struct ClientAddressCheck: DoctorCheck {
                 ?? "An app that sends its own address \(local) with ip= gets answers chosen for it, not for where the service sees it: send no ip= unless that address is the one the internet sees."
         }
         return finding
-    }
-
-    /// Why a provider gives no client address to compare, nil when it gives one.
-    static func noClientAddress(_ provider: ProviderKind) -> String? {
-        switch provider {
-        case .alicloud, .alicloudLegacy:
-            return nil
-        case .tencent:
-            return "Tencent's answers carry no client address as ipdirect asks for them, so there is none to compare."
-        case .doh, .dohJSON:
-            return
-                "DoH answers carry no client address ipdirect reads (no EDNS Client Subnet option is read), so there is none to compare."
-        case .system:
-            return "With --provider system no HTTPDNS service reports a client address."
-        }
     }
 
     /// The address an app would send as its own with `ip=`: one of this machine's, of the

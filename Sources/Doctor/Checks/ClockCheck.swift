@@ -16,35 +16,42 @@ struct ClockCheck: DoctorCheck {
     static let warnAfterSeconds = 30
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
+        var rotated = ""
+        var finding = await look(context, rotated: &rotated)
+        finding.seen += rotated
+        return finding
+    }
+
+    /// The finding; `rotated` gets the sentence on addresses passed over to reach the service.
+    private func look(_ context: DoctorContext, rotated: inout String) async -> DoctorFinding {
         let configuration = context.resolver
         let signs = Self.signs(configuration)
-        let url: String
-        let checkName: String?
-        switch configuration.provider {
-        case .system:
-            return DoctorFinding(
-                check: id, status: .skipped, seen: "The provider is system DNS: no service clock to compare with.")
-        case .alicloud, .alicloudLegacy:
-            switch await ServiceAddresses.queryBase(context) {
-            case .failure(let skip): return DoctorFinding(check: id, status: .skipped, seen: skip.reason)
-            case .success(let base):
-                do {
-                    url =
-                        base.url
-                        + (try AliCloudServiceRequests.query(
-                            configuration, host: context.canaryName, signed: signs, now: Date()))
-                } catch {
-                    return DoctorFinding(check: id, status: .skipped, seen: "No query can be built: \(error).")
+        let exchange: ServiceExchange
+        // The provider's row says where its clock is read: no kind falls through to a guess.
+        switch ProviderRegistry.entry(configuration.provider).doctor.clock {
+        case .none(let why):
+            return DoctorFinding(check: id, status: .skipped, seen: why)
+        case .aliCloud, .endpoint:
+            let canary = context.canaryName
+            let query = ProviderRegistry.entry(configuration.provider).doctor.clock
+            // Every address at once (an endpoint's name resolved by the bounded system resolver and
+            // pinned, never left to libcurl's resolver, whose wait is glibc's, not the check's).
+            let rotation = await ServiceAddresses.rotate(context) { base in
+                guard query == .aliCloud else { return base.url }
+                return base.url
+                    + (try AliCloudServiceRequests.query(configuration, host: canary, signed: signs, now: Date()))
+            }
+            switch rotation {
+            case .failure(let skip):
+                let so = skip.unreachable == nil ? "" : " Its clock could not be read."
+                return DoctorFinding(check: id, status: .skipped, seen: skip.reason + so)
+            case .success(let rotation):
+                guard let answered = rotation.exchange else {
+                    return rotation.noneAnswered(id, so: "its clock could not be read")
                 }
-                checkName = base.checkName
+                (exchange, rotated) = (answered, rotation.note)
             }
-        default:
-            guard let endpoint = configuration.effectiveEndpoint else {
-                return DoctorFinding(check: id, status: .skipped, seen: "No endpoint is configured.")
-            }
-            (url, checkName) = (endpoint, nil)
         }
-        let exchange = await ServiceExchange.send(url, checkName: checkName, context: context)
         let trace = exchange.trace
         let reproduce = [exchange.reproduce]
         if let blocked = exchange.unreachable(
@@ -91,26 +98,23 @@ struct ClockCheck: DoctorCheck {
         return DoctorFinding(check: id, status: .pass, seen: seen + life + ".", trace: lines, reproduce: reproduce)
     }
 
-    /// How far ahead of the service's time v2 takes a signature's expiry (its `InvalidDuration`
-    /// beyond), in seconds.
-    static let v2MaximumDuration = 24 * 3600
-
     /// Whether the service refuses every signed request at this offset: a service ahead by the
     /// window or more sees each arrive expired (`SignatureExpired`); v2 behind by so much that the
     /// expiry lies more than a day ahead refuses it as too long (`InvalidDuration`).
     static func rejects(offset: Int, window: Int, provider: ProviderKind) -> Bool {
         if offset >= window { return true }
-        return provider == .alicloud && -offset > v2MaximumDuration - window
+        guard let ahead = ProviderRegistry.entry(provider).doctor.signatureMaximumAhead else { return false }
+        return -offset > ahead - window
     }
 
-    /// Whether the configured provider signs its queries.
+    /// Whether the configured provider signs its queries (its row says it can, and a secret is set).
     static func signs(_ configuration: ResolverConfiguration) -> Bool {
-        [.alicloud, .alicloudLegacy].contains(configuration.provider) && !(configuration.secret ?? "").isEmpty
+        ProviderRegistry.entry(configuration.provider).doctor.signs && !(configuration.secret ?? "").isEmpty
     }
 
     /// How long a signed request lives, for the providers that sign by time; nil for the others.
     static func window(_ configuration: ResolverConfiguration) -> Int? {
-        [.alicloud, .alicloudLegacy].contains(configuration.provider) ? configuration.sdk.signatureLifetime : nil
+        ProviderRegistry.entry(configuration.provider).doctor.signs ? configuration.sdk.signatureLifetime : nil
     }
 
     /// "the service's clock is 900 s ahead of this machine's".

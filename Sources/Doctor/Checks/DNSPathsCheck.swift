@@ -39,6 +39,9 @@ struct DNSPathsCheck: DoctorCheck {
         }
         let name = context.canaryName
         let timeout = context.stepTimeout
+        // The local answers against HTTPDNS's, for the canary and every --host, beside the paths.
+        let compared = Self.comparedNames(context)
+        async let comparisons = LocalAnswerComparison.run(compared, servers: servers, context: context)
         // A records only, as the canary is asked of HTTPDNS: answers compared like for like.
         let families: Set<IPFamily> = [.v4]
         // Every path at once: a filtered one costs its timeout once, not once per path.
@@ -83,7 +86,52 @@ struct DNSPathsCheck: DoctorCheck {
         finding.check = id
         finding.trace = trace
         finding.reproduce = reproduce
+        Self.add(await comparisons, to: &finding)
         return finding
+    }
+
+    /// The names whose local answer is held against HTTPDNS's: the canary and each --host, once;
+    /// none for a provider that asks no HTTPDNS service.
+    static func comparedNames(_ context: DoctorContext) -> [String] {
+        if case .none = ProviderRegistry.entry(context.resolver.provider).doctor.addresses { return [] }
+        return ([context.canaryName] + context.hosts).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    }
+
+    /// A local answer HTTPDNS contradicts fails the check when its address fails where HTTPDNS's
+    /// works (a hijack, as the probe reads it), and warns when both work; its sentence leads.
+    static func add(_ comparisons: [LocalAnswerComparison], to finding: inout DoctorFinding) {
+        for comparison in comparisons {
+            finding.trace.append(
+                DoctorTraceLine(
+                    .note,
+                    "\(comparison.name): HTTPDNS said "
+                        + (comparison.httpdns.isEmpty
+                            ? "nothing" : comparison.httpdns.map(\.text).joined(separator: ", "))
+                        + "; "
+                        + comparison.local.map {
+                            "\($0.resolver) said \($0.addresses.isEmpty ? "nothing" : $0.addresses.map(\.text).joined(separator: ", "))"
+                        }.joined(separator: "; ")))
+            for attempt in [comparison.localTry, comparison.httpdnsTry].compactMap({ $0 }) {
+                finding.trace += attempt.trace
+                finding.reproduce.append(attempt.reproduce)
+            }
+        }
+        let differing = comparisons.filter { $0.sentence != nil }
+        guard !differing.isEmpty else { return }
+        let sentences = differing.compactMap(\.sentence).joined(separator: " ")
+        let hijacked = differing.filter(\.hijacked)
+        finding.seen = sentences + (finding.status == .pass ? "" : " " + finding.seen)
+        if let first = hijacked.first {
+            finding.status = .fail
+            finding.advice =
+                "Resolve \(hijacked.map(\.name).joined(separator: ", ")) through HTTPDNS (IP-direct) rather than the local "
+                + "resolver, and ask its operator why it answers otherwise; `ipdirect probe \(first.name)` tries every way."
+        } else {
+            finding.status = max(finding.status, .warn)
+            finding.advice =
+                finding.advice
+                ?? "Both answers work: nothing to change unless the local one is slower or wrong for your users."
+        }
     }
 
     /// The system resolver (the lab's DNS server in its place with `--lab`) and `--dns-server`

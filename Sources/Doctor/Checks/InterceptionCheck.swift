@@ -18,14 +18,16 @@ struct InterceptionCheck: DoctorCheck {
     ]
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
-        let urls = context.lab?.connectivityCheckURL.map { [$0] } ?? Self.publicCheckURLs
+        let urls = context.connectivityURLs
         let timeout = context.stepTimeout
         var trace = [
             DoctorTraceLine(
                 .note,
-                context.lab == nil
-                    ? "public connectivity checks (Android's, Xiaomi's): each answers 204 with an empty body"
-                    : "the lab's connectivity check: it answers 204 with an empty body")
+                context.lab != nil
+                    ? "the lab's connectivity check: it answers 204 with an empty body"
+                    : urls == Self.publicCheckURLs
+                        ? "public connectivity checks (Android's, Xiaomi's): each answers 204 with an empty body"
+                        : "connectivity checks as configured: each should answer 204 with an empty body")
         ]
         // The probe's own curl writer: a plain GET by system DNS, with the check's wait.
         let reproduce = urls.compactMap { url in
@@ -33,20 +35,35 @@ struct InterceptionCheck: DoctorCheck {
                 ReproduceCommand.command(for: .init(scenario: .systemDNS, url: $0, ip: nil, timeout: timeout))
             }
         }
+        // Each URL's name through the system resolver first, bounded: libcurl would wait for
+        // getaddrinfo (glibc: 5 s a try, twice) past the check's own bound.
+        let pins = await Self.resolve(urls, context: context)
+        for pin in pins { trace.append(pin.trace) }
         // At once, and no redirect followed: a portal shows itself by where it sends the client.
-        let records = await withTaskGroup(of: (Int, TransferRecord).self) { group in
+        let records = await withTaskGroup(of: (Int, TransferRecord?).self) { group in
             for (index, url) in urls.enumerated() {
+                let pin = pins[index]
                 group.addTask {
-                    (
+                    guard pin.failure == nil else { return (index, nil) }
+                    return (
                         index,
                         await TransferLoop.shared.perform(
-                            TransferSpec(url: url, timeout: timeout, bodyLimit: .keepFirst(4096)))
+                            TransferSpec(url: url, timeout: timeout, resolve: pin.resolve, bodyLimit: .keepFirst(4096)))
                     )
                 }
             }
             var records: [Int: TransferRecord] = [:]
             for await (index, record) in group { records[index] = record }
             return urls.indices.compactMap { index in records[index].map { (url: urls[index], record: $0) } }
+        }
+        let unresolved = pins.compactMap(\.failure)
+        if records.isEmpty, !unresolved.isEmpty {
+            // A DNS fault, not interception: the finding says so and leaves the cause to DNS paths.
+            return DoctorFinding(
+                check: id, status: .skipped,
+                seen: "No connectivity check could be asked: \(unresolved.joined(separator: "; ")).",
+                advice: "The DNS paths check says why the system resolver does not answer; this check needs it first.",
+                trace: trace, reproduce: reproduce)
         }
         for (url, record) in records { trace += Self.trace(url, record) }
         let reached = records.filter { $0.record.failure == nil }
@@ -70,6 +87,54 @@ struct InterceptionCheck: DoctorCheck {
             seen:
                 "\(reached.map(\.url).joined(separator: " and ")) answered 204 with an empty body, as it should: nothing on the path rewrites plain HTTP.",
             trace: trace, reproduce: reproduce)
+    }
+
+    /// One URL's name through the system resolver: the pin for libcurl, or why there is none.
+    struct Pin: Sendable {
+        var resolve: [String] = []
+        var failure: String?
+        var trace: DoctorTraceLine
+    }
+
+    /// Resolves each URL's host name at once through the system resolver (the lab's DNS server
+    /// with the lab), each bounded by the step's wait; an address literal needs none.
+    static func resolve(_ urls: [String], context: DoctorContext) async -> [Pin] {
+        let limit = context.stepTimeout
+        return await withTaskGroup(of: (Int, Pin).self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask {
+                    guard let parsed = try? ProbeURL.parse(url) else {
+                        return (index, Pin(trace: DoctorTraceLine(.note, "\(url) is not a URL ipdirect reads")))
+                    }
+                    let host = parsed.host
+                    if parsed.literalHost != nil {
+                        return (index, Pin(trace: DoctorTraceLine(.note, "\(host) is an address: nothing to resolve")))
+                    }
+                    let answer = await SystemResolver(dnsServer: context.labResolver).resolve(
+                        host, families: [.v4, .v6], timeout: limit)
+                    guard let address = (answer.ipv4 + answer.ipv6).first else {
+                        let why: String
+                        if case .systemDNS(.timedOut)? = answer.error {
+                            why =
+                                "the system resolver did not answer for \(host) within \(ResolutionError.format(limit.inSeconds)) s"
+                        } else {
+                            why = "\(host) did not resolve (\(answer.error?.sentence ?? "no address"))"
+                        }
+                        return (index, Pin(failure: why, trace: DoctorTraceLine(.seen, why)))
+                    }
+                    let port = parsed.port
+                    return (
+                        index,
+                        Pin(
+                            resolve: ["\(host):\(port):\(address.text)"],
+                            trace: DoctorTraceLine(.seen, "\(host) resolves to \(address.text)"))
+                    )
+                }
+            }
+            var pins: [Int: Pin] = [:]
+            for await (index, pin) in group { pins[index] = pin }
+            return urls.indices.map { pins[$0] ?? Pin(trace: DoctorTraceLine(.note, "not resolved")) }
+        }
     }
 
     /// What was sent and what came back, the body's start escaped.

@@ -48,14 +48,11 @@ enum ServiceAddresses {
     /// The addresses the configured provider would use; nil (with why) for a provider that has
     /// no HTTPDNS service (`system`) or a configuration that names none.
     static func find(_ context: DoctorContext) async -> Result<ServiceAddressList, DoctorSkip> {
-        let configuration = context.resolver
-        switch configuration.provider {
-        case .system:
-            return .failure(DoctorSkip("The provider is system DNS: there is no HTTPDNS service to reach."))
-        case .alicloud, .alicloudLegacy:
-            return await alibaba(context)
-        default:
-            return await endpointAddresses(context)
+        // The provider's row says how its addresses are found: no kind falls through to a guess.
+        switch ProviderRegistry.entry(context.resolver.provider).doctor.addresses {
+        case .none(let why): return .failure(DoctorSkip(why))
+        case .serviceDiscovery: return await alibaba(context)
+        case .endpoint: return await endpointAddresses(context)
         }
     }
 
@@ -163,19 +160,84 @@ enum ServiceAddresses {
         return .success(ServiceAddressList(addresses: addresses, exchanges: [], notes: [note], path: path))
     }
 
-    /// The one base a check sends its queries to: the endpoint when one is set, else the first
-    /// service address `/ss` named (or the first start address when none did), as the provider would.
-    static func queryBase(_ context: DoctorContext) async -> Result<ServiceAddress.Try, DoctorSkip> {
+    /// The addresses a check's queries go to, in the order the provider tries them: the
+    /// endpoint when one is set, else the service addresses `/ss` named, then the start addresses.
+    static func queryOrder(_ list: ServiceAddressList) -> [ServiceAddress] {
+        let roles: [ServiceAddress.Role] = [.endpoint, .serviceList, .endpointAddress, .start]
+        return roles.flatMap { role in list.addresses.filter { $0.role == role } }
+    }
+
+    /// Asks every address a check's query at once and keeps the first, in the provider's order,
+    /// that answered: as the SDKs rotate past an address that does not answer, so does the check.
+    ///
+    /// - Parameter query: the URL to send at an address's base (its signature made per address).
+    /// - Returns: the answer and the addresses passed over; a skip when none can be asked.
+    static func rotate(
+        _ context: DoctorContext, query: @Sendable (ServiceAddress.Try) throws -> String
+    ) async -> Result<Rotation, DoctorSkip> {
+        let list: ServiceAddressList
         switch await find(context) {
-        case .failure(let skip):
-            return .failure(skip)
-        case .success(let list):
-            let chosen =
-                list.addresses.first { $0.role == .endpoint } ?? list.addresses.first { $0.role == .serviceList }
-                ?? list.addresses.first
-            guard let chosen else { return .failure(DoctorSkip("The service has no address to ask.")) }
-            return .success(chosen.own)
+        case .failure(let skip): return .failure(skip)
+        case .success(let found): list = found
         }
+        let ordered = queryOrder(list)
+        guard !ordered.isEmpty else { return .failure(DoctorSkip("The service has no address to ask.")) }
+        var urls: [String] = []
+        do {
+            urls = try ordered.map { try query($0.own) }
+        } catch {
+            return .failure(DoctorSkip("No query can be built: \(error)."))
+        }
+        let exchanges = await withTaskGroup(of: (Int, ServiceExchange).self) { group in
+            for (index, address) in ordered.enumerated() {
+                let url = urls[index]
+                group.addTask {
+                    (
+                        index,
+                        await ServiceExchange.send(
+                            url, checkName: address.own.checkName, resolve: address.own.resolve, context: context)
+                    )
+                }
+            }
+            var all: [(Int, ServiceExchange)] = []
+            for await result in group { all.append(result) }
+            return all.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        let chosen = exchanges.firstIndex { $0.block == nil }
+        let passed = ordered.indices.prefix(upTo: chosen ?? ordered.count).map { (ordered[$0].label, exchanges[$0]) }
+        return .success(
+            Rotation(
+                address: chosen.map { ordered[$0] }, exchange: chosen.map { exchanges[$0] }, passedOver: passed))
+    }
+}
+
+/// What asking the service addresses in turn came to: the first that answered and those before it.
+struct Rotation: Sendable {
+    /// The address that answered, nil when none did.
+    var address: ServiceAddress?
+    var exchange: ServiceExchange?
+    /// The addresses tried before it, in order, each with its exchange (its block says how it failed).
+    var passedOver: [(label: String, exchange: ServiceExchange)]
+
+    /// "127.0.0.2 timed out (2 s)", one clause per address passed over.
+    var passedOverClauses: [String] {
+        passedOver.map { "\($0.label) \($0.exchange.block?.sentence ?? "did not answer")" }
+    }
+
+    /// The sentence added to a finding when addresses were passed over: which answered, which did not.
+    var note: String {
+        guard let address, !passedOver.isEmpty else { return "" }
+        return " Asked at \(address.label), the first service address that answered: "
+            + passedOverClauses.joined(separator: "; ") + " (the SDKs rotate past it too)."
+    }
+
+    /// The check's skipped finding when no address answered: each one and how it failed.
+    func noneAnswered(_ check: DoctorCheckID, so consequence: String) -> DoctorFinding {
+        DoctorFinding(
+            check: check, status: .skipped,
+            seen: "No service address answered (\(passedOverClauses.joined(separator: "; "))), so \(consequence).",
+            advice: "The service reachability check says why the service cannot be reached.",
+            trace: passedOver.flatMap(\.exchange.trace), reproduce: passedOver.map(\.exchange.reproduce))
     }
 }
 

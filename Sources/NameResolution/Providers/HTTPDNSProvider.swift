@@ -298,12 +298,24 @@ struct HTTPDNSTransport: Sendable {
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         if let failure = record.failure {
             if let refused = failure.refusedCertificate {
-                guard let checkName else { throw .tls(detail: refused.verifyMessage) }
-                throw .tls(
-                    detail:
-                        "\(refused.verifyMessage) (the certificate of \(display) was checked against the name "
-                        + "\(checkName), not its address; set service_name in the configuration to the name it carries)"
-                )
+                // What to do follows the cause: a name to set only when the name is what failed.
+                switch refused.problem {
+                case .untrustedIssuer?, .selfSigned?:
+                    throw .tls(
+                        detail:
+                            "\(refused.verifyMessage) (the certificate \(display) presented does not chain to a "
+                            + "trusted CA: something on the path may intercept TLS)")
+                case _ where checkName != nil:
+                    // The name (or address) checked is what did not match, or another problem
+                    // with it: the name to check is the one setting that changes that.
+                    throw .tls(
+                        detail:
+                            "\(refused.verifyMessage) (the certificate of \(display) was checked against the name "
+                            + "\(checkName ?? ""), not its address; set service_name in the configuration to the name it carries)"
+                    )
+                default:
+                    throw .tls(detail: refused.verifyMessage)
+                }
             }
             throw .from(failure, endpoint: display, timeout: timeout)
         }

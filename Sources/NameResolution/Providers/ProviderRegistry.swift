@@ -89,6 +89,8 @@ public struct ProviderEntry: Sendable {
     public var lab: LabRoute?
     /// The parser `make fuzz` and the corpus replay run for its answers.
     public var fuzz: ProviderFuzzEntry?
+    /// What `ipdirect doctor` needs to know of it.
+    public var doctor: ProviderDoctorFacts
 }
 
 /// The table every other place reads.
@@ -125,5 +127,82 @@ extension ProviderEntry {
     /// `--provider system`: no HTTPDNS, getaddrinfo answers in its place.
     static let system = ProviderEntry(
         kind: .system, helpName: "system (no HTTPDNS)", settings: [], defaultService: .none,
-        make: { configuration, _ throws(ResolutionError) in SystemProvider(timeout: configuration.timeout) })
+        make: { configuration, _ throws(ResolutionError) in SystemProvider(timeout: configuration.timeout) },
+        doctor: ProviderDoctorFacts(
+            addresses: .none("The provider is system DNS: there is no HTTPDNS service to reach."),
+            clock: .none("The provider is system DNS: no service clock to compare with."),
+            clientAddressAbsent: "With --provider system no HTTPDNS service reports a client address.",
+            account: .none("The provider is system DNS: there is no account."), signs: false))
+}
+
+/// What `ipdirect doctor` needs to know of a provider, in its row: how its service's addresses are
+/// found, how the service is asked for its time and the client address, whether it has an account
+/// and whether it signs. Every row must give it (no default): a new provider cannot fall through.
+public struct ProviderDoctorFacts: Sendable {
+    /// How the service's addresses are found.
+    public enum Addresses: Sendable, Equatable {
+        /// It asks no service; the sentence says so (the reachability check skips with it).
+        case none(String)
+        /// The region's start IPs (or the endpoint) and the service IPs their `/ss` names (Alibaba).
+        case serviceDiscovery
+        /// The configured endpoint's address, or every address its name resolves to.
+        case endpoint
+    }
+
+    /// How the service is asked a question the doctor reads an answer or a header of.
+    public enum Query: Sendable, Equatable {
+        /// It cannot be asked; the sentence says why.
+        case none(String)
+        /// An Alibaba resolve query at the first service address that answers, signed when a secret is set.
+        case aliCloud
+        /// A GET of the configured endpoint itself.
+        case endpoint
+    }
+
+    /// What the account check asks.
+    public enum Account: Sendable, Equatable {
+        /// There is no account: the check does not apply; the sentence says why.
+        case none(String)
+        /// An Alibaba account: unsigned and signed requests, the cipher, then the canary.
+        case aliCloud
+        /// An account the queries carry, checked by resolving the canary through the provider.
+        case canary
+    }
+
+    public var addresses: Addresses
+    /// Where the clock check reads the service's `Date`.
+    public var clock: Query
+    /// Whether answers carry the client address the service saw; nil with why when not.
+    public var clientAddressAbsent: String?
+    public var account: Account
+    /// How far ahead of the service's time v2 takes a signature's expiry, in seconds, for a
+    /// provider that signs by time (nil: no such bound); `signs` false: it does not sign.
+    public var signs: Bool
+    public var signatureMaximumAhead: Int?
+
+    public init(
+        addresses: Addresses, clock: Query, clientAddressAbsent: String?, account: Account, signs: Bool,
+        signatureMaximumAhead: Int? = nil
+    ) {
+        self.addresses = addresses
+        self.clock = clock
+        self.clientAddressAbsent = clientAddressAbsent
+        self.account = account
+        self.signs = signs
+        self.signatureMaximumAhead = signatureMaximumAhead
+    }
+
+    /// An Alibaba provider's facts (v2 and legacy share their service discovery and queries).
+    static func aliCloud(signatureMaximumAhead: Int?) -> ProviderDoctorFacts {
+        ProviderDoctorFacts(
+            addresses: .serviceDiscovery, clock: .aliCloud, clientAddressAbsent: nil, account: .aliCloud, signs: true,
+            signatureMaximumAhead: signatureMaximumAhead)
+    }
+
+    /// A DoH provider's facts: an endpoint, no account, no client address.
+    static let doh = ProviderDoctorFacts(
+        addresses: .endpoint, clock: .endpoint,
+        clientAddressAbsent:
+            "DoH answers carry no client address ipdirect reads (no EDNS Client Subnet option is read), so there is none to compare.",
+        account: .none("The provider is DoH, which has no account: there is nothing to check."), signs: false)
 }

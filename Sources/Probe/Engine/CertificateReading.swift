@@ -59,7 +59,7 @@ public enum CertificateReading {
     }
 
     /// The names a certificate is for: its DNS names, else its common name.
-    static func names(of summary: CertificateSummary) -> [String] {
+    public static func names(of summary: CertificateSummary) -> [String] {
         if !summary.subjectAlternativeNames.isEmpty { return summary.subjectAlternativeNames }
         let parts = summary.subject.split(separator: ",").map { $0.trimmedSpaces }
         return parts.filter { $0.hasPrefix("CN=") }.map { String($0.dropFirst(3)) }

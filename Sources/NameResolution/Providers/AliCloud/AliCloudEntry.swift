@@ -16,5 +16,6 @@ extension ProviderEntry {
             return try AliCloudProvider.make(configuration, account: account)
         },
         lab: LabRoute(listener: .tls, format: .alicloudLegacy, compared: HTTPDNSCipher.none),
-        fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloud))
+        fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloud),
+        doctor: .aliCloud(signatureMaximumAhead: nil))
 }

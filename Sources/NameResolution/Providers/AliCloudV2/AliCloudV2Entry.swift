@@ -18,5 +18,6 @@ extension ProviderEntry {
         },
         lab: LabRoute(
             listener: .tls, format: .alicloudV2, keys: [.aesCBC: .aes, .aesGCM: .aes], compared: HTTPDNSCipher.none),
-        fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloudV2))
+        fuzz: ProviderFuzzEntry(corpus: "alicloud", run: ParserEntryPoints.aliCloudV2),
+        doctor: .aliCloud(signatureMaximumAhead: 24 * 3600))
 }

@@ -14,5 +14,6 @@ extension ProviderEntry {
             return DoHJSONProvider(endpoint: endpoint, transport: HTTPDNSTransport(configuration))
         },
         lab: LabRoute(listener: .tls, format: .dohJSON),
-        fuzz: ProviderFuzzEntry(corpus: "doh-json", run: ParserEntryPoints.dohJSON))
+        fuzz: ProviderFuzzEntry(corpus: "doh-json", run: ParserEntryPoints.dohJSON),
+        doctor: .doh)
 }

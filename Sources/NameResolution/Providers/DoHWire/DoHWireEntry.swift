@@ -15,5 +15,6 @@ extension ProviderEntry {
                 endpoint: endpoint, method: configuration.dohMethod, transport: HTTPDNSTransport(configuration))
         },
         lab: LabRoute(listener: .tls, format: .dohWire, compared: HTTPDNSCipher.none),
-        fuzz: ProviderFuzzEntry(corpus: "doh-wire", run: ParserEntryPoints.dohWire))
+        fuzz: ProviderFuzzEntry(corpus: "doh-wire", run: ParserEntryPoints.dohWire),
+        doctor: .doh)
 }

@@ -17,5 +17,10 @@ extension ProviderEntry {
         lab: LabRoute(
             listener: .plain, format: .tencent, account: .tencent, keys: [.des: .tencentDES, .aesCBC: .tencentAES],
             compared: .des),
-        fuzz: ProviderFuzzEntry(corpus: "tencent", run: ParserEntryPoints.tencent))
+        fuzz: ProviderFuzzEntry(corpus: "tencent", run: ParserEntryPoints.tencent),
+        doctor: ProviderDoctorFacts(
+            addresses: .endpoint, clock: .endpoint,
+            clientAddressAbsent:
+                "Tencent's answers carry no client address as ipdirect asks for them, so there is none to compare.",
+            account: .canary, signs: false))
 }
