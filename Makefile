@@ -7,7 +7,7 @@ SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps build bench format format-check lab fuzz tsan asan release test-release docs install uninstall deb package-test
+.PHONY: run test deps build bench format format-check lab fuzz tsan asan release test-release soak-release docs install uninstall deb package-test
 
 deps:
 	@scripts/install-deps.sh
@@ -157,3 +157,10 @@ package-test: deb
 test-release: release
 	@$(SWIFT) build --build-tests 2>&1 | tail -3
 	IPDIRECT_BINARY=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build --filter "$$(scripts/binary-suites.sh)"
+
+# Every command shape the README shows, many times, on the release binary against the lab, in a
+# network namespace of its own; any exit by a signal fails it, naming the command. SOAK_ROUNDS
+# sizes it (15 rounds, about 350 commands: three to four minutes on two cores).
+SOAK_ROUNDS ?= 15
+soak-release: release
+	scripts/soak-release.sh $(RELEASE_BIN) $(SOAK_ROUNDS)
