@@ -55,7 +55,9 @@ public final class MetricsServer: Sendable {
         render: @escaping @Sendable () -> [UInt8]
     ) async throws {
         let tls = try Self.tlsContext(web)
-        let auth = web.flatMap { $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt) }
+        let auth = web.flatMap {
+            $0.users.isEmpty ? nil : ListenerAuth(users: $0.users, crypt: crypt ?? ListenerWebConfig.crypt)
+        }
         // One thread: the connection table is touched only there.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let table = ConnectionTable(limits: limits, metrics: metrics, logger: logger)
@@ -106,7 +108,7 @@ public final class MetricsServer: Sendable {
             // NIO's words are its call and errno ("bind(descriptor:ptr:bytes:): Address already in use");
             // a person wants what it means and what to do.
             let reason = (error as? IOError).map { SystemReason.words($0.errnoCode) } ?? "\(error)"
-            throw AgentSettingError("cannot listen on \(host):\(port) for --metrics-listen: \(reason)")
+            throw AgentSettingError("cannot listen on \(host):\(port) for ", .metricsListen, ": \(reason)")
         }
         self.group = group
         self.auth = auth
@@ -127,7 +129,7 @@ public final class MetricsServer: Sendable {
                 configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
         } catch {
             throw AgentSettingError(
-                "--web-config-file: cannot serve TLS with \(files.certificateFile) and \(files.keyFile): \(error)")
+                .webConfigFile, ": cannot serve TLS with \(files.certificateFile) and \(files.keyFile): \(error)")
         }
     }
 
@@ -418,7 +420,9 @@ public final class ListenerAuth: Sendable {
     ///
     /// - Parameter wanted: asked before bcrypt runs; false (the client has gone) skips it.
     /// - Returns: fails only once `close()` has been called.
-    func authorizes(_ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool)
+    func authorizes(
+        _ header: String?, on eventLoop: any EventLoop, while wanted: @escaping @Sendable () -> Bool
+    )
         -> EventLoopFuture<Bool>
     {
         guard let credentials = ListenerWebConfig.credentials(header), let hash = users[credentials.user] else {

@@ -109,7 +109,7 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
     }
     lines.append(outcome)
     if let error = attempt.error {
-        for text in wrap(error.sentence, width: width - 3) { lines.append([Span("  " + text, .fg(.red))]) }
+        for text in wrap(error.sentence(.console), width: width - 3) { lines.append([Span("  " + text, .fg(.red))]) }
     }
 
     // Waterfall, to scale: one row per phase, the bar placed where the phase happened.
@@ -157,7 +157,7 @@ func detailLines(_ record: TraceRecord, state: ConsoleState, width: Int) -> [Sty
             Span(g.separator + "\(hop.responseBytes) bytes" + g.separator + formatMilliseconds(hop.timings.total), .dim)
         )
         lines.append(result)
-        if let error = hop.error { lines.append([Span("  " + error.sentence, .fg(.red))]) }
+        if let error = hop.error { lines.append([Span("  " + error.sentence(.console), .fg(.red))]) }
         lines.append([Span("  Request headers", .bold)])
         for header in hop.requestHeaders { lines.append(headerLine(header)) }
         if hop.requestHeaders.isEmpty { lines.append([Span("    (none recorded)", .dim)]) }
