@@ -16,14 +16,17 @@ extension ResolverSession {
     /// - Parameters:
     ///   - hosts: the names to probe besides; the first is the canary.
     ///   - budget: the whole run's bound.
-    public func doctorContext(hosts: [String] = [], budget: Duration) -> DoctorContext {
+    ///   - voice: whose words the findings name settings in (the console's: `.console`).
+    public func doctorContext(
+        hosts: [String] = [], budget: Duration, voice: SettingVoice = .commandLine
+    ) -> DoctorContext {
         var resolver = configuration.resolver
         // The name the lab's service certificate carries, checked on every service address as
         // the SDKs check 203.107.1.1's.
         if lab != nil { resolver.serviceName = LabEndpoints.serviceName }
         return DoctorContext(
             resolver: resolver, hosts: hosts, canaryName: hosts.first ?? (lab != nil ? Self.labCanary : nil),
-            budget: budget, lab: lab.map(Self.labFacts))
+            budget: budget, lab: lab.map(Self.labFacts), voice: voice)
     }
 
     /// Runs every doctor check against this session's provider.
@@ -31,12 +34,15 @@ extension ResolverSession {
     /// - Parameters:
     ///   - hosts: the names to probe besides; the first is the canary.
     ///   - budget: the whole run's bound.
+    ///   - voice: whose words the findings name settings in (the console's: `.console`).
     ///   - progress: told each finding as its check ends.
     public func runDoctor(
-        hosts: [String] = [], budget: Duration, progress: @escaping @Sendable (DoctorFinding) -> Void
+        hosts: [String] = [], budget: Duration, voice: SettingVoice = .commandLine,
+        progress: @escaping @Sendable (DoctorFinding) -> Void
     ) async -> DoctorReport {
         await DoctorRunner().run(
-            doctorContext(hosts: hosts, budget: budget), provider: providerDescription, progress: progress)
+            doctorContext(hosts: hosts, budget: budget, voice: voice), provider: providerDescription,
+            progress: progress)
     }
 
     /// Probes `hosts` every IP-direct way through the session's resolver (and with the lab, its

@@ -92,7 +92,8 @@ extension LiveConsoleEngine {
 
     public func doctor(progress: @escaping @Sendable (DoctorFinding) -> Void) async -> DoctorReport {
         // Bounded as `ipdirect doctor` is by default.
-        await session.runDoctor(budget: .seconds(ResolverSession.defaultDoctorWithin), progress: progress)
+        await session.runDoctor(
+            budget: .seconds(ResolverSession.defaultDoctorWithin), voice: .console, progress: progress)
     }
 
     public func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {

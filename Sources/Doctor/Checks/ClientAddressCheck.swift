@@ -12,7 +12,7 @@ struct ClientAddressCheck: DoctorCheck {
     let id = DoctorCheckID.clientAddress
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
-        if let why = Self.noClientAddress(context.resolver.provider) {
+        if let why = Self.noClientAddress(context.resolver.provider, voice: context.voice) {
             return DoctorFinding(check: id, status: .skipped, seen: why)
         }
         let name = context.canaryName
@@ -89,7 +89,7 @@ struct ClientAddressCheck: DoctorCheck {
     }
 
     /// Why a provider gives no client address to compare, nil when it gives one.
-    static func noClientAddress(_ provider: ProviderKind) -> String? {
+    static func noClientAddress(_ provider: ProviderKind, voice: SettingVoice = .commandLine) -> String? {
         switch provider {
         case .alicloud, .alicloudLegacy:
             return nil
@@ -99,7 +99,7 @@ struct ClientAddressCheck: DoctorCheck {
             return
                 "DoH answers carry no client address ipdirect reads (no EDNS Client Subnet option is read), so there is none to compare."
         case .system:
-            return "With --provider system no HTTPDNS service reports a client address."
+            return "With \(Setting.provider.named(voice, value: "system")) no HTTPDNS service reports a client address."
         }
     }
 
