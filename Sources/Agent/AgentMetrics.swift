@@ -21,7 +21,7 @@ public struct AgentLabel: Sendable, Hashable {
     /// - Throws: a sentence saying what a label looks like, when `text` is not one.
     public init(parsing text: String) throws(AgentSettingError) {
         guard let equals = text.firstIndex(of: "=") else {
-            throw AgentSettingError("--label takes NAME=VALUE, not '\(text)'")
+            throw AgentSettingError(.label, " takes NAME=VALUE, not '\(text)'")
         }
         let name = String(text[..<equals])
         let value = String(text[text.index(after: equals)...])
@@ -31,12 +31,12 @@ public struct AgentLabel: Sendable, Hashable {
             })
         else {
             throw AgentSettingError(
-                "--label \(text): a label name is letters, digits and '_', and does not start with a digit")
+                .label, value: text, ": a label name is letters, digits and '_', and does not start with a digit")
         }
         guard !name.hasPrefix("__"), !Self.reserved.contains(name) else {
             throw AgentSettingError(
-                "--label \(text): '\(name)' is a label of ipdirect's own; choose another name (region, carrier, site ...)"
-            )
+                .label, value: text,
+                ": '\(name)' is a label of ipdirect's own; choose another name (region, carrier, site ...)")
         }
         self.name = name
         self.value = value
@@ -48,10 +48,35 @@ public struct AgentLabel: Sendable, Hashable {
     }
 }
 
-/// A setting of the agent that cannot work, as a sentence.
+/// A setting of the agent that cannot work: the setting, the value given, and the sentence
+/// around them, which each front end finishes with its own name for the setting.
 public struct AgentSettingError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+    /// The setting that cannot work.
+    public var setting: Setting
+    /// The value it was given, when the sentence shows it.
+    public var value: String?
+    /// The sentence before the setting's name (`cannot open `) and after it (`: no such file`).
+    let lead: String
+    let rest: String
+
+    public init(_ setting: Setting, value: String? = nil, _ rest: String) {
+        self.init("", setting, value: value, rest)
+    }
+
+    /// The sentence with `lead` before the setting's name (`cannot open `).
+    public init(_ lead: String, _ setting: Setting, value: String? = nil, _ rest: String) {
+        self.lead = lead
+        self.setting = setting
+        self.value = value
+        self.rest = rest
+    }
+
+    /// The sentence with the setting named in `voice`.
+    public func sentence(_ voice: SettingVoice) -> String { lead + setting.named(voice, value: value) + rest }
+
+    /// In the command line's words: the agent's settings are its flags, and the command line
+    /// reports a wrong one when it starts.
+    public var description: String { sentence(.commandLine) }
 }
 
 /// Where an export's failures are counted (`ipdirect_export_failures_total{exporter=...}`).

@@ -54,8 +54,8 @@ public final class AgentTracing: ReportExporter {
             url.host != nil
         else {
             throw AgentSettingError(
-                "--otlp-endpoint \(endpoint) is not an http(s) URL; give the collector's OTLP/HTTP address, such as http://127.0.0.1:4318"
-            )
+                .otlpEndpoint, value: endpoint,
+                " is not an http(s) URL; give the collector's OTLP/HTTP address, such as http://127.0.0.1:4318")
         }
         let traces = url.path.isEmpty || url.path == "/" ? endpoint.trimmingSuffix("/") + "/v1/traces" : endpoint
         self.endpoint = traces

@@ -26,7 +26,7 @@ public struct ListenerWebConfig: Sendable {
         do {
             text = try TextFile.contents(of: path, accepting: .regularFile)
         } catch {
-            throw AgentSettingError("--web-config-file \(path): \(error)")
+            throw AgentSettingError(.webConfigFile, value: path, ": \(error)")
         }
         try self.init(text: text, path: path)
     }
@@ -40,7 +40,7 @@ public struct ListenerWebConfig: Sendable {
             let line = Self.uncommented(raw)
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             func problem(_ what: String) -> AgentSettingError {
-                AgentSettingError("--web-config-file \(path) line \(index + 1): \(what)")
+                AgentSettingError(.webConfigFile, value: path, " line \(index + 1): \(what)")
             }
             guard let colon = line.firstIndex(of: ":") else { throw problem("expected 'name: value'") }
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
@@ -73,7 +73,8 @@ public struct ListenerWebConfig: Sendable {
         switch (certificate, key) {
         case (nil, nil): tls = nil
         case (let certificate?, let key?): tls = (certificate, key)
-        default: throw AgentSettingError("--web-config-file \(path): tls_server_config needs cert_file and key_file")
+        default:
+            throw AgentSettingError(.webConfigFile, value: path, ": tls_server_config needs cert_file and key_file")
         }
     }
 

@@ -229,7 +229,7 @@ final class ConnectionTable: @unchecked Sendable {
         shortageReports.report { suppressed in
             let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
             logger?.error(
-                "/metrics could not accept a connection: \(shortage.sentence); accepting pauses a second, probing keeps its reserve\(more)",
+                "/metrics could not accept a connection: \(shortage.sentence(.configuration)); accepting pauses a second, probing keeps its reserve\(more)",
                 metadata: ["event": "agent-out-of-resources", "resource": "\(shortage.rawValue)"])
         }
         return .seconds(1)

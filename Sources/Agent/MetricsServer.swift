@@ -108,7 +108,7 @@ public final class MetricsServer: Sendable {
             // NIO's words are its call and errno ("bind(descriptor:ptr:bytes:): Address already in use");
             // a person wants what it means and what to do.
             let reason = (error as? IOError).map { SystemReason.words($0.errnoCode) } ?? "\(error)"
-            throw AgentSettingError("cannot listen on \(host):\(port) for --metrics-listen: \(reason)")
+            throw AgentSettingError("cannot listen on \(host):\(port) for ", .metricsListen, ": \(reason)")
         }
         self.group = group
         self.auth = auth
@@ -129,7 +129,7 @@ public final class MetricsServer: Sendable {
                 configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
         } catch {
             throw AgentSettingError(
-                "--web-config-file: cannot serve TLS with \(files.certificateFile) and \(files.keyFile): \(error)")
+                .webConfigFile, ": cannot serve TLS with \(files.certificateFile) and \(files.keyFile): \(error)")
         }
     }
 

@@ -183,7 +183,7 @@ public final class ProbeAgent: Sendable {
                 if let running {
                     if !overdue {
                         logger.warning(
-                            "round \(running.number) is still running after \(schedule.interval) s; the next starts when it ends (raise --interval or --concurrency)",
+                            "round \(running.number) is still running after \(schedule.interval) s; the next starts when it ends (raise \(Setting.interval.named(.configuration)) or \(Setting.concurrency.named(.configuration)))",
                             metadata: ["event": "round-overrun"])
                     }
                     overdue = true
@@ -340,7 +340,7 @@ public final class ProbeAgent: Sendable {
         shortageReports.report { suppressed in
             let more = suppressed > 0 ? " (\(suppressed) more targets since the last report)" : ""
             logger.error(
-                "\(attempts) attempts for \(target.label) could not start: \(shortage.sentence); the agent's failure, not the target's\(more)",
+                "\(attempts) attempts for \(target.label) could not start: \(shortage.sentence(.configuration)); the agent's failure, not the target's\(more)",
                 metadata: ["event": "agent-out-of-resources", "resource": "\(shortage.rawValue)"])
         }
     }

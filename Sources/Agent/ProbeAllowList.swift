@@ -56,7 +56,7 @@ public struct ProbeAllowList: Sendable, Equatable {
                 let bits = parts.count == 2 ? Int(parts[1]) : bytes.count * 8
                 guard let bits, (0...(bytes.count * 8)).contains(bits) else {
                     throw AgentSettingError(
-                        "--probe-allow \(entry): the prefix length must be 0 to \(bytes.count * 8)")
+                        .probeAllow, value: entry, ": the prefix length must be 0 to \(bytes.count * 8)")
                 }
                 // ::ffff:10.0.0.0/104 names 10.0.0.0/8: addresses of that form are judged as IPv4.
                 let reached = Self.reached(bytes)
@@ -75,14 +75,17 @@ public struct ProbeAllowList: Sendable, Equatable {
                 globs.append(entry.lowercased())
             } else {
                 throw AgentSettingError(
-                    "--probe-allow \(entry): give an address range (10.0.0.0/8, 2001:db8::/32), an address or a host glob (*.example.com)"
-                )
+                    .probeAllow, value: entry,
+                    ": give an address range (10.0.0.0/8, 2001:db8::/32), an address or a host glob (*.example.com)")
             }
         }
     }
 
     /// Whether anything is allowed beyond the default.
     public var isEmpty: Bool { ranges.isEmpty && globs.isEmpty }
+
+    /// The allow-list as the agent's answers and log name it (a flag: only a flag gives it).
+    private static let setting = Setting.probeAllow.named(.configuration)
 
     /// Why `/probe` may not probe `host`, a name or an address literal the requester wrote (a
     /// target, a redirect's `Location`, `dns_server=`); nil when it may.
@@ -93,14 +96,14 @@ public struct ProbeAllowList: Sendable, Equatable {
             if isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
             // A glob allows names: an address written out is not the answer for any of them.
             return ranges.isEmpty
-                ? "\(Self.shown(host, bytes)) is an address, and --probe-allow gives only names (\(globs.joined(separator: ", "))); an address range would allow it"
-                : "\(Self.shown(host, bytes)) is outside the address ranges --probe-allow allows"
+                ? "\(Self.shown(host, bytes)) is an address, and \(Self.setting) gives only names (\(globs.joined(separator: ", "))); an address range would allow it"
+                : "\(Self.shown(host, bytes)) is outside the address ranges \(Self.setting) allows"
         }
         guard !isEmpty else { return nil }
         let name = host.lowercased()
         // A name is allowed by a glob; with only ranges given, by the addresses it resolves to.
         if globs.isEmpty || globs.contains(where: { fnmatch($0, name, 0) == 0 }) { return nil }
-        return "\(name) is not among the names --probe-allow allows"
+        return "\(name) is not among the names \(Self.setting) allows"
     }
 
     /// Why `/probe` may not connect to `address`, which resolving an allowed name answered; nil
@@ -111,7 +114,7 @@ public struct ProbeAllowList: Sendable, Equatable {
         if let reason = metadataRefusal(address: address, bytes: bytes) { return reason }
         // With globs alone the name's glob allowed it; ranges, when given, hold every answer.
         if ranges.isEmpty || ranges.contains(where: { $0.contains(bytes) }) { return nil }
-        return "\(Self.shown(address, bytes)) is outside the address ranges --probe-allow allows"
+        return "\(Self.shown(address, bytes)) is outside the address ranges \(Self.setting) allows"
     }
 
     /// `bytes` being what `address` reaches.
@@ -119,7 +122,7 @@ public struct ProbeAllowList: Sendable, Equatable {
         let reached = Self.text(bytes)
         guard IPLiteral.isLinkLocalOrMetadata(reached), !named.contains(bytes) else { return nil }
         return
-            "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; --probe-allow \(reached) would allow it"
+            "\(Self.shown(address, bytes)) is a link-local or cloud metadata address; \(Setting.probeAllow.named(.configuration, value: reached)) would allow it"
     }
 
     /// The address bytes reach (`IPLiteral.reachedAddress`: an IPv6 address carrying an IPv4

@@ -245,7 +245,8 @@ public final class ProbeEndpoint: Sendable {
         guard admitted else {
             throw EndpointRefusal(
                 503,
-                "\(settings.concurrency) probes are under way, the most --probe-concurrency allows; this one was not started"
+                "\(settings.concurrency) probes are under way, the most \(Setting.probeConcurrency.named(.configuration)) allows; "
+                    + "this one was not started"
             )
         }
         let started = ContinuousClock.now
@@ -260,7 +261,7 @@ public final class ProbeEndpoint: Sendable {
         let finished = report ?? nil
         if let finished, finished.verdict.works.isEmpty, let shortage = finished.attempts.compactMap(\.shortage).first {
             metrics?.resourceErrors(shortage).increment()
-            throw EndpointRefusal(503, "the probe could not start: \(shortage.sentence)")
+            throw EndpointRefusal(503, "the probe could not start: \(shortage.sentence(.configuration))")
         }
         let success = finished.map(module.succeeded) ?? false
         let exposition = ProbeExposition.render(finished, .init(seconds: seconds, success: success))

@@ -33,12 +33,13 @@ public enum ByteSize {
             default: nil
             }
         guard let number = Double(digits), let factor, number * factor >= 1024 else {
-            throw AgentSettingError("--rotate \(text) is not a size of at least 1KB; write it like 100MB, 512KB or 1GB")
+            throw AgentSettingError(
+                .rotate, value: text, " is not a size of at least 1KB; write it like 100MB, 512KB or 1GB")
         }
         // Past 2^63 bytes the size cannot be counted (converting it would trap): no disk holds it.
         guard number * factor < 0x1p63 else {
             throw AgentSettingError(
-                "--rotate \(text) is larger than any file can grow; write it like 100MB, 512KB or 1GB")
+                .rotate, value: text, " is larger than any file can grow; write it like 100MB, 512KB or 1GB")
         }
         return Int64(number * factor)
     }
@@ -90,8 +91,8 @@ public final class RotatingJSONL: ReportExporter {
             descriptor = try PrivateFile.open(path, flags: O_RDWR | O_APPEND)
         } catch {
             throw AgentSettingError(
-                "cannot open --jsonl \(path): \(error.reason); give it a regular file in a directory that exists and is writable"
-            )
+                "cannot open ", .jsonl, value: path,
+                ": \(error.reason); give it a regular file in a directory that exists and is writable")
         }
         ReportWriter.dropCutOffLine(descriptor)
         state = Locked(State(descriptor: descriptor, size: Self.size(of: descriptor)))
@@ -128,7 +129,7 @@ public final class RotatingJSONL: ReportExporter {
             throttle.report { suppressed in
                 let more = suppressed > 0 ? " (\(suppressed) more records lost since the last report)" : ""
                 logger.error(
-                    "cannot write to --jsonl \(path): \(failure); this record is lost, probing goes on\(more). Free space or fix the file.",
+                    "cannot write to \(named): \(failure); this record is lost, probing goes on\(more). Free space or fix the file.",
                     metadata: ["event": "jsonl-write-failed"])
             }
         }
@@ -148,7 +149,7 @@ public final class RotatingJSONL: ReportExporter {
         }
         guard rename(path, "\(path).1") == 0 else {
             logger.error(
-                "cannot rotate --jsonl \(path): \(String(cString: strerror(errno))); it keeps growing",
+                "cannot rotate \(named): \(String(cString: strerror(errno))); it keeps growing",
                 metadata: ["event": "jsonl-rotate-failed"])
             state.size = 0
             return
@@ -161,8 +162,11 @@ public final class RotatingJSONL: ReportExporter {
         close(state.descriptor)
         state.descriptor = fresh
         state.size = 0
-        logger.info("rotated --jsonl \(path) to \(path).1", metadata: ["event": "jsonl-rotated"])
+        logger.info("rotated \(named) to \(path).1", metadata: ["event": "jsonl-rotated"])
     }
+
+    /// The file as the agent's log names it (`--jsonl PATH`: a setting only a flag gives).
+    private var named: String { Setting.jsonl.named(.configuration, value: path) }
 
     private static func size(of descriptor: Int32) -> Int64 {
         var info = stat()

@@ -18,8 +18,10 @@ extension ResolverSession {
     ///   - budget: the whole run's bound.
     ///   - canary: the name the checks resolve end to end, when the user named one.
     ///   - connectivityURLs: the plain-HTTP URLs the interception check asks, when named.
+    ///   - voice: whose words the findings name settings in (the console's: `.console`).
     public func doctorContext(
-        hosts: [String] = [], budget: Duration, canary: String? = nil, connectivityURLs: [String] = []
+        hosts: [String] = [], budget: Duration, canary: String? = nil, connectivityURLs: [String] = [],
+        voice: SettingVoice = .commandLine
     ) -> DoctorContext {
         var resolver = configuration.resolver
         // The name the lab's service certificate carries, checked on every service address as
@@ -27,7 +29,7 @@ extension ResolverSession {
         if lab != nil { resolver.serviceName = LabEndpoints.serviceName }
         var context = DoctorContext(
             resolver: resolver, hosts: hosts, canaryName: hosts.first ?? (lab != nil ? Self.labCanary : nil),
-            budget: budget, lab: lab.map(Self.labFacts))
+            budget: budget, lab: lab.map(Self.labFacts), voice: voice)
         if let canary { context.canaryName = canary }
         context.connectivityCheckURLs = connectivityURLs
         return context
@@ -40,12 +42,14 @@ extension ResolverSession {
     ///   - budget: the whole run's bound.
     ///   - canary: the name the checks resolve end to end, when the user named one.
     ///   - connectivityURLs: the plain-HTTP URLs the interception check asks, when named.
+    ///   - voice: whose words the findings name settings in (the console's: `.console`).
     ///   - progress: told each finding as its check ends.
     public func runDoctor(
         hosts: [String] = [], budget: Duration, canary: String? = nil, connectivityURLs: [String] = [],
-        progress: @escaping @Sendable (DoctorFinding) -> Void
+        voice: SettingVoice = .commandLine, progress: @escaping @Sendable (DoctorFinding) -> Void
     ) async -> DoctorReport {
-        let context = doctorContext(hosts: hosts, budget: budget, canary: canary, connectivityURLs: connectivityURLs)
+        let context = doctorContext(
+            hosts: hosts, budget: budget, canary: canary, connectivityURLs: connectivityURLs, voice: voice)
         return await DoctorRunner().run(context, provider: providerDescription, progress: progress)
     }
 

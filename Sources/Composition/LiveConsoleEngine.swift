@@ -100,7 +100,7 @@ extension LiveConsoleEngine {
         // so a hijack the probe found is held against HTTPDNS here too.
         await session.runDoctor(
             hosts: probedHosts.withLock { $0 }, budget: .seconds(ResolverSession.defaultDoctorWithin),
-            progress: progress)
+            voice: .console, progress: progress)
     }
 
     public func exportDoctor(_ report: DoctorReport, path: String) async throws -> String {

@@ -32,10 +32,15 @@ public struct DoctorContext: Sendable {
         return lab?.connectivityCheckURL.map { [$0] } ?? InterceptionCheck.publicCheckURLs
     }
 
+    /// Whose words the findings name settings in: the command line's flags (`doctor`, and its
+    /// JSON report, as it has always written them) or the console's keys.
+    public var voice: SettingVoice
+
     public init(
         resolver: ResolverConfiguration, hosts: [String] = [], canaryName: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        resolvConfPath: String = "/etc/resolv.conf", budget: Duration = .seconds(15), lab: DoctorLabFacts? = nil
+        resolvConfPath: String = "/etc/resolv.conf", budget: Duration = .seconds(15), lab: DoctorLabFacts? = nil,
+        voice: SettingVoice = .commandLine
     ) {
         self.resolver = resolver
         self.hosts = hosts
@@ -44,6 +49,7 @@ public struct DoctorContext: Sendable {
         self.resolvConfPath = resolvConfPath
         self.budget = budget
         self.lab = lab
+        self.voice = voice
     }
 
     /// The lab's DNS server when the run is against the lab, standing in for the system resolver

@@ -58,7 +58,8 @@ public struct DoctorRunner: Sendable {
             let late = DoctorFinding(
                 check: check.id, status: .fail,
                 seen: "Did not finish within the run's bound of \(ResolutionError.format(context.budget.inSeconds)) s.",
-                advice: "Run the doctor again with a longer --timeout, or look at what this check waits for.",
+                advice:
+                    "Run the doctor again with a longer \(Setting.timeout.named(context.voice)), or look at what this check waits for.",
                 durationMs: context.budget.inSeconds * 1000)
             findings.append(late)
             progress(late)

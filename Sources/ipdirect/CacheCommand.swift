@@ -61,8 +61,7 @@ struct CacheCommand: AsyncParsableCommand {
             ("ipdirect cache list --format json | jq length", "How many answers are cached, for a script."),
         ]
 
-        @Option(help: ArgumentHelp("Output: table or json.", valueName: "FORMAT"))
-        var format: TableOrJSON = .table
+        @OptionGroup var formatting: OutputOptions<TableOrJSON>
 
         @OptionGroup var location: Location
 
@@ -72,8 +71,8 @@ struct CacheCommand: AsyncParsableCommand {
                 return
             }
             let entries = location.stored(path)
-            if format == .json {
-                let encoder = JSONOutput.encoder(pretty: nil)
+            if formatting.format == .json {
+                let encoder = JSONOutput.encoder(pretty: formatting.pretty)
                 encoder.dateEncodingStrategy = .iso8601
                 print(String(decoding: try encoder.encode(entries), as: UTF8.self))
                 return

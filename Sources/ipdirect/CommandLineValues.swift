@@ -164,3 +164,38 @@ enum JSONOutput {
     static let help: ArgumentHelp =
         "Indent --format json for reading (default: on a terminal; else compact, one document a line)."
 }
+
+/// `--format` and `--pretty`, as every command that writes a report takes them; `Format` is its
+/// set of formats (`table`, `json`, and probe's `jsonl`), the first the default.
+struct OutputOptions<Format: ExpressibleByArgument & CaseIterable & RawRepresentable & Sendable>: ParsableArguments
+where Format.RawValue == String {
+    @Option(
+        name: .customLong("format"),
+        help: ArgumentHelp(
+            "Output: \(OutputOptions.formatNames) (default \(OutputOptions.formatDefault.rawValue)).",
+            valueName: "FORMAT"))
+    /// `--format` as given; nil when it was not.
+    var given: Format?
+
+    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
+    var pretty: Bool?
+
+    /// The format asked for, or the default.
+    var format: Format { given ?? Self.formatDefault }
+
+    private static var formatDefault: Format { Format.allCases.first! }
+
+    /// `table, json or jsonl`.
+    private static var formatNames: String {
+        let names = Format.allCases.map(\.rawValue)
+        return names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + (names.last ?? "")
+    }
+}
+
+/// `--color`, for the commands whose table or progress is coloured.
+struct ColorOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Colour the output: never, auto (on a terminal, unless NO_COLOR is set) or always.", valueName: "WHEN"))
+    var color: ColorChoice = .auto
+}

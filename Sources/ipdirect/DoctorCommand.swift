@@ -62,16 +62,9 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
             valueName: "NAME"))
     var canary: String?
 
-    @Option(name: .long, help: ArgumentHelp("Output: table or json (default table).", valueName: "FORMAT"))
-    var format: TableOrJSON = .table
+    @OptionGroup var formatting: OutputOptions<TableOrJSON>
 
-    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
-    var pretty: Bool?
-
-    @Option(
-        help: ArgumentHelp(
-            "Colour the statuses: never, auto (on a terminal, unless NO_COLOR is set) or always.", valueName: "WHEN"))
-    var color: ColorChoice = .auto
+    @OptionGroup var colour: ColorOption
 
     @Option(
         name: .long,
@@ -121,7 +114,7 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         let budget = Duration.seconds(within)
         // The checks take names: a --host given as a URL (https://api.example.com/path) is its host.
         let names = hosts.compactMap { try? ProbeURL.parse($0).host }
-        let progress = DoctorProgress(color: color)
+        let progress = DoctorProgress(color: colour.color)
         progress.start(checks: DoctorChecks.all.count, within: within)
         let started = ContinuousClock.now
         // The host probes run beside the checks, so --within bounds both.
@@ -133,13 +126,13 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         report.durationMs = (ContinuousClock.now - started).inSeconds * 1000
         await session.close()
 
-        switch format {
+        switch formatting.format {
         case .table:
             progress.clearIfTableFollows()
-            let style = TerminalSize.tableStyle(color: color, toFile: false)
+            let style = TerminalSize.tableStyle(color: colour.color, toFile: false)
             FileHandle.standardOutput.write(Data(DoctorTable.render(report, style: style).utf8))
         case .json:
-            let pretty = pretty ?? (isatty(STDOUT_FILENO) == 1)
+            let pretty = formatting.pretty ?? (isatty(STDOUT_FILENO) == 1)
             FileHandle.standardOutput.write(report.json(pretty: pretty))
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }

@@ -79,16 +79,9 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
 
     @OptionGroup var family: FamilyOption
 
-    @Option(name: .long, help: ArgumentHelp("Output: table, json or jsonl (default table).", valueName: "FORMAT"))
-    var format: ProbeFormat?
+    @OptionGroup var formatting: OutputOptions<ProbeFormat>
 
-    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
-    var pretty: Bool?
-
-    @Option(
-        help: ArgumentHelp(
-            "Colour the table: never, auto (on a terminal, unless NO_COLOR is set) or always.", valueName: "WHEN"))
-    var color: ColorChoice = .auto
+    @OptionGroup var colour: ColorOption
 
     @Option(
         name: [.customShort("o"), .long],
@@ -170,7 +163,7 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
                     + "against the name (direct-https fails it where SNI is needed); without the check every technique "
                     + "would look as if it worked. To trust a private CA, give --cacert FILE")
         }
-        if watch != nil && format == .table {
+        if watch != nil && formatting.given == .table {
             throw ValidationError(
                 "--watch prints one JSON line per round, not a table; leave out --format table (the console's "
                     + "w key draws the rounds live)")
@@ -238,10 +231,10 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
             outcome = try await ProbeBatch.run(
                 targets, engine: engine,
                 outputs: ProbeBatch.Outputs(
-                    format: format ?? .table, file: output, har: har, jsonl: jsonl,
+                    format: formatting.format, file: output, har: har, jsonl: jsonl,
                     appendJSONL: appendJSONL, rank: rank,
-                    verbose: verbose, pretty: pretty ?? (output == nil && isatty(STDOUT_FILENO) == 1),
-                    tableStyle: TerminalSize.tableStyle(color: color, toFile: output != nil)),
+                    verbose: verbose, pretty: formatting.pretty ?? (output == nil && isatty(STDOUT_FILENO) == 1),
+                    tableStyle: TerminalSize.tableStyle(color: colour.color, toFile: output != nil)),
                 order: order, progress: ProgressLine.stderrIsTerminal && !quiet)
         } catch {
             await session.close()

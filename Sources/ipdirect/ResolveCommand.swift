@@ -40,14 +40,10 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
 
     @OptionGroup var family: FamilyOption
 
-    @Option(help: ArgumentHelp("Output: table or json.", valueName: "FORMAT"))
-    var format: TableOrJSON = .table
+    @OptionGroup var formatting: OutputOptions<TableOrJSON>
 
     @Flag(help: "Only the addresses, one a line, as dig +short.")
     var short = false
-
-    @Flag(inversion: .prefixedNo, help: JSONOutput.help)
-    var pretty: Bool?
 
     @Flag(help: "Read the cache as the SDKs do (cached answer or miss) instead of asking the service.")
     var cached = false
@@ -97,7 +93,7 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
         if hosts.isEmpty { throw ValidationError("give at least one host name") }
         if words.filter({ $0.hasPrefix("@") }).count > 1 { throw ValidationError("give one @SERVER") }
         if let server, server.isEmpty { throw ValidationError("@ needs a server after it: @127.0.0.1, @https://…") }
-        if onlyAddresses && (format == .json || cached || rank != nil || allProviders) {
+        if onlyAddresses && (formatting.format == .json || cached || rank != nil || allProviders) {
             throw ValidationError(
                 "+short prints addresses alone; leave out --format json, --cached, --rank and --all-providers")
         }
@@ -133,7 +129,8 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
             let answered: Bool
             do {
                 answered = try await CompareProviders.run(
-                    hosts: hosts, family: wanted, format: format, pretty: pretty, session: session)
+                    hosts: hosts, family: wanted, format: formatting.format, pretty: formatting.pretty, session: session
+                )
             } catch {
                 await session.close()
                 throw error
@@ -150,7 +147,8 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
             if misses > 0 { await session.cache.backgroundRequestsFinished() }
             await session.close()
             try CachedRead.print(
-                reads, format: format, pretty: pretty, provider: session.providerDescription, misses: misses)
+                reads, format: formatting.format, pretty: formatting.pretty, provider: session.providerDescription,
+                misses: misses)
             if reads.contains(where: { $0.entry == nil }) { throw ExitCode(ExitStatus.failed) }
             return
         }
@@ -169,8 +167,8 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
                     asked ? result.system.ipv4 + result.system.ipv6 : result.httpdns.ipv4 + result.httpdns.ipv6
                 for address in addresses { print(address) }
             }
-        } else if format == .json {
-            let encoder = JSONOutput.encoder(pretty: pretty)
+        } else if formatting.format == .json {
+            let encoder = JSONOutput.encoder(pretty: formatting.pretty)
             let data =
                 rank == nil
                 ? try encoder.encode(results)

@@ -71,7 +71,7 @@ import Testing
 
     @Test("a reply that cannot be read is its own outcome: a warning naming it, never 'answered alike'")
     func unreadableReplyIsNotAlike() {
-        var reading = DNSPathsReading()
+        var reading = DNSPathsReading(voice: .commandLine)
         reading.add(
             "the lab's DNS server", udp: .addresses(["127.0.0.1"]), tcp: .addresses(["127.0.0.1"]), timeout: .seconds(2)
         )

@@ -9,6 +9,21 @@ import Testing
 
 @Suite("Attempt failures")
 struct AttemptFailureTests {
+    @Test("a failure that points at a setting: the exports' sentence names its flag, the console's names it in words")
+    func settingNamedByVoice() throws {
+        let untrusted = AttemptFailure.certificateUntrusted(presented: ["a.test"], issuer: "CN=Other")
+        #expect(untrusted.sentence.hasSuffix("which is not a trusted CA (--cacert adds one)"))
+        #expect(untrusted.sentence(.console).hasSuffix("which is not a trusted CA (a CA file for the probes adds one)"))
+        let downgrade = AttemptFailure.redirectDowngrade(url: "http://a.test/")
+        #expect(downgrade.sentence(.console).hasSuffix("; allowing downgrades follows it"))
+        let shortage = AttemptFailure.resourceShortage(.descriptors, target: "127.0.0.1:443")
+        #expect(shortage.sentence.contains("lower --concurrency"))
+        #expect(shortage.sentence(.console).contains("lower the concurrency"))
+        // What the exports write: the command line's sentence, as before.
+        let written = String(decoding: try JSONEncoder().encode(untrusted), as: UTF8.self)
+        #expect(written.contains("(--cacert adds one)"))
+    }
+
     private static let urlError = ProbeURLError(url: "ftp://a.test/", reason: "only http and https URLs can be probed")
 
     /// One of every case, with the kind scripts will match on.

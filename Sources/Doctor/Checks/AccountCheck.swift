@@ -166,7 +166,7 @@ struct AccountCheck: DoctorCheck {
         if let cipherMismatch, finding.status == .pass {
             finding.status = .warn
             finding.seen = "The account answers, but \(cipherMismatch)."
-            finding.advice = "Set --cipher (or cipher in the configuration file) to what the account's console says."
+            finding.advice = "Set \(Setting.cipher.givenAs(context.voice)) to what the account's console says."
         }
         return finding
     }

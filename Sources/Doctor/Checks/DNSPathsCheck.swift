@@ -34,7 +34,7 @@ struct DNSPathsCheck: DoctorCheck {
             return DoctorFinding(
                 check: id, status: .skipped,
                 seen:
-                    "No DNS server to ask: \(context.resolvConfPath) names none, no --dns-server is set and the provider is not DoH.",
+                    "No DNS server to ask: \(context.resolvConfPath) names none, no \(Setting.dnsServer.named(context.voice)) is set and the provider is not DoH.",
                 trace: trace)
         }
         let name = context.canaryName
@@ -62,7 +62,7 @@ struct DNSPathsCheck: DoctorCheck {
             return outcomes
         }
 
-        var reading = DNSPathsReading()
+        var reading = DNSPathsReading(voice: context.voice)
         var reproduce: [String] = []
         for (index, entry) in servers.enumerated() {
             let udp = byServer[index]?[.udp] ?? .blocked("not asked")
@@ -143,7 +143,9 @@ struct DNSPathsCheck: DoctorCheck {
                 servers.append(Server(name: "the lab's DNS server \(server)", server: server))
                 trace.append(
                     DoctorTraceLine(
-                        .note, "with --lab, the lab's DNS server \(server) stands for the system resolver"))
+                        .note,
+                        "with \(Setting.lab.named(context.voice)), the lab's DNS server \(server) stands for the system resolver"
+                    ))
             }
         } else {
             do throws(TextFileError) {
@@ -162,9 +164,11 @@ struct DNSPathsCheck: DoctorCheck {
         }
         if let chosen = context.resolver.dnsServer {
             if servers.contains(where: { $0.server == chosen }) {
-                trace.append(DoctorTraceLine(.note, "--dns-server \(chosen) is that same server"))
+                trace.append(
+                    DoctorTraceLine(
+                        .note, "\(Setting.dnsServer.named(context.voice, value: "\(chosen)")) is that same server"))
             } else {
-                servers.append(Server(name: "--dns-server \(chosen)", server: chosen))
+                servers.append(Server(name: Setting.dnsServer.named(context.voice, value: "\(chosen)"), server: chosen))
             }
         }
         return servers
@@ -288,6 +292,10 @@ struct DNSPathsReading {
     /// Each path that answered something comparable, with its answer.
     private var answers: [(name: String, outcome: DNSPathOutcome)] = []
     private var timeout: Duration = .zero
+    /// Whose words the advice names the DNS server setting in.
+    let voice: SettingVoice
+
+    init(voice: SettingVoice) { self.voice = voice }
 
     mutating func add(_ name: String, udp: DNSPathOutcome, tcp: DNSPathOutcome, timeout: Duration) {
         self.timeout = timeout
@@ -336,7 +344,7 @@ struct DNSPathsReading {
                 check: .dnsPaths, status: .fail,
                 seen: "A DNS path is closed for \(name): \(closed.joined(separator: "; "))\(others)\(tcpNote).",
                 advice:
-                    "Check that address and port, and any firewall between; point --dns-server at a resolver that answers, or use DoH or HTTPDNS, which need no port 53."
+                    "Check that address and port, and any firewall between; point \(Setting.dnsServer.named(voice)) at a resolver that answers, or use DoH or HTTPDNS, which need no port 53."
             )
         }
         if let stopped = udpStoppedHere.first {

@@ -83,7 +83,7 @@ struct ProxiesAndResolversCheck: DoctorCheck {
             }
         }
         return service.compactMap { text in (try? ProbeURL.parse(text)).map { Target(role: "HTTPDNS", url: $0) } }
-            + context.hosts.compactMap { text in (try? ProbeURL.parse(text)).map { Target(role: "--host", url: $0) } }
+            + context.hosts.compactMap { text in (try? ProbeURL.parse(text)).map { Target(role: "probe", url: $0) } }
     }
 
     /// One sentence naming the proxy and what it would carry, and what to add to NO_PROXY.
@@ -100,7 +100,7 @@ struct ProxiesAndResolversCheck: DoctorCheck {
         let clauses = byProxy.map { entry -> String in
             let what = [
                 entry.roles.contains("HTTPDNS") ? "the HTTPDNS requests" : nil,
-                entry.roles.contains("--host") ? "the probes" : nil,
+                entry.roles.contains("probe") ? "the probes" : nil,
             ].compactMap { $0 }.joined(separator: " and ")
             return "\(entry.proxy.shown) would carry \(what) to \(entry.hosts.joined(separator: ", "))"
         }

@@ -20,32 +20,45 @@ public enum DoctorTable {
     /// - Returns: the text, ending with a newline. Every sentence is escaped: checks quote servers.
     public static func render(_ report: DoctorReport, style: TableStyle = .plain) -> String {
         var out = "ipdirect doctor: " + TerminalText.escaped(report.provider) + "\n"
-        let titleWidth = DoctorCheckID.allCases.map { $0.title.count }.max() ?? 0
-        // The sentences start in a column of their own, after the status and the title.
-        let indent = String(repeating: " ", count: 2 + statusWidth + 2 + titleWidth + 2)
+        // A row per check, its advice a row under it (status and title blank) hanging past "→ ".
+        var rows: [[String]] = []
+        var statuses: [DoctorStatus?] = []
         for finding in report.findings {
-            let head =
-                "  " + statusCell(finding.status, style) + "  "
-                + TerminalText.padded(finding.check.title, to: titleWidth)
-                + "  "
-            out += block(head: head, indent: indent, finding.seen, style)
+            rows.append([statusWidthCell(finding.status), finding.check.title, TerminalText.escaped(finding.seen)])
+            statuses.append(finding.status)
             if let advice = finding.advice, finding.status != .pass {
-                out += block(head: indent, indent: indent + "  ", "→ " + advice, style)
+                rows.append(["", "", TerminalText.escaped("→ " + advice)])
+                statuses.append(nil)
             }
         }
+        // The sentences start in a column of their own, after the status and the longest title.
+        let titleWidth = DoctorCheckID.allCases.map { $0.title.count }.max() ?? 0
+        out += table(rows, statuses, minimumTitle: titleWidth, style)
         if !report.hosts.isEmpty {
             out += "hosts (every IP-direct way):\n"
-            let hostWidth = report.hosts.map { TerminalText.width(TerminalText.escaped($0.host)) }.max() ?? 0
-            let hostIndent = String(repeating: " ", count: 2 + statusWidth + 2 + hostWidth + 2)
-            for host in report.hosts {
-                let head =
-                    "  " + statusCell(host.status, style) + "  "
-                    + TerminalText.padded(TerminalText.escaped(host.host), to: hostWidth) + "  "
-                out += block(head: head, indent: hostIndent, host.verdict, style)
-            }
+            out += table(
+                report.hosts.map {
+                    [statusWidthCell($0.status), TerminalText.escaped($0.host), TerminalText.escaped($0.verdict)]
+                },
+                report.hosts.map(\.status), minimumTitle: 0, style)
         }
         out += tally(report) + "\n"
         return out
+    }
+
+    /// The rows through `TextTable`: statuses coloured after measuring, the last column wrapped.
+    private static func table(
+        _ rows: [[String]], _ statuses: [DoctorStatus?], minimumTitle: Int, _ style: TableStyle
+    ) -> String {
+        TextTable.lines(
+            header: nil, rows: rows, indent: "  ",
+            paint: { row, column, cell in
+                guard column == 0, let status = statuses[row] else { return cell }
+                return colored(cell, status, style)
+            },
+            minimumWidths: [0: statusWidth, 1: minimumTitle],
+            wrap: TextTable.LastColumnWrap(width: style.width) { row in statuses[row] == nil ? 2 : 0 }
+        ).map { $0 + "\n" }.joined()
     }
 
     /// `3 pass, 1 warn, 1 fail, 3 skipped in 2.4 s: exit 3`.
@@ -63,22 +76,22 @@ public enum DoctorTable {
         milliseconds < 1000 ? String(format: "%.0f ms", milliseconds) : String(format: "%.1f s", milliseconds / 1000)
     }
 
-    /// `head` then `text` (escaped), wrapped to the style's width with the lines after the first
-    /// under the text's first column.
-    private static func block(head: String, indent: String, _ text: String, _ style: TableStyle) -> String {
-        let safe = TerminalText.escaped(text)
-        guard let width = style.width else { return head + safe + "\n" }
-        let lines = TerminalText.wrapped(safe, width: max(20, width - indent.count - 1))
-        return lines.enumerated().map { index, line in (index == 0 ? head : indent) + line + "\n" }.joined()
-    }
-
     /// The cells a status takes: the longest status's width.
     static let statusWidth = DoctorStatus.allCases.map(\.rawValue.count).max() ?? 0
 
     /// A status padded to one width and coloured when the style says so (green pass, dim skipped,
     /// yellow warn, red fail), for the table and the progress lines alike.
     public static func statusCell(_ status: DoctorStatus, _ style: TableStyle) -> String {
-        let cell = TerminalText.padded(status.rawValue, to: statusWidth)
+        colored(statusWidthCell(status), status, style)
+    }
+
+    /// A status padded to the longest status's width.
+    private static func statusWidthCell(_ status: DoctorStatus) -> String {
+        TerminalText.padded(status.rawValue, to: statusWidth)
+    }
+
+    /// `cell` in its status's colour when the style says so.
+    private static func colored(_ cell: String, _ status: DoctorStatus, _ style: TableStyle) -> String {
         guard style.color else { return cell }
         switch status {
         case .pass: return ProbeTable.colored(cell, "1;32")

@@ -150,7 +150,7 @@ enum ServiceAddresses {
                 DoctorSkip(
                     "The endpoint's name \(host) did not resolve (\(why)), so the service cannot be reached.",
                     unreachable: "Fix name resolution on this network (the DNS paths check says which path is "
-                        + "closed), or point --endpoint at the service by address."))
+                        + "closed), or point \(Setting.endpoint.named(context.voice)) at the service by address."))
         }
         let addresses = found.map { ip in
             let pinned = ServiceAddress.Try(url: endpoint, resolve: ["\(host):\(port):\(ip.text)"])

@@ -143,7 +143,8 @@ struct RedirectChain: Sendable {
             notes.append(
                 "ipdirect: dropped \(dropped.map(\.name).joined(separator: ", ")): the redirect leaves "
                     + "\(origin.scheme)://\(origin.hostHeader) for \(next.scheme)://\(next.hostHeader) "
-                    + "(--location-trusted keeps them)")
+                    // A trace note: the exports write it, in the command line's words as always.
+                    + "(\(Setting.locationTrusted.named(.commandLine)) keeps them)")
         }
         if following.body != nil {
             following.body = nil

@@ -1,6 +1,7 @@
 // What ipdirect itself can run out of (descriptors, memory), told apart from a target's failure:
 // an attempt that could not open a socket says nothing about the server it was meant for.
 import Foundation
+import NameResolution
 
 #if canImport(Glibc)
     import Glibc
@@ -38,10 +39,15 @@ public enum ResourceShortage: String, Sendable, Codable, Hashable, CaseIterable 
         return ResourceShortage(errno: errno)
     }
 
-    /// What ran out, for a sentence ("ipdirect has no free file descriptor").
-    public var sentence: String {
+    /// What ran out, for a sentence ("ipdirect has no free file descriptor"), in the command
+    /// line's words (`AttemptFailure.sentence`'s, which the exports write).
+    public var sentence: String { sentence(.commandLine) }
+
+    /// What ran out, with the setting that eases it named in `voice`.
+    public func sentence(_ voice: SettingVoice) -> String {
         switch self {
-        case .descriptors: "ipdirect has no free file descriptor (EMFILE: raise ulimit -n or lower --concurrency)"
+        case .descriptors:
+            "ipdirect has no free file descriptor (EMFILE: raise ulimit -n or lower \(Setting.concurrency.named(voice)))"
         case .memory: "ipdirect has no memory for a socket (ENOMEM)"
         }
     }

@@ -159,8 +159,14 @@ public enum AttemptFailure: SentencedFailure {
         }
     }
 
-    /// The one sentence a person reads for this failure.
-    public var sentence: String {
+    /// The one sentence a person reads for this failure, in the command line's words: the
+    /// exports (JSON, JSON Lines, HAR) have always written this form and keep it byte for byte,
+    /// so a setting it points at is named by its flag there too.
+    public var sentence: String { sentence(.commandLine) }
+
+    /// The sentence with the settings it points at named in `voice` (the console's views pass
+    /// `.console`).
+    public func sentence(_ voice: SettingVoice) -> String {
         switch self {
         case .nameNotResolved(let detail): "could not resolve the name: \(detail)"
         case .connectionRefused(let target): "could not connect to \(target): \(Self.words(ECONNREFUSED))"
@@ -190,13 +196,13 @@ public enum AttemptFailure: SentencedFailure {
             "certificate for \(Self.names(presented)) is self-signed, not issued by a trusted CA"
         case .certificateUntrusted(let presented, let issuer):
             "certificate for \(Self.names(presented)) is issued by \(issuer ?? "an unknown issuer"), "
-                + "which is not a trusted CA (--cacert adds one)"
+                + "which is not a trusted CA (\(Setting.probeCAFile.named(voice)) adds one)"
         case .certificateCheckFailed(let message, let certificate):
             "certificate check failed: \(message) (\(Self.phrase(certificate)))"
         case .certificateNameRefused(let detail, let sni): "\(detail); \(Self.sniClause(sni))"
         case .certificateRefused(let detail): "the certificate was refused: \(detail)"
         case .resourceShortage(let shortage, let target):
-            "not attempted: \(shortage.sentence); \(target) was not tried"
+            "not attempted: \(shortage.sentence(voice)); \(target) was not tried"
         case .notApplicable(let scenario):
             scenario == .directHTTP
                 ? "direct-http applies to http URLs; this one is https"
@@ -211,7 +217,8 @@ public enum AttemptFailure: SentencedFailure {
         case .redirectLoop(let url): "redirect loop: \(url) was already requested in this chain"
         case .redirectUnusable(let error): "the redirect goes nowhere usable: \(error.reason)"
         case .redirectDowngrade(let url):
-            "refused to follow a redirect from https to plain http (\(url)); --allow-downgrade follows it"
+            "refused to follow a redirect from https to plain http (\(url)); "
+                + "\(Setting.allowDowngrade.named(voice)) follows it"
         case .redirectToLinkLocal(let url, let address, let host):
             "refused to follow a redirect to \(url): it connects to "
                 + "\(host.map { "\(address) (\($0))" } ?? address.text), a link-local address where cloud "

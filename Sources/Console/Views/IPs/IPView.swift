@@ -215,7 +215,7 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
         if let note = ranking.note { notes.append([Span(" note: ", .dim), Span(note, .fg(.yellow))]) }
         for entry in ranking.ips {
             guard let error = entry.error else { continue }
-            notes.append([Span(" \(entry.ip): ", .dim), Span(error.sentence, .fg(.red))])
+            notes.append([Span(" \(entry.ip): ", .dim), Span(error.sentence(.console), .fg(.red))])
         }
     }
     notes.append([
@@ -226,7 +226,7 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
         var line: StyledLine = [Span("   \(probe.scenario.rawValue) @ \(probe.ip): ", .dim)]
         if let attempt = probe.attempt {
             line.append(Span(attemptWords(attempt), outcomeStyle(attempt.outcome)))
-            if let error = attempt.error { line.append(Span("  " + error.sentence, .dim)) }
+            if let error = attempt.error { line.append(Span("  " + error.sentence(.console), .dim)) }
         } else if let failure = probe.failure {
             line.append(Span("failed: " + failure, .fg(.red)))
         } else {

@@ -136,7 +136,7 @@ private func detailHeading(_ record: TraceRecord, state: ConsoleState, width: In
     }
     lines.append(outcome)
     if let error = attempt.error {
-        for text in wrap(error.sentence, width: width - 3) { lines.append([Span("  " + text, .fg(.red))]) }
+        for text in wrap(error.sentence(.console), width: width - 3) { lines.append([Span("  " + text, .fg(.red))]) }
     }
     return lines
 }
@@ -213,7 +213,7 @@ private func hopLines(_ attempt: Attempt, glyphs g: Glyphs) -> [StyledLine] {
             Span(g.separator + "\(hop.responseBytes) bytes" + g.separator + formatMilliseconds(hop.timings.total), .dim)
         )
         lines.append(result)
-        if let error = hop.error { lines.append([Span("  " + error.sentence, .fg(.red))]) }
+        if let error = hop.error { lines.append([Span("  " + error.sentence(.console), .fg(.red))]) }
         lines.append([Span("  Request headers", .bold)])
         for header in hop.requestHeaders { lines.append(headerLine(header)) }
         if hop.requestHeaders.isEmpty { lines.append([Span("    (none recorded)", .dim)]) }
