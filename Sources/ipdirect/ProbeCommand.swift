@@ -241,7 +241,8 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
                     format: format ?? .table, file: output, har: har, jsonl: jsonl,
                     appendJSONL: appendJSONL, rank: rank,
                     verbose: verbose, pretty: pretty ?? (output == nil && isatty(STDOUT_FILENO) == 1),
-                    tableStyle: TerminalSize.tableStyle(color: color, toFile: output != nil)),
+                    tableStyle: TerminalSize.tableStyle(color: color, toFile: output != nil),
+                    heading: ProbeTable.heading(provider: session.providerDescription)),
                 order: order, progress: ProgressLine.stderrIsTerminal && !quiet)
         } catch {
             await session.close()
