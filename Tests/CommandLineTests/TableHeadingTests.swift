@@ -5,17 +5,13 @@ import TestSupport
 import Testing
 
 @Suite struct TableHeadingTests {
-    private func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, arguments)
-        return (result.status, result.output)
-    }
-
     @Test(
         "the table's first line names the provider, its SDK profile, its cipher and where it points",
         arguments: ["probe", "resolve"])
     func headingNamesProvider(command: String) async throws {
         let target = command == "probe" ? "https://sni-a.lab.test/" : "sni-a.lab.test"
-        let result = try await run([command, "--lab", "--sdk", "ios-3.4", "--cipher", "aes-cbc", target])
+        let result = try await ChildProcess.run(
+            BuiltBinary.ipdirectPath, [command, "--lab", "--sdk", "ios-3.4", "--cipher", "aes-cbc", target])
         #expect(result.status == 0, "\(result.output)")
         let first = try #require(result.output.split(separator: "\n").first.map(String.init))
         #expect(first.hasPrefix("provider: alicloud (signed, aes-cbc, sdk ios-3.4) at https://127.0.0.1:"), "\(first)")
@@ -24,7 +20,7 @@ import Testing
 
     @Test("a name no scenario got an address for is explained once, with one line for the scenarios")
     func totalFailureOnce() async throws {
-        let result = try await run(["probe", "--lab", "https://app.lab.test/"])
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["probe", "--lab", "https://app.lab.test/"])
         #expect(result.status == 1, "\(result.output)")
         let sentence = "no such name app.lab.test"
         #expect(result.output.components(separatedBy: sentence).count - 1 == 1, "\(result.output)")
