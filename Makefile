@@ -1,5 +1,9 @@
-# The two commands of the README: `make run` and `make test`. Both install what the build
-# needs first. `make bench` runs the benchmarks (on demand, never as tests); `make release`,
+# The two commands of the README: `make run` (builds, then the console against the lab) and `make
+# test` (builds, then every test). `make run` and `make build` install only what building and
+# running needs (scripts/install-deps.sh run); `make test` adds the test suite's packages
+# (prometheus, zsh, fish, the namespace tools, a pip package: scripts/install-deps.sh test).
+# `make build` says what it builds and how far along it is (scripts/build-progress.sh), the full
+# log in .build/build.log. `make bench` runs the benchmarks (on demand, never as tests); `make release`,
 # `make install`, `make deb` and `make package-test` ship it (see "Shipping" below).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
@@ -7,13 +11,16 @@ SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps build bench format format-check lab fuzz tsan tsan-opt asan release test-release soak-release docs install uninstall deb package-test
+.PHONY: run test deps test-deps build bench format format-check lab fuzz tsan tsan-opt asan release test-release soak-release docs install uninstall deb package-test
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh run
+
+test-deps:
+	@scripts/install-deps.sh test
 
 build: deps
-	$(SWIFT) build --product ipdirect
+	@$(SWIFT) build --product ipdirect 2>&1 | scripts/build-progress.sh .build/build.log
 
 run: build
 	$(BIN) --lab
@@ -22,7 +29,7 @@ lab: build
 	$(BIN) lab
 
 # Builds everything (warnings in our own code fail the build) then runs every test.
-test: deps
+test: test-deps
 	@$(SWIFT) build --build-tests 2>&1 | tee .build-test.log
 	@if grep -E '^/.*/(Sources|Tests)/.*: warning:' .build-test.log | grep -v '/.build/' ; then \
 	  echo "make test: warnings in ipdirect's own code (listed above) fail the build" >&2; exit 1; fi
@@ -33,7 +40,7 @@ test: deps
 
 # The probe benchmark runs against a local nginx origin (nginx-light, installed here if missing).
 bench: deps
-	@scripts/install-deps.sh nginx-light
+	@scripts/install-deps.sh run nginx-light
 	$(SWIFT) build -c release --product ipdirect
 	$(SWIFT) build -c release --product ipdirect-bench
 	.build/release/ipdirect-bench
@@ -53,7 +60,7 @@ format-check:
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= url input-lines location alicloud tencent doh-json doh-wire cache-file configuration header-lines terminal-text service-text
 FUZZ_BUILD := .build-fuzz
-fuzz: deps
+fuzz: test-deps
 	# swiftc keeps only the last -sanitize= it is given: SwiftPM's two flags alone leave Swift code
 	# with ASan and no coverage (libFuzzer then fuzzes blind: "corp: 1/1b", "Is the code
 	# instrumented for coverage?"). The combined flag, passed after them, gives Swift code both.
@@ -86,7 +93,7 @@ TSAN_FLAGS := --sanitize=thread -Xswiftc -swift-version -Xswiftc 5 -Xswiftc -ena
 # end-to-end tests' waits have the two cores to themselves, and a report stops the run in the
 # test that caused it.
 TSAN_REPORTS := $(TSAN_BUILD)/reports
-tsan: deps
+tsan: test-deps
 	$(SWIFT) build --build-tests --scratch-path $(TSAN_BUILD) $(TSAN_FLAGS)
 	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
 	@status=0; TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$(CURDIR)/$(TSAN_REPORTS)/tsan" \
@@ -104,7 +111,7 @@ tsan: deps
 TSAN_OPT_BUILD := .build-tsan-opt
 TSAN_OPT_REPORTS := $(TSAN_OPT_BUILD)/reports
 TSAN_OPT_SUITES := NameResolutionTests\.(CacheTests|ResolveAfreshTests|LabProviderTests|ProviderComparisonTests|SignedBatchTests)/|CurlTransportTests\.TransferLoopTests/|AgentTests\.(AgentLoopTests|AgentExportersTests)/|DoctorTests\.DoctorRunnerTests/|ProbeTests\.BatchOrderTests/
-tsan-opt: deps
+tsan-opt: test-deps
 	$(SWIFT) build --build-tests --scratch-path $(TSAN_OPT_BUILD) $(TSAN_FLAGS) -Xswiftc -O
 	@rm -rf $(TSAN_OPT_REPORTS) && mkdir -p $(TSAN_OPT_REPORTS)
 	@status=0; TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$(CURDIR)/$(TSAN_OPT_REPORTS)/tsan" \
@@ -126,7 +133,7 @@ ASAN_FLAGS := --sanitize=address
 # (see `make fuzz`), and the agent's memory is measured by its benchmark instead. Suites run in
 # parallel as in `make test`: instrumented code runs about twice as slow, not ten times.
 ASAN_REPORTS := $(ASAN_BUILD)/reports
-asan: deps
+asan: test-deps
 	$(SWIFT) build --build-tests --scratch-path $(ASAN_BUILD) $(ASAN_FLAGS)
 	@rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
 	@status=0; ASAN_OPTIONS="detect_leaks=0 log_path=$(CURDIR)/$(ASAN_REPORTS)/asan" \
@@ -162,7 +169,7 @@ uninstall:
 	scripts/install-tree.sh uninstall "$(DESTDIR)" "$(PREFIX)"
 
 deb: release docs
-	@scripts/install-deps.sh dpkg-dev binutils lintian
+	@scripts/install-deps.sh run dpkg-dev binutils lintian
 	scripts/make-deb.sh $(RELEASE_BUILD) $(DOCS) out
 
 package-test: deb

@@ -22,6 +22,8 @@ cp "$pages"/*.1 "$out/man/"
 # generate-manual writes a paragraph break inside a command's discussion as an empty line, which
 # mdoc warns about (groff -ww: "Empty input line"); .Pp is mdoc's paragraph break.
 sed -i 's/^$/.Pp/' "$out"/man/*.1
+# Each command's examples and the exit-status table, read from the binary's --help as printed.
+scripts/man-sections.py "$binary" "$out/man/ipdirect.1"
 
 # Completion scripts are sourced, never run: the bash one loses the #! line ArgumentParser gives it.
 "$binary" --generate-completion-script bash | sed '1{/^#!/d}' >"$out/completions/ipdirect.bash"

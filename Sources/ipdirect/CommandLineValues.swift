@@ -24,6 +24,11 @@ enum TableOrJSON: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// `--format` of `probe`.
+/// `lab --format`: a summary for a person, or the one JSON line a program reads.
+enum TextOrJSON: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}
+
 enum ProbeFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json, jsonl
 }

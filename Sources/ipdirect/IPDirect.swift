@@ -110,6 +110,8 @@ enum ExitStatus {
     /// input file, a file that exists where `--force` was not given, an address to listen on
     /// that is taken.
     static let usage: Int32 = 2
+    /// `ipdirect doctor`: some check fails (`DoctorReport.exitCode`; a warning is 1).
+    static let doctorFailed: Int32 = 3
 
     /// Stopped by `signal`: what a shell reports for it, 128 + its number (130 for SIGINT,
     /// 143 for SIGTERM).
@@ -127,6 +129,11 @@ enum ExitStatus {
             "\(usage)",
             "bad usage or input: an unknown command or option, an unparsable URL, an unreadable input file, "
                 + "an existing file without --force, a port to listen on that is taken"
+        ),
+        (
+            "\(doctorFailed)",
+            "ipdirect doctor only: some check fails, or a --host has no working technique "
+                + "(1 there: some check warns)"
         ),
         (
             "\(stopped(by: SIGINT))",

@@ -1,11 +1,14 @@
-// `ipdirect lab`: runs the embedded lab alone, prints its endpoints as one JSON line on stdout (with
-// a doctor command that works against it), logs every HTTPDNS query to stderr, serves until a signal.
+// `ipdirect lab`: runs the embedded lab alone, prints its endpoints (a summary with ready-made command
+// lines on a terminal, one JSON line otherwise), logs every HTTPDNS query to stderr, serves until a signal.
 import ArgumentParser
 import Foundation
 import Lab
+import LabFaults
 import Logging
 import NameResolution
+import Probe
 import Signals
+import TerminalText
 
 extension HTTPDNSFault: ExpressibleByArgument {}
 
@@ -23,7 +26,9 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
         commandName: "lab", abstract: "Run the embedded lab alone; prints its endpoints.",
         discussion: """
-            Prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone, doctor) and \
+            On a terminal prints a summary: the endpoints, the CA file, the lab's names and what each shows, and \
+            ipdirect and curl command lines that work against it from another shell. Otherwise (a pipe, \
+            --format json) prints one JSON line (httpdns, httpdnsTLS, account, secret, keys, ca, control, hosts, zone, doctor) and \
             serves until interrupted. Switch the HTTPDNS fault later with: curl -X POST 'CONTROL/fault?mode=slow'
             doctor is a command that checks the lab as a real service from another process: it reads \
             doctor.toml in the state directory (start IP, account, secret, service name, CA), and its system \
@@ -35,10 +40,14 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             """)
 
     static let examples: [(command: String, shows: String)] = [
-        ("ipdirect lab", "Start the lab; its first line is JSON with every endpoint, key and the CA file."),
         (
-            "ipdirect lab --port-base 40000 --fault slow",
-            "Fixed ports from 40000, the HTTPDNS service slow from the start."
+            "ipdirect lab",
+            "Start the lab; on a terminal a summary with command lines to try from another shell."
+        ),
+        (
+            "ipdirect lab --format json --port-base 40000 --fault slow",
+            "One JSON line with every endpoint, key and the CA file (what a pipe gets without --format); "
+                + "fixed ports from 40000, the HTTPDNS service slow from the start."
         ),
         (
             "ipdirect lab --fault clock-skew,service-blocked",
@@ -50,6 +59,12 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             "A stand-in service on a namespace's addresses, ports 80, 443 and 53; ca.pem and doctor.toml in /tmp/ipdirect-lab."
         ),
     ]
+
+    @Option(
+        help: ArgumentHelp(
+            "Output: text (a summary with command lines) or json (one line); default text on a terminal, json otherwise.",
+            valueName: "FORMAT"))
+    var format: TextOrJSON?
 
     @Option(help: ArgumentHelp("Listen on fixed ports N, N+1, ... instead of free ones.", valueName: "N"))
     var portBase: Int?
@@ -131,10 +146,15 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
             try? await lab.shutdown()
             throw error
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = String(decoding: try encoder.encode(endpoints), as: UTF8.self)
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        let chosen = format ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json)
+        if chosen == .text {
+            FileHandle.standardOutput.write(Data(Self.summary(endpoints, examples: (try? Lab.examples()) ?? []).utf8))
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let line = String(decoding: try encoder.encode(endpoints), as: UTF8.self)
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
         logger.info(
             "check it as a service from another process (its DNS server as the system resolver): \(endpoints.doctor ?? "")"
         )
@@ -160,8 +180,7 @@ extension LabCommand {
     ///
     /// - Throws: `ValidationError` when the file cannot be written.
     static func writeDoctorConfiguration(_ endpoints: LabEndpoints) throws -> String {
-        let path = ((endpoints.ca as NSString).deletingLastPathComponent as NSString)
-            .appendingPathComponent("doctor.toml")
+        let path = configurationPath(endpoints)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         // A JSON string without escaped slashes is a TOML basic string.
@@ -184,6 +203,84 @@ extension LabCommand {
         else {
             throw ValidationError("cannot write the doctor's configuration to \(path)")
         }
-        return "ipdirect doctor --config \(path)"
+        return "ipdirect doctor --config \(ReproduceCommand.quoted(path))"
+    }
+
+    /// Where `doctor.toml` goes: beside the lab's CA file, in its state directory.
+    static func configurationPath(_ endpoints: LabEndpoints) -> String {
+        ((endpoints.ca as NSString).deletingLastPathComponent as NSString).appendingPathComponent("doctor.toml")
+    }
+
+    /// The command lines that work against a running lab from another shell, each with what it
+    /// shows: probe, resolve and doctor read the doctor's configuration file (the account, the
+    /// secret, the service's CA), curl asks an origin and the HTTPDNS service directly. The one
+    /// source of the lines the summary prints (the doctor's line is `endpoints.doctor`).
+    static func commandLines(_ endpoints: LabEndpoints) -> [(command: String, shows: String)] {
+        let quoted = ReproduceCommand.quoted
+        var lines: [(command: String, shows: String)] = []
+        let name = endpoints.hosts["sni-a.lab.test"] != nil ? "sni-a.lab.test" : endpoints.hosts.keys.sorted().first
+        let settings = "--config \(quoted(configurationPath(endpoints))) --dns-server \(endpoints.dns)"
+        if let name, let url = endpoints.hosts[name] {
+            lines.append(
+                (
+                    "ipdirect probe \(settings) --cacert \(quoted(endpoints.ca)) \(quoted(url))",
+                    "each IP-direct way to \(name), with the lab's account and CA"
+                ))
+            lines.append(
+                ("ipdirect resolve \(settings) \(name)", "the lab's DNS server and HTTPDNS side by side for \(name)"))
+        }
+        if let doctor = endpoints.doctor {
+            lines.append(
+                (
+                    doctor,
+                    "the doctor's checks against the lab as a real service (names agree when the system resolver is the lab's DNS server)"
+                ))
+        }
+        if let name, let url = endpoints.hosts[name], let components = URLComponents(string: url),
+            let port = components.port, let address = URLComponents(string: endpoints.httpdns)?.host
+        {
+            lines.append(
+                (
+                    "curl --cacert \(quoted(endpoints.ca)) --resolve \(name):\(port):\(address) \(quoted(url))",
+                    "the origin as curl reaches it at the lab's address"
+                ))
+        }
+        if let name {
+            lines.append(
+                (
+                    "curl \(quoted("\(endpoints.httpdns)/\(endpoints.account)/d?host=\(name)"))",
+                    "the HTTPDNS service's own answer for \(name) (alicloud, unsigned)"
+                ))
+        }
+        lines.append(
+            (
+                "curl -X POST \(quoted("\(endpoints.control)/fault?mode=none"))",
+                "the fault switch: none, or slow, error, malformed, down for a failing service"
+            ))
+        return lines
+    }
+
+    /// What a person at a terminal reads when the lab starts: where each part listens, the CA
+    /// file, the names with their URLs and what each shows, and the command lines to try from
+    /// another shell.
+    static func summary(_ endpoints: LabEndpoints, examples: [LabNameExample]) -> String {
+        var out = "The lab is running; Ctrl-C stops it. For a program: ipdirect lab --format json\n\n"
+        let rows = [
+            ["HTTPDNS (http)", endpoints.httpdns], ["HTTPDNS (https)", endpoints.httpdnsTLS],
+            ["DNS server", "\(endpoints.dns) (UDP and TCP)"], ["account", endpoints.account],
+            ["CA file", endpoints.ca],
+            ["origins", "\(endpoints.hosts.count) names, each URL in --format json's hosts; some of them:"],
+        ]
+        out += TextTable.lines(header: ["part", "where"], rows: rows, indent: "  ").dropFirst()
+            .map { $0 + "\n" }.joined()
+        let names = examples.map { example -> [String] in
+            let host = (try? ProbeURL.parse(example.typed).host) ?? example.typed
+            return [endpoints.hosts[host] ?? example.typed, example.shows]
+        }
+        out += TextTable.lines(header: ["URL", "shows"], rows: names, indent: "    ").dropFirst()
+            .map { $0 + "\n" }.joined()
+        out += "\nTry from another shell:\n"
+        for line in commandLines(endpoints) { out += "  # \(line.shows)\n  \(line.command)\n" }
+        return out
     }
 }

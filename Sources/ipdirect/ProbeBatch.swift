@@ -26,6 +26,8 @@ enum ProbeBatch {
         var pretty = false
         /// The table's width and colour.
         var tableStyle = TableStyle.plain
+        /// The table's first line: which provider answered (`ProbeTable.heading`).
+        var heading: String?
     }
 
     /// How a batch ended.
@@ -69,6 +71,7 @@ enum ProbeBatch {
         } catch {
             throw CommandFailure("\(error)")
         }
+        if let heading = outputs.heading { writers[0].heading(heading) }
         let stdoutIsTerminal = outputs.file == nil && isatty(STDOUT_FILENO) == 1
         let progress = ProgressLine(total: urls.count, enabled: showProgress)
         let outcome = Locked(Outcome())

@@ -234,7 +234,8 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
                     format: formatting.format, file: output, har: har, jsonl: jsonl,
                     appendJSONL: appendJSONL, rank: rank,
                     verbose: verbose, pretty: formatting.pretty ?? (output == nil && isatty(STDOUT_FILENO) == 1),
-                    tableStyle: TerminalSize.tableStyle(color: colour.color, toFile: output != nil)),
+                    tableStyle: TerminalSize.tableStyle(color: colour.color, toFile: output != nil),
+                    heading: ProbeTable.heading(provider: session.providerDescription)),
                 order: order, progress: ProgressLine.stderrIsTerminal && !quiet)
         } catch {
             await session.close()

@@ -175,7 +175,7 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
                 : try encoder.encode(zip(results, rankings).map { RankedResolution(resolution: $0, ranking: $1) })
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("HTTPDNS: \(TerminalText.escaped(session.providerDescription))")
+            print(ProbeTable.heading(provider: session.providerDescription), terminator: "")
             print(ResolutionTable.render(results))
             for ranking in rankings { print(([""] + ranking.tableLines()).joined(separator: "\n")) }
         }
@@ -299,7 +299,7 @@ enum CachedRead {
             ? "no request"
             : "\(misses == 1 ? "the miss" : "each miss") asked the service in the background, as the SDKs do;"
                 + " what it answered is cached for the next read"
-        Swift.print("HTTPDNS: \(TerminalText.escaped(provider)) (cache read, \(requests))")
+        Swift.print(ProbeTable.heading(provider: "\(provider) (cache read, \(requests))"), terminator: "")
         let rows = reads.map { read -> [String] in
             guard let entry = read.entry else { return [read.host, read.family.rawValue, "miss", "-", "-"] }
             let left = read.secondsLeft.map { $0 >= 0 ? "\($0)s" : "expired" } ?? "-"

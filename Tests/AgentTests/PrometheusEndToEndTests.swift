@@ -17,7 +17,7 @@ let prometheusBinary: String? = {
         .deletingLastPathComponent()
     let install = Process()
     install.executableURL = URL(fileURLWithPath: "/bin/bash")
-    install.arguments = [root.appendingPathComponent("scripts/install-deps.sh").path]
+    install.arguments = [root.appendingPathComponent("scripts/install-deps.sh").path, "test"]
     install.standardOutput = FileHandle.nullDevice
     try? install.run()
     install.waitUntilExit()

@@ -1,5 +1,5 @@
-// `ipdirect lab` as a script meets it: one JSON line of endpoints on stdout, a working lab
-// behind it, and a clean exit on SIGTERM that frees its ports.
+// `ipdirect lab` as a script meets it (one JSON line of endpoints, a working lab behind it, a clean
+// exit on SIGTERM that frees its ports) and as a person does: a summary whose command lines run.
 import CurlTransport
 import Foundation
 import Lab
@@ -59,5 +59,41 @@ struct LabCommandTests {
             "dig +short +time=2 +tries=1 @\(server[0]) -p \(server[1]) AAAA \(LabNAT64.discoveryName)")
         #expect(
             dig.output.split(separator: "\n").sorted() == ["64:ff9b::c000:aa", "64:ff9b::c000:ab"], "\(dig.output)")
+    }
+
+    @Test(
+        "on a terminal (--format text) it prints a summary, and every command line in it runs against the lab",
+        .enabled(if: ipdirectBinary != nil, "the ipdirect binary is not built"))
+    func summaryCommandLinesRun() async throws {
+        let child = try ChildProcess(ipdirectBinary!, ["lab", "--format", "text"], errors: .discarded)
+        defer { child.signal(SIGTERM) }
+        var lines: [String] = []
+        // The summary comes at once; once its last section has begun, a quiet second means it is whole.
+        while let line = try await child.nextLine(within: lines.contains("Try from another shell:") ? 2 : 60) {
+            lines.append(line)
+        }
+        let text = lines.joined(separator: "\n")
+        #expect(lines.first?.hasPrefix("The lab is running") == true, "\(text)")
+        #expect(!text.contains("{\""), "no JSON on a terminal: \(text)")
+        for part in ["HTTPDNS (http)", "HTTPDNS (https)", "DNS server", "CA file", "origins"] {
+            #expect(lines.contains { $0.hasPrefix("  \(part) ") }, "\(part) missing: \(text)")
+        }
+        #expect(lines.contains { $0.contains("https://sni-a.lab.test:") && $0.contains("chosen by SNI") }, "\(text)")
+
+        let commands = lines.drop { $0 != "Try from another shell:" }.dropFirst()
+            .filter { !$0.hasPrefix("  #") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        for kind in ["ipdirect probe ", "ipdirect resolve ", "ipdirect doctor ", "curl "] {
+            #expect(commands.contains { $0.hasPrefix(kind) }, "no \(kind)line: \(text)")
+        }
+        // As a person pastes them into another shell, with this build's ipdirect on the PATH.
+        let directory = (ipdirectBinary! as NSString).deletingLastPathComponent
+        let path = directory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        for command in commands {
+            let result = try await ChildProcess.shell(command, environment: ["PATH": path])
+            let said = "\(command): exit \(result.status)\n\(result.output)\n\(result.errors)"
+            #expect(result.status != 2 && result.status < 128, "bad usage or a signal: \(said)")
+            // The doctor judges the machine too (exit 1 or 3 is a finding); the others must work.
+            if !command.hasPrefix("ipdirect doctor ") { #expect(result.status == 0, "\(said)") }
+        }
     }
 }

@@ -196,3 +196,110 @@ struct ReleasePackageTests {
         #expect(verify.status == 0 && verify.errors.isEmpty, "\(verify.output)\(verify.errors)")
     }
 }
+
+/// The man page's EXAMPLES and EXIT STATUS as `--help` prints them (scripts/man-sections.py
+/// copies them into the page), and each example run as a reader would paste it.
+@Suite("Man page examples")
+struct ManPageExampleTests {
+    /// Every command's path (`["cache", "list"]`), in the order of `--experimental-dump-help`.
+    static func commandPaths(_ binary: String) async throws -> [[String]] {
+        let dump = try await ChildProcess.run(binary, ["--experimental-dump-help"])
+        let tree = try #require(try JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any])
+        func walk(_ node: [String: Any], _ path: [String]) -> [[String]] {
+            let subcommands = (node["subcommands"] as? [[String: Any]]) ?? []
+            return [path]
+                + subcommands.filter { $0["commandName"] as? String != "help" }.flatMap {
+                    walk($0, path + [$0["commandName"] as? String ?? ""])
+                }
+        }
+        return walk(try #require(tree["command"] as? [String: Any]), [])
+    }
+
+    /// A command's examples as its `--help` ends with them: each command line and what it shows.
+    static func helpExamples(_ binary: String, _ path: [String]) async throws -> [String] {
+        let help = try await ChildProcess.run(
+            binary, path + ["--help"],
+            environment: ProcessInfo.processInfo.environment.merging(["COLUMNS": "400"]) { $1 })
+        let lines = help.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let start = lines.firstIndex(of: "EXAMPLES:") else { return [] }
+        return lines[(start + 1)...].prefix { $0.hasPrefix("  ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// The page as man shows it, wide enough that no line wraps.
+    static func rendered(_ page: String) async throws -> [String] {
+        let text = try await run(["man", "-l", page], environment: ["MANPAGER": "cat", "MANWIDTH": "400"])
+        return text.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    @Test(
+        "the man page's examples and exit-status table are --help's, the doctor's 3 included",
+        .enabled(if: !manPages.isEmpty, "no man pages in out/docs/man: run make package-test"))
+    func sameAsHelp() async throws {
+        let binary = try #require(BuiltBinary.ipdirect, "the ipdirect binary is not built")
+        let page = try #require(manPages.first { $0.hasSuffix("/ipdirect.1") })
+        let lines = try await Self.rendered(page)
+        let examples = try #require(lines.firstIndex(of: "EXAMPLES"), "no EXAMPLES section")
+        let exitStatus = try #require(lines.firstIndex(of: "EXIT STATUS"), "no EXIT STATUS section")
+        let shown = Array(lines[(examples + 1)..<exitStatus])
+        var expected: [String] = []
+        for path in try await Self.commandPaths(binary) {
+            let pairs = try await Self.helpExamples(binary, path)
+            // The page shows what each example shows above its command line.
+            if !pairs.isEmpty { expected.append((["ipdirect"] + path).joined(separator: " ")) }
+            for index in stride(from: 0, to: pairs.count - 1, by: 2) { expected += [pairs[index + 1], pairs[index]] }
+        }
+        #expect(expected.count > 20, "\(expected)")
+        #expect(shown == expected)
+
+        let root = try await ChildProcess.run(
+            binary, ["--help"], environment: ProcessInfo.processInfo.environment.merging(["COLUMNS": "400"]) { $1 })
+        let helpLines = root.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let table = try #require(helpLines.firstIndex { $0.hasPrefix("EXIT STATUS") })
+        let helpRows = helpLines[(table + 1)...].prefix { $0.first?.isNumber == true }
+            .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        let pageRows = lines[(exitStatus + 1)...].prefix { $0 != "AUTHORS" }.filter { $0.first?.isNumber == true }
+            .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(Array(pageRows) == Array(helpRows))
+        #expect(helpRows.map { $0.prefix { $0 != " " } } == ["0", "1", "2", "3", "130"])
+        #expect(!lines.contains { $0.contains(">0 if an error occurs") || $0.contains("exits 0 on success") })
+    }
+
+    @Test(
+        "every example in the man page runs: none is bad usage (2) or dies of a signal",
+        .enabled(if: !manPages.isEmpty, "no man pages in out/docs/man: run make package-test"))
+    func examplesRun() async throws {
+        let binary = try #require(BuiltBinary.ipdirect, "the ipdirect binary is not built")
+        var commands: [String] = []
+        for path in try await Self.commandPaths(binary) {
+            let pairs = try await Self.helpExamples(binary, path)
+            commands += stride(from: 0, to: pairs.count, by: 2).map { pairs[$0] }
+        }
+        let page = try #require(manPages.first { $0.hasSuffix("/ipdirect.1") })
+        let lines = try await Self.rendered(page)
+        for command in commands { #expect(lines.contains(command), "not in the man page: \(command)") }
+
+        let scratch = try ScratchDirectory("man-examples")
+        defer { scratch.remove() }
+        // The files the examples name, each with a URL of the lab's zone.
+        for name in ["urls.txt", "targets.txt"] {
+            try "https://sni-a.lab.test/\n".write(toFile: scratch.file(name), atomically: true, encoding: .utf8)
+        }
+        let directory = (binary as NSString).deletingLastPathComponent
+        for (index, command) in commands.enumerated() {
+            let script = scratch.file("example-\(index).sh")
+            try (command + "\n").write(toFile: script, atomically: true, encoding: .utf8)
+            // No network but loopback (and the addresses an example listens on, as a namespace's):
+            // --lab examples meet the embedded lab, the others fail to reach anything (1), never
+            // with a usage error. A terminal (script) for the console; 8 s for servers, then 124.
+            let shell = """
+                ip link set lo up; ip addr add 192.0.2.1/32 dev lo; ip addr add 192.0.2.2/32 dev lo
+                cd \(scratch.path) && HOME=\(scratch.path) PATH=\(directory):$PATH \
+                timeout -s TERM 8 script -qec 'bash -o pipefail \(script)' /dev/null
+                """
+            let result = try await ChildProcess.run("/usr/bin/unshare", ["-n", "sh", "-c", shell], seconds: 60)
+            #expect(
+                result.status != 2 && (result.status < 128 || result.status == 124),
+                "\(command): exit \(result.status)\n\(result.output.suffix(600))\n\(result.errors.suffix(600))")
+        }
+    }
+}

@@ -21,13 +21,30 @@ public struct TableStyle: Sendable, Equatable {
 
 /// Writes reports as the table.
 public enum ProbeTable {
+    /// The line above a table that names what answered: the provider with its profile and cipher
+    /// (the provider's name carries them: `alicloud (signed, aes-cbc, sdk ios-3.4)`) and where it
+    /// points, so a table read later still says which service and which wire it came from.
+    ///
+    /// - Parameter provider: the provider and its endpoint, as the session describes them.
+    public static func heading(provider: String) -> String {
+        "provider: " + TerminalText.escaped(provider) + "\n"
+    }
+
     /// One report as its table block (its URL, resolution, one row per attempt made, the skipped
     /// scenarios on one line, the verdict), ending with an empty line.
     public static func render(_ report: URLReport, style: TableStyle = .plain) -> String {
         var out = TerminalText.escaped(report.url) + "\n"
         out += sentence("resolution: ", VerdictWriting.agreementNote(report.resolution), style)
         let made = report.attempts.filter { $0.outcome != .skipped }
-        if !made.isEmpty { out += attemptTable(made, style) }
+        // No scenario got an address: the resolution line above says why, once; a row and the same
+        // sentence per scenario said it three or four times more.
+        let noAddress = !made.isEmpty && made.allSatisfy { $0.outcome == .dnsFailed }
+        if noAddress {
+            let scenarios = made.map(\.scenario.rawValue).joined(separator: ", ")
+            out += sentence("dns-failed: ", "\(scenarios): no address to connect to", style)
+        } else if !made.isEmpty {
+            out += attemptTable(made, style)
+        }
         let skipped = report.attempts.filter { $0.outcome == .skipped }
         if !skipped.isEmpty {
             // One line for all of them: a quarter of the rows were scenarios not tried.
@@ -35,7 +52,10 @@ public enum ProbeTable {
             let line = sentence("skipped: ", Self.unique(reasons).joined(separator: "; "), style)
             out += style.color ? dim(line) : line
         }
-        let verdict = sentence("verdict: ", report.verdict.summary, style)
+        let summary =
+            noAddress
+            ? "no direct technique works: no scenario got an address for \(report.host)" : report.verdict.summary
+        let verdict = sentence("verdict: ", summary, style)
         out += style.color ? (report.verdict.works.isEmpty ? red(verdict) : green(verdict)) : verdict
         for note in report.verdict.notes.dropFirst() { out += sentence("note: ", note, style) }
         if let ranking = report.ranking {

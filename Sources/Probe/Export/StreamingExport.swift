@@ -167,6 +167,16 @@ public final class ReportWriter: ReportExporter {
         ProbeJSON.line(report) ?? Data()
     }
 
+    /// Writes `line` above the table's first block (the provider heading); other formats carry
+    /// the provider in every report instead, and ignore it.
+    public func heading(_ line: String) {
+        guard format == .table else { return }
+        state.withLock { state in
+            guard !state.finished, state.written == 0 else { return }
+            put(Data(line.utf8), &state)
+        }
+    }
+
     /// Completes the document (closes the JSON array) and flushes a file to disk; later reports
     /// are ignored. Idempotent, and quick: a stop that cannot wait (a second Ctrl-C) calls it.
     public func finish() {
