@@ -139,7 +139,8 @@ struct ConfigInitBareNameTests {
         let home = try ScratchDirectory("config-init")
         defer { home.remove() }
         let result = try await ChildProcess.run(
-            "/bin/sh", ["-c", "cd \"$1\" && \"$0\" config init --config bare.toml", BuiltBinary.ipdirectPath, home.path],
+            "/bin/sh",
+            ["-c", "cd \"$1\" && \"$0\" config init --config bare.toml", BuiltBinary.ipdirectPath, home.path],
             environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"], seconds: 60)
         #expect(result.status == 0, "\(result.errors)")
         #expect(!result.errors.contains("doesn"), "\(result.errors)")

@@ -296,7 +296,10 @@ struct ManPageExampleTests {
                 cd \(scratch.path) && HOME=\(scratch.path) PATH=\(directory):$PATH \
                 timeout -s TERM 8 script -qec 'bash -o pipefail \(script)' /dev/null
                 """
-            let result = try await ChildProcess.run("/usr/bin/unshare", ["-n", "sh", "-c", shell], seconds: 60)
+            // A PID namespace of its own: when the shell ends, the kernel ends whatever the example
+            // left behind (an agent ignores the SIGHUP the terminal's close sends: it reloads on it).
+            let result = try await ChildProcess.run(
+                "/usr/bin/unshare", ["-n", "--fork", "--pid", "--kill-child", "sh", "-c", shell], seconds: 60)
             #expect(
                 result.status != 2 && (result.status < 128 || result.status == 124),
                 "\(command): exit \(result.status)\n\(result.output.suffix(600))\n\(result.errors.suffix(600))")
