@@ -121,7 +121,8 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         async let probed = session.probeDoctorHosts(hosts, within: budget)
         // The same run the console's doctor view starts from its session.
         var report = await session.runDoctor(
-            hosts: names, budget: budget, canary: canary, connectivityURLs: connectivityURLs, progress: progress.finished)
+            hosts: names, budget: budget, canary: canary, connectivityURLs: connectivityURLs,
+            progress: progress.finished)
         report.hosts = await probed
         report.durationMs = (ContinuousClock.now - started).inSeconds * 1000
         await session.close()
