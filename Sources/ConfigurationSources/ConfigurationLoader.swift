@@ -72,7 +72,13 @@ public enum ConfigurationLoader {
     ///
     /// - Parameter force: overwrite an existing file.
     /// - Throws: `ConfigurationError.exists` when the file exists and `force` is off.
-    public static func writeDefault(to path: String, force: Bool) throws(ConfigurationError) {
+    /// The commented default file `config init` writes (every setting, a comment for each).
+    public static var defaultFile: String { BundledResources.defaultConfigTOML }
+
+    /// Writes `contents` (the commented default file unless given) to `path`, private from the start.
+    public static func writeDefault(
+        to path: String, force: Bool, contents: String = BundledResources.defaultConfigTOML
+    ) throws(ConfigurationError) {
         let manager = FileManager.default
         if manager.fileExists(atPath: path), !force { throw .exists(path) }
         // A bare name (`--config bare.toml`) is in the working directory: there is no folder
@@ -84,7 +90,7 @@ public enum ConfigurationLoader {
             throw .io("cannot write \(path): \(error.localizedDescription)")
         }
         // Created private from the start (no moment at 0644): the file is where the signing secret goes.
-        try PrivateFile.write(Data(BundledResources.defaultConfigTOML.utf8), to: path)
+        try PrivateFile.write(Data(contents.utf8), to: path)
     }
 
     static func permissions(of path: String) -> Int? {

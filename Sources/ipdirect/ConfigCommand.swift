@@ -16,7 +16,7 @@ struct ConfigCommand: AsyncParsableCommand {
             abstract: "Write the configuration file with every setting and a comment for each.")
 
         static let examples: [(command: String, shows: String)] = [
-            ("ipdirect config init", "Write the commented file where ipdirect reads it."),
+            ("ipdirect config init", "Ask for the provider, account, endpoint and secret; write the commented file."),
             ("ipdirect config init --config ./ipdirect.toml --force", "Write it here, over an existing one."),
         ]
 
@@ -26,10 +26,25 @@ struct ConfigCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Write here instead of the default path.", valueName: "FILE"))
         var config: String?
 
+        @Flag(help: "Write the commented defaults without asking, even on a terminal.")
+        var defaults = false
+
         func run() throws {
             let path = config ?? ConfigurationPaths.configFile()
+            var contents = ConfigurationLoader.defaultFile
+            // On a terminal it asks for the settings a user's own account needs, before writing.
+            if ConfigAnswers.canAsk && !defaults {
+                if FileManager.default.fileExists(atPath: path), !force {
+                    throw UsageError(
+                        "\(path) already exists: add --force to overwrite it, or --config FILE to write elsewhere")
+                }
+                guard let answers = ConfigAnswers.ask() else {
+                    throw CommandFailure("config init stopped before its questions were answered: nothing was written")
+                }
+                contents = answers.applied(to: contents)
+            }
             do {
-                try ConfigurationLoader.writeDefault(to: path, force: force)
+                try ConfigurationLoader.writeDefault(to: path, force: force, contents: contents)
             } catch .exists {
                 // Asking to overwrite without --force is a usage problem, as in every command.
                 throw UsageError(
