@@ -2,6 +2,7 @@
 // or as JSON (`--log-format json`) for a log shipper.
 import Foundation
 import Logging
+import Probe
 import TerminalText
 
 /// How log lines are written.
@@ -50,7 +51,8 @@ public struct AgentLogHandler: LogHandler {
             object["message"] = event.message.description
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            guard let data = try? encoder.encode(object) else { return }
+            // A server's text in a message (a reason, a provider's extra) stays on its one line.
+            guard let data = (try? encoder.encode(object)).map(ProbeJSON.escapingSeparators) else { return }
             sink.write(String(decoding: data, as: UTF8.self) + "\n")
         }
     }

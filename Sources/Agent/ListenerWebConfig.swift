@@ -36,6 +36,8 @@ public struct ListenerWebConfig: Sendable {
         var certificate: String?
         var key: String?
         users = [:]
+        // Where each name was first given, by section: a second one would silently win.
+        var seen: [String: Int] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = Self.uncommented(raw)
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
@@ -45,6 +47,11 @@ public struct ListenerWebConfig: Sendable {
             guard let colon = line.firstIndex(of: ":") else { throw problem("expected 'name: value'") }
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
             let value = Self.unquoted(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            let place = (line.hasPrefix(" ") ? (section ?? "") + "." : "") + name
+            if let first = seen[place] {
+                throw problem("'\(name)' is given twice (first on line \(first)); keep one")
+            }
+            seen[place] = index + 1
             if !line.hasPrefix(" ") {
                 guard ["tls_server_config", "basic_auth_users"].contains(name), value.isEmpty else {
                     throw problem(

@@ -120,16 +120,47 @@ public final class MetricsServer: Sendable {
     /// The TLS context `web` asks for; nil for plain HTTP.
     private static func tlsContext(_ web: ListenerWebConfig?) throws(AgentSettingError) -> NIOSSLContext? {
         guard let files = web?.tls else { return nil }
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(files.certificateFile).map {
-                NIOSSLCertificateSource.certificate($0)
+        // Checked before NIOSSL opens them: a FIFO would block the agent's start for ever.
+        for (setting, path) in [("cert_file", files.certificateFile), ("key_file", files.keyFile)] {
+            do {
+                try TextFile.requireRegularFile(path)
+            } catch {
+                throw AgentSettingError(.webConfigFile, ": \(setting) \(path): \(error.reason)")
             }
-            let key = try NIOSSLPrivateKey(file: files.keyFile, format: .pem)
+        }
+        // NIOSSL's errors are enum names (failedToLoadCertificate): each step says what is wrong instead.
+        let chain: [NIOSSLCertificateSource]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(files.certificateFile).map { .certificate($0) }
+        } catch {
+            throw AgentSettingError(
+                .webConfigFile,
+                ": cert_file \(files.certificateFile): it holds no certificate that can be read; it needs one or more PEM certificates (-----BEGIN CERTIFICATE-----)"
+            )
+        }
+        guard !chain.isEmpty else {
+            throw AgentSettingError(
+                .webConfigFile,
+                ": cert_file \(files.certificateFile): it holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+            )
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: files.keyFile, format: .pem)
+        } catch {
+            throw AgentSettingError(
+                .webConfigFile,
+                ": key_file \(files.keyFile): it holds no private key that can be read; it needs an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----)"
+            )
+        }
+        do {
             return try NIOSSLContext(
                 configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
         } catch {
             throw AgentSettingError(
-                .webConfigFile, ": cannot serve TLS with \(files.certificateFile) and \(files.keyFile): \(error)")
+                .webConfigFile,
+                ": cannot serve TLS with cert_file \(files.certificateFile) and key_file \(files.keyFile): the key does not belong to the certificate, or TLS refused them"
+            )
         }
     }
 

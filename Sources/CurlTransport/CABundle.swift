@@ -35,7 +35,10 @@ public enum CABundle {
     private final class Built: @unchecked Sendable {
         let lock = NSLock()
         var paths: [String: String] = [:]
-        let directory = NSTemporaryDirectory() + "ipdirect-ca-\(getpid())"
+        /// Made by `mkdtemp` (0700, a fresh random name) when the first bundle is built: a
+        /// guessable name another local user could create first would let them choose the
+        /// CAs libcurl trusts.
+        var directory: String?
     }
     private static let built = Built()
 
@@ -50,8 +53,9 @@ public enum CABundle {
         guard let systemPEM = FileManager.default.contents(atPath: system),
             let extraPEM = FileManager.default.contents(atPath: extra)
         else { return extra }
-        mkdir(built.directory, 0o700)
-        let combined = built.directory + "/\(built.paths.count).pem"
+        guard let directory = built.directory ?? makeDirectory() else { return extra }
+        built.directory = directory
+        let combined = directory + "/\(built.paths.count).pem"
         var data = systemPEM
         data.append(contentsOf: Array("\n".utf8))
         data.append(extraPEM)
@@ -62,8 +66,17 @@ public enum CABundle {
         return combined
     }
 
+    /// A new directory of our own, mode 0700, under the temporary directory; nil when it cannot be made.
+    private static func makeDirectory() -> String? {
+        var template = Array((NSTemporaryDirectory() + "ipdirect-ca-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
+        guard made != nil else { return nil }
+        return String(cString: template)
+    }
+
     /// Removes the combined files at exit.
     private static func removeAll() {
-        try? FileManager.default.removeItem(atPath: built.directory)
+        guard let directory = built.directory else { return }
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }

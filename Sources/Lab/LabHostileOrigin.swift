@@ -28,6 +28,14 @@ public enum LabHostilePath {
     /// of 127.0.0.1 alone must not let a target it allows lead there.
     public static let address = "/redirect-address"
 
+    /// A body, a header and a reason phrase holding Unicode's line breaks (NEL, U+2028, U+2029)
+    /// and a C1 control: JSON allows them raw, and a reader splitting lines on them would cut a
+    /// record in two.
+    public static let lineBreaks = "/line-breaks"
+
+    /// The text `/line-breaks` puts in its body, its `X-Line-Breaks` header and its reason phrase.
+    public static let lineBreaksText = "one\u{85}two\u{2028}three\u{2029}four\u{9b}five\u{7f}six"
+
     /// How large `/huge-header`'s header is.
     public static let hugeHeaderBytes = 1 << 20
 
@@ -47,6 +55,10 @@ func hostileOriginResponder(name: String, ledger: LabLedger) -> LabResponder {
             response = .text(200, line + " ; " + LabHostilePath.hostileHeader + "\n")
             response.reason = LabHostilePath.hostileReason
             response.headers.append(("X-Hostile", LabHostilePath.hostileHeader))
+        case LabHostilePath.lineBreaks:
+            response = .text(200, line + " ; " + LabHostilePath.lineBreaksText + "\n")
+            response.reason = "OK " + LabHostilePath.lineBreaksText
+            response.headers.append(("X-Line-Breaks", LabHostilePath.lineBreaksText))
         case LabHostilePath.emptyQueryName:
             response = .text(302, line + " ; redirect=/?=\n")
             response.headers.append(("Location", "/?="))

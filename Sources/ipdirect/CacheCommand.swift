@@ -4,6 +4,7 @@ import ArgumentParser
 import ConfigurationSources
 import Foundation
 import NameResolution
+import Probe
 import TerminalText
 
 struct CacheCommand: AsyncParsableCommand {
@@ -74,7 +75,7 @@ struct CacheCommand: AsyncParsableCommand {
             if formatting.format == .json {
                 let encoder = JSONOutput.encoder(pretty: formatting.pretty)
                 encoder.dateEncodingStrategy = .iso8601
-                print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                print(String(decoding: ProbeJSON.escapingSeparators(try encoder.encode(entries)), as: UTF8.self))
                 return
             }
             if entries.isEmpty {

@@ -153,7 +153,8 @@ struct ProbeTimeoutOption: ParsableArguments {
 }
 
 /// How the commands write `--format json`: compact (one document a line, for scripts) unless
-/// asked with `--pretty`, or printed to a terminal, as jq does.
+/// asked with `--pretty`, or printed to a terminal, as jq does. What it encodes goes through
+/// `ProbeJSON.escapingSeparators`, as every export does, so no line separator is left raw.
 enum JSONOutput {
     /// An encoder with sorted keys and plain slashes, indented when `pretty` says so.
     ///

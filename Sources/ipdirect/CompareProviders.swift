@@ -3,6 +3,7 @@
 import Composition
 import Foundation
 import NameResolution
+import Probe
 import TerminalText
 
 enum CompareProviders {
@@ -24,7 +25,10 @@ enum CompareProviders {
                     timeout: .seconds(configuration.timeout)))
         }
         if format == .json {
-            print(String(decoding: try JSONOutput.encoder(pretty: pretty).encode(results), as: UTF8.self))
+            print(
+                String(
+                    decoding: ProbeJSON.escapingSeparators(try JSONOutput.encoder(pretty: pretty).encode(results)),
+                    as: UTF8.self))
         } else {
             print(results.map { tableLines($0).joined(separator: "\n") }.joined(separator: "\n\n"))
         }

@@ -173,7 +173,7 @@ struct ResolveCommand: AsyncParsableCommand, CommandExamples {
                 rank == nil
                 ? try encoder.encode(results)
                 : try encoder.encode(zip(results, rankings).map { RankedResolution(resolution: $0, ranking: $1) })
-            print(String(decoding: data, as: UTF8.self))
+            print(String(decoding: ProbeJSON.escapingSeparators(data), as: UTF8.self))
         } else {
             print(ProbeTable.heading(provider: session.providerDescription), terminator: "")
             print(ResolutionTable.render(results))
@@ -291,7 +291,7 @@ enum CachedRead {
         if format == .json {
             let encoder = JSONOutput.encoder(pretty: pretty)
             encoder.dateEncodingStrategy = .iso8601
-            Swift.print(String(decoding: try encoder.encode(reads), as: UTF8.self))
+            Swift.print(String(decoding: ProbeJSON.escapingSeparators(try encoder.encode(reads)), as: UTF8.self))
             return
         }
         let requests =

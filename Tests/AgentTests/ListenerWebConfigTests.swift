@@ -136,6 +136,49 @@ struct ListenerWebConfigTests {
         ).output
     }
 
+    @Test("a duplicate key is refused with its name and both lines, never silently the last")
+    func duplicateKey() throws {
+        for (text, name, line) in [
+            ("tls_server_config:\n  cert_file: a.pem\n  key_file: a.key\n  cert_file: b.pem\n", "cert_file", 4),
+            ("basic_auth_users:\n  prometheus: '\(Self.hash)'\n  prometheus: '\(Self.hash)'\n", "prometheus", 3),
+            ("basic_auth_users:\n  a: '\(Self.hash)'\nbasic_auth_users:\n", "basic_auth_users", 3),
+        ] {
+            do {
+                _ = try Self.config(text)
+                Issue.record("a duplicate '\(name)' was taken")
+            } catch {
+                let words = "\(error)"
+                #expect(words.contains("line \(line):"), "\(words)")
+                #expect(words.contains("'\(name)' is given twice (first on line"), "\(words)")
+            }
+        }
+    }
+
+    @Test("a FIFO or a file without a certificate as cert_file or key_file: refused with a sentence, no hang")
+    func unreadableTLSFiles() async throws {
+        let scratch = try ScratchDirectory("web-config")
+        defer { scratch.remove() }
+        let fifo = scratch.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let garbage = scratch.file("garbage.pem")
+        try "not a certificate\n".write(toFile: garbage, atomically: true, encoding: .utf8)
+        for (tls, expected) in [
+            ((fifo, garbage), "cert_file \(fifo): it is a FIFO, not a regular file"),
+            ((garbage, fifo), "key_file \(fifo): it is a FIFO, not a regular file"),
+            ((garbage, garbage), "cert_file \(garbage): it holds no"),
+        ] {
+            let web = ListenerWebConfig(tls: (tls.0, tls.1))
+            do {
+                let server = try await MetricsServer(host: "127.0.0.1", port: 0, web: web) { Array("up 1\n".utf8) }
+                await server.close()
+                Issue.record("the listener started with \(tls)")
+            } catch {
+                #expect("\(error)".contains(expected), "\(error)")
+                #expect(!"\(error)".contains("failedTo"), "\(error)")
+            }
+        }
+    }
+
     /// A listener answering `/metrics` with the web configuration `text`, its bcrypt through `crypt`.
     private static func serve(_ text: String, crypt: CryptCalls) async throws -> MetricsServer {
         try await MetricsServer(host: "127.0.0.1", port: 0, web: try config(text), crypt: crypt.crypt) {
@@ -268,4 +311,5 @@ private final class CryptCalls: Sendable {
     }
     var running: Int { state.withLock { $0.running } }
     var mostAtOnce: Int { state.withLock { $0.mostAtOnce } }
+
 }

@@ -75,6 +75,64 @@ struct HostileInputTests {
         }
     }
 
+    /// Unicode's line breaks a line-splitting reader cuts at (Python's `splitlines`), besides `\n`.
+    static let lineBreakers: Set<Unicode.Scalar> = ["\u{85}", "\u{2028}", "\u{2029}", "\r", "\u{0B}", "\u{0C}"]
+
+    /// Whether exported text holds a raw line break, C1 control or DEL.
+    static func hasRawBreakOrControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { lineBreakers.contains($0) || (0x7F...0x9F).contains($0.value) }
+    }
+
+    @Test("line breaks and C1 from a server's body and headers are escaped in JSON, JSON Lines and HAR")
+    func lineBreaksFromTheServer() async throws {
+        try await withLab { lab in
+            let reports = await lab.engine(ProbeOptions(scenarios: [.directSNI])).probeAll([
+                lab.url("hostile.lab.test", LabHostilePath.lineBreaks)
+            ])
+            let hop = try #require(reports.first?.attempts(.directSNI).first?.hops.first)
+            #expect(hop.bodyPreview.contains(LabHostilePath.lineBreaksText), "the body is kept as sent")
+
+            // JSON Lines (probe --jsonl, agent --jsonl): one record a line, however a reader splits.
+            for text in [
+                try exportedText(reports, .jsonLines),
+                String(decoding: ReportWriter.jsonLine(reports[0]), as: UTF8.self),
+            ] {
+                #expect(!Self.hasRawBreakOrControl(text))
+                let pieces = text.unicodeScalars.split { $0 == "\n" || Self.lineBreakers.contains($0) }
+                #expect(pieces.count == 1)
+                for piece in pieces {
+                    let record = try JSONSerialization.jsonObject(with: Data(String(piece).utf8)) as? [String: Any]
+                    #expect(record != nil)
+                }
+                let record = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                let attempt = (record?["attempts"] as? [[String: Any]])?.first
+                let decoded = (attempt?["hops"] as? [[String: Any]])?.first?["bodyPreview"] as? String
+                #expect(decoded == hop.bodyPreview, "decoded back exactly")
+            }
+
+            // JSON documents and HAR: no raw break, and the body decodes back exactly.
+            for format in [ReportWriter.Format.jsonArray, .har] {
+                let text = try exportedText(reports, format)
+                #expect(!Self.hasRawBreakOrControl(text), "\(format)")
+                #expect(text.contains("\\u0085") && text.contains("\\u2028") && text.contains("\\u2029"))
+                #expect(text.contains("\\u009b") && text.contains("\\u007f"))
+            }
+            let har = try #require(try JSONSerialization.jsonObject(with: exported(reports, .har)) as? [String: Any])
+            let entry = try #require(((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+            let content = try #require((entry["response"] as? [String: Any])?["content"] as? [String: Any])
+            #expect(content["text"] as? String == hop.bodyPreview)
+
+            // Other reports written in the same conventions (the doctor's), compact and pretty.
+            for pretty in [false, true] {
+                let document = try #require(
+                    ProbeExport.document(["said": LabHostilePath.lineBreaksText], pretty: pretty))
+                #expect(!Self.hasRawBreakOrControl(String(decoding: document, as: UTF8.self)))
+                let back = try JSONDecoder().decode([String: String].self, from: document)
+                #expect(back["said"] == LabHostilePath.lineBreaksText)
+            }
+        }
+    }
+
     @Test("an IP-literal host is checked against the certificate's IP addresses, not called a mismatch")
     func ipLiteralHost() async throws {
         try await withLab { lab in

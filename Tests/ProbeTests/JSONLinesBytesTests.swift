@@ -95,8 +95,9 @@ struct JSONLinesBytesTests {
         let expected = try Self.foundationLine(report)
         #expect(try Self.sameDocument(line, expected))
         #expect(line.hasSuffix("}\n") && line.filter { $0 == "\n" }.count == 1)
-        // Strings escaped exactly as JSONEncoder escapes them.
-        let escaped = String(decoding: try Self.foundationEncoder().encode(Self.hostile), as: UTF8.self)
+        // Strings escaped exactly as JSONEncoder escapes them, DEL, C1 and U+2028/9 then escaped too.
+        let escaped = String(
+            decoding: ProbeJSON.escapingSeparators(try Self.foundationEncoder().encode(Self.hostile)), as: UTF8.self)
         #expect(line.contains("\"bodyPreview\":\(escaped),"))
         // Keys in the order the model lists them, the same every run.
         #expect(line.contains("\"timings\":{\"nameLookup\":0,\"connect\":0.1,\"tlsDone\":1e-07,"))

@@ -31,6 +31,39 @@ struct TrustAndFilesTests {
         }
     }
 
+    @Test("the combined CA file is built in a fresh 0700 directory of ours, not a folder someone made first")
+    func combinedBundleDirectoryIsOurs() throws {
+        let scratch = try ScratchDirectory("ca-plant")
+        defer { scratch.remove() }
+        let system = scratch.file("system.pem")
+        let extra = scratch.file("extra.pem")
+        #expect(FileManager.default.createFile(atPath: system, contents: Data("SYSTEM\n".utf8)))
+        #expect(FileManager.default.createFile(atPath: extra, contents: Data("EXTRA\n".utf8)))
+        // What another local user could plant: the folder the old name would use, open to all,
+        // holding a CA file of theirs under each name a bundle would get.
+        let planted = NSTemporaryDirectory() + "ipdirect-ca-\(getpid())"
+        let existed = FileManager.default.fileExists(atPath: planted)
+        if !existed { #expect(mkdir(planted, 0o777) == 0) }
+        defer { if !existed { try? FileManager.default.removeItem(atPath: planted) } }
+        chmod(planted, 0o777)
+        for index in 0..<8 {
+            FileManager.default.createFile(atPath: planted + "/\(index).pem", contents: Data("ATTACKER\n".utf8))
+        }
+
+        let combined = CABundle.path(adding: extra, system: system)
+        #expect(combined != extra)
+        let directory = (combined as NSString).deletingLastPathComponent
+        #expect(directory != planted, "the bundle is not in the guessable folder")
+        var info = stat()
+        #expect(lstat(directory, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFDIR)
+        #expect(info.st_mode & 0o777 == 0o700)
+        #expect(info.st_uid == geteuid())
+        #expect(FileManager.default.contents(atPath: combined) == Data("SYSTEM\n\nEXTRA\n".utf8))
+        // The planted files are left as they were, and none of them is trusted.
+        #expect(FileManager.default.contents(atPath: planted + "/0.pem") == Data("ATTACKER\n".utf8))
+    }
+
     @Test("JSON Lines and HAR files are written 0600, even over a file others could read")
     func exportsArePrivate() async throws {
         let scratch = try ScratchDirectory("files")

@@ -377,7 +377,7 @@ struct DNSPathsReading {
                 seen:
                     "A DNS path gave \(name) a reply that cannot be used: \(named); all paths: \(answered)\(tcpNote).",
                 advice:
-                    "Ask that server with dig to see its reply; point --dns-server at a resolver that answers, or use DoH or HTTPDNS."
+                    "Ask that server with dig to see its reply; point \(Setting.dnsServer.named(voice)) at a resolver that answers, or use DoH or HTTPDNS."
             )
         }
         if differ {

@@ -213,8 +213,9 @@ enum CompactJSONEncoder {
         }
 
         /// A JSON string as JSONEncoder escapes it with `.withoutEscapingSlashes`: quote,
-        /// backslash and C0 controls escaped (\b \f \n \r \t by name, the rest as \u00XX);
-        /// everything else, DEL and non-ASCII included, as its UTF-8 bytes.
+        /// backslash and C0 controls escaped (\b \f \n \r \t by name, the rest as \u00XX),
+        /// and as `ProbeJSON.escapingSeparators` then escapes DEL, C1, U+2028 and U+2029;
+        /// everything else as its UTF-8 bytes.
         func writeString(_ string: String) {
             bytes.append(UInt8(ascii: "\""))
             var copy = string
@@ -222,6 +223,15 @@ enum CompactJSONEncoder {
                 var mark = 0
                 for index in 0..<utf8.count {
                     let byte = utf8[index]
+                    guard index >= mark else { continue }  // inside an escaped separator
+                    if byte == 0x7F || byte == 0xC2 || byte == 0xE2 {
+                        let (scalar, length) = ProbeJSON.escapedSeparator(utf8, at: index)
+                        guard let scalar else { continue }
+                        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark..<index]))
+                        mark = index + length
+                        bytes.append(contentsOf: ProbeJSON.unicodeEscape(scalar))
+                        continue
+                    }
                     guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark..<index]))
                     mark = index + 1

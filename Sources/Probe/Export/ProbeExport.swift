@@ -42,7 +42,7 @@ public enum ProbeExport {
     static func harEntryText(_ entry: JSONValue) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
-        let text = (try? encoder.encode(entry)) ?? Data("{}".utf8)
+        let text = (try? encoder.encode(entry)).map(ProbeJSON.escapingSeparators) ?? Data("{}".utf8)
         let indent: [UInt8] = Array("      ".utf8)
         return Data(indent + text.flatMap { $0 == 0x0A ? [0x0A] + indent : [$0] })
     }

@@ -63,7 +63,7 @@ extension ProbeExport {
     }
 }
 
-enum ProbeJSON {
+public enum ProbeJSON {
     /// One JSON Lines record (compact JSON and its newline); nil when the value cannot be encoded.
     static func line<T: Encodable>(_ value: T) -> Data? {
         guard var bytes = try? CompactJSONEncoder.encode(value) else { return nil }
@@ -74,7 +74,57 @@ enum ProbeJSON {
     /// `value` as Foundation's JSONEncoder writes it with `encoder(pretty:)`'s settings, the
     /// absent values of `AbsentAsNull` types as null.
     static func foundation<T: Encodable>(_ value: T, pretty: Bool) throws -> Data {
-        try encoder(pretty: pretty).encode(NullWritingEncoder.Root(value: value))
+        escapingSeparators(try encoder(pretty: pretty).encode(NullWritingEncoder.Root(value: value)))
+    }
+
+    /// JSON text with DEL, every C1 control and U+2028 and U+2029 written as `\u` escapes, as
+    /// the compact writer writes them. JSON allows them raw, but a reader that splits lines on
+    /// Unicode's line breaks (U+0085 is one) would cut a record in two, and a terminal acts on
+    /// C1. Their UTF-8 forms can only stand inside strings (JSON's structure is ASCII), so the
+    /// bytes are replaced where they are found.
+    public static func escapingSeparators(_ json: Data) -> Data {
+        guard json.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else { return json }
+        let bytes = Array(json)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 16)
+        var index = 0
+        while index < bytes.count {
+            let (scalar, length) = escapedSeparator(bytes, at: index)
+            if let scalar {
+                out.append(contentsOf: unicodeEscape(scalar))
+                index += length
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return Data(out)
+    }
+
+    /// The code point to escape that starts at `index` of UTF-8 `bytes` and its length in bytes:
+    /// DEL, C1 (C2 80 to C2 9F), U+2028 and U+2029 (E2 80 A8, E2 80 A9); nil for anything else.
+    static func escapedSeparator(
+        _ bytes: some RandomAccessCollection<UInt8>, at index: Int
+    ) -> (scalar: UInt32?, length: Int) {
+        let start = bytes.index(bytes.startIndex, offsetBy: index)
+        let count = bytes.count - index
+        let byte = bytes[start]
+        if byte == 0x7F { return (0x7F, 1) }
+        if byte == 0xC2, count >= 2 {
+            let next = bytes[bytes.index(after: start)]
+            if (0x80...0x9F).contains(next) { return (UInt32(next), 2) }
+        } else if byte == 0xE2, count >= 3 {
+            let second = bytes[bytes.index(start, offsetBy: 1)]
+            let third = bytes[bytes.index(start, offsetBy: 2)]
+            if second == 0x80, third == 0xA8 || third == 0xA9 { return (0x2000 + UInt32(third) - 0x80, 3) }
+        }
+        return (nil, 1)
+    }
+
+    /// `\u` and four lower-case hex digits, as JSONEncoder writes the C0 controls.
+    static func unicodeEscape(_ scalar: UInt32) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        return [UInt8(ascii: "\\"), UInt8(ascii: "u")] + [12, 8, 4, 0].map { digits[Int(scalar >> $0 & 0xF)] }
     }
 
     /// The encoder `probe --format json` writes with: slashes not escaped, dates as `timestamp`,
