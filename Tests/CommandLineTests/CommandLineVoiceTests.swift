@@ -77,16 +77,21 @@ import Testing
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "# mine\n")
     }
 
-    @Test("a full disk is said as a full disk, and the run ends with status 1")
+    @Test(
+        "a full disk is said as a full disk, and the run ends with status 1",
+        .enabled(if: FullDisk.available, "a full file system is a tmpfs this test mounts, which needs root"))
     func fullDisk() async throws {
+        let disk = try await FullDisk()
+        defer { disk.remove() }
+        let har = disk.path + "/out.har"
         // An address literal over plain HTTP: nothing is resolved and nothing leaves loopback.
         let result = try await ChildProcess.run(
             BuiltBinary.ipdirectPath,
-            ["probe", "--provider", "system", "--timeout", "2", "--har", "/dev/full", "http://127.0.0.1:9/"],
+            ["probe", "--provider", "system", "--timeout", "2", "--har", har, "http://127.0.0.1:9/"],
             seconds: 60)
         #expect(result.status == 1, "\(result.errors)")
         #expect(
-            result.errors.contains("ipdirect: cannot write /dev/full: the disk is full (No space left on device)"),
+            result.errors.contains("ipdirect: cannot write \(har): the disk is full (No space left on device)"),
             "\(result.errors)")
     }
 
