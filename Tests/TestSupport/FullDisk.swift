@@ -16,7 +16,8 @@ public final class FullDisk: Sendable {
     public init() async throws {
         let scratch = try ScratchDirectory("full-disk")
         path = scratch.path
-        let fill = "mount -t tmpfs -o size=64k,nr_inodes=64 ipdirect-full '\(path)' && "
+        let fill =
+            "mount -t tmpfs -o size=64k,nr_inodes=64 ipdirect-full '\(path)' && "
             + "(dd if=/dev/zero of='\(path)/filler' bs=4k 2>/dev/null; true)"
         let result = try await ChildProcess.run("/bin/sh", ["-c", fill], seconds: 30)
         guard result.status == 0 else {
