@@ -69,9 +69,11 @@ public enum CABundle {
     /// A new directory of our own, mode 0700, under the temporary directory; nil when it cannot be made.
     private static func makeDirectory() -> String? {
         var template = Array((NSTemporaryDirectory() + "ipdirect-ca-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
+        let made = template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.flatMap { mkdtemp($0) }
+        }
         guard made != nil else { return nil }
-        return String(cString: template)
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Removes the combined files at exit.

@@ -47,7 +47,8 @@ struct TrustAndFilesTests {
         defer { if !existed { try? FileManager.default.removeItem(atPath: planted) } }
         chmod(planted, 0o777)
         for index in 0..<8 {
-            FileManager.default.createFile(atPath: planted + "/\(index).pem", contents: Data("ATTACKER\n".utf8))
+            #expect(
+                FileManager.default.createFile(atPath: planted + "/\(index).pem", contents: Data("ATTACKER\n".utf8)))
         }
 
         let combined = CABundle.path(adding: extra, system: system)
