@@ -24,13 +24,17 @@ struct ResolverSessionTests {
         ["XDG_CONFIG_HOME": scratch.file("config"), "XDG_CACHE_HOME": scratch.file("cache"), "HOME": scratch.path]
     }
 
-    /// A session against a lab of its own, in an environment of the test's own.
+    /// A session against a lab of its own, in an environment of the test's own. The wait for an
+    /// answer is generous unless the test sets one: the suites run in parallel on two cores, where
+    /// the default 2 s can pass before a loaded lab answers (seen in CI-sized runs).
     private func labSession(
         _ scratch: ScratchDirectory, _ lab: LabRequest = LabRequest(), commandLine: ConfigurationLayer = .init(),
         warnings: CollectedWarnings = CollectedWarnings()
     ) async throws -> ResolverSession {
-        try await ResolverSession.start(
-            SessionSettings(commandLine: commandLine, lab: lab, environment: environment(scratch)), warnings: warnings)
+        var layer = commandLine
+        if layer.timeout == nil { layer.timeout = 20 }
+        return try await ResolverSession.start(
+            SessionSettings(commandLine: layer, lab: lab, environment: environment(scratch)), warnings: warnings)
     }
 
     @Test("with the lab, names resolve through the lab's HTTPDNS service and the cache stays out of the user's file")
