@@ -1,5 +1,5 @@
-// The one table of key bindings: the reducer dispatches through it and the help view is
-// generated from it, so the two can never disagree. `[keys]` in the configuration remaps it.
+// The key map: the line's and the panel's keys, each feature's (`ConsoleFeature.bindings`) and
+// those of every view, in one table the reducer dispatches through and the help view lists.
 import ConfigurationSources
 import NameResolution
 
@@ -69,21 +69,24 @@ public enum Command: Hashable, Sendable {
     case confirmYes, confirmNo
 }
 
-/// Where a binding applies. The first matching scope wins, most specific first.
-public enum KeyScope: String, Sendable, CaseIterable {
-    case typing = "While typing a host or a filter"
-    case confirm = "When asked to confirm"
-    case reproducePanel = "Reproduce panel"
-    case traceDetail = "Trace detail"
-    case probe = "Probe view"
-    case ipView = "IP view (i)"
-    case watchView = "Watch view (w)"
-    case cache = "Cache view"
-    case traces = "Traces view"
-    case events = "Events view"
-    case compare = "Compare view"
-    case doctor = "Doctor view (D)"
-    case global = "Everywhere"
+/// Where a binding applies, titled as the help view's section. The first matching scope wins,
+/// most specific first. Those of the views are declared in their folders (`KeyScope.cache`).
+public struct KeyScope: Hashable, Sendable {
+    /// The help view's title for its section.
+    public let title: String
+
+    init(_ title: String) { self.title = title }
+
+    public static let typing = KeyScope("While typing a host or a filter")
+    public static let confirm = KeyScope("When asked to confirm")
+    public static let reproducePanel = KeyScope("Reproduce panel")
+    public static let global = KeyScope("Everywhere")
+
+    /// Every scope in the order the help view lists them: the line's and the panel's, each
+    /// feature's in the order of `ConsoleFeatures.all`, then those of every view.
+    public static var all: [KeyScope] {
+        [.typing, .confirm, .reproducePanel] + ConsoleFeatures.all.compactMap { $0.scope } + [.global]
+    }
 }
 
 /// One row of the key map.
@@ -103,7 +106,13 @@ public struct KeyMap: Sendable {
     /// The keys as shipped.
     public static let standard = KeyMap(bindings: defaultBindings)
 
-    public static let defaultBindings: [KeyBinding] = [
+    /// The keys as shipped: the line's and the panel's, each feature's, then those of every view.
+    public static var defaultBindings: [KeyBinding] {
+        lineBindings + ConsoleFeatures.all.flatMap { $0.bindings } + everywhereBindings
+    }
+
+    /// The keys of the host line, the filter line, a confirmation and the reproduce panel.
+    static let lineBindings: [KeyBinding] = [
         KeyBinding(keys: [.enter], command: .submit, scope: .typing, summary: "probe the host, or apply the filter"),
         KeyBinding(
             keys: [.escape], command: .cancel, scope: .typing,
@@ -135,110 +144,11 @@ public struct KeyMap: Sendable {
             summary: "close the panel"),
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .reproducePanel, summary: "scroll up"),
         KeyBinding(keys: [.down, .character("j")], command: .down, scope: .reproducePanel, summary: "scroll down"),
-        KeyBinding(keys: [.escape, .character("i")], command: .back, scope: .ipView, summary: "close the IP view"),
-        KeyBinding(
-            keys: [.character("r")], command: .rerank, scope: .ipView,
-            summary: "time the connects again"),
-        KeyBinding(
-            keys: [.enter], command: .probeIP, scope: .ipView,
-            summary: "probe the selected IP"),
-        KeyBinding(
-            keys: [.character("t"), .right], command: .nextTechnique, scope: .ipView,
-            summary: "next technique for Enter"),
-        KeyBinding(keys: [.escape], command: .back, scope: .watchView, summary: "stop watching"),
-        KeyBinding(
-            keys: [.character("w")], command: .watch, scope: .watchView,
-            summary: "hide; the watch goes on"),
-        KeyBinding(
-            keys: [.character("+"), .character("=")], command: .lengthenWatchInterval, scope: .watchView,
-            summary: "1 s more between rounds"),
-        KeyBinding(
-            keys: [.character("-")], command: .shortenWatchInterval, scope: .watchView,
-            summary: "1 s less between rounds"),
-        KeyBinding(
-            keys: [.character("e")], command: .export, scope: .watchView,
-            summary: "export the rounds (JSON Lines)"),
-        KeyBinding(
-            keys: [.escape, .backspace], command: .back, scope: .traceDetail, summary: "back to the traces list"),
-        KeyBinding(
-            keys: [.character("c")], command: .reproduce, scope: .traceDetail,
-            summary: "copy the command that reproduces this trace"),
-        KeyBinding(keys: [.up, .character("k")], command: .up, scope: .traceDetail, summary: "scroll up"),
-        KeyBinding(keys: [.down, .character("j")], command: .down, scope: .traceDetail, summary: "scroll down"),
-        KeyBinding(
-            keys: [.character("p"), .character(":")], command: .typeHost, scope: .probe,
-            summary: "type a host or URL to probe"),
-        KeyBinding(keys: [.character("r")], command: .reprobe, scope: .probe, summary: "probe the selected host again"),
-        KeyBinding(
-            keys: [.character("c")], command: .reproduce, scope: .probe,
-            summary: "copy the commands that reproduce the selected probe"),
-        KeyBinding(
-            keys: [.character("i")], command: .showIPs, scope: .probe,
-            summary: "its IPs, ranked as the SDKs do"),
-        KeyBinding(
-            keys: [.character("w")], command: .watch, scope: .probe,
-            summary: "watch it: a probe every few s"),
-        KeyBinding(keys: [.character("s")], command: .sortNext, scope: .cache, summary: "sort by the next column"),
-        KeyBinding(keys: [.character("S")], command: .sortReverse, scope: .cache, summary: "reverse the sort order"),
-        KeyBinding(keys: [.character("d")], command: .flushEntry, scope: .cache, summary: "flush the selected name"),
-        KeyBinding(
-            keys: [.character("D")], command: .flushAll, scope: .cache, summary: "flush every name (asks first)"),
-        KeyBinding(
-            keys: [.character("r")], command: .refreshEntry, scope: .cache,
-            summary: "refresh the selected name from HTTPDNS"),
-        KeyBinding(
-            keys: [.character("f")], command: .cycleFamily, scope: .cache,
-            summary: "next address family (auto, v4, v6, both)"),
-        KeyBinding(
-            keys: [.character("x")], command: .toggleReuseExpired, scope: .cache,
-            summary: "turn expired-IP reuse on or off"),
-        KeyBinding(keys: [.enter], command: .open, scope: .traces, summary: "open the selected trace"),
-        KeyBinding(
-            keys: [.character("c")], command: .reproduce, scope: .traces,
-            summary: "copy the command that reproduces the selected trace"),
-        KeyBinding(
-            keys: [.character("F")], command: .nextLabFault, scope: .events,
-            summary: "next lab fault (none, slow, error, malformed, down)", labOnly: true),
-        KeyBinding(
-            keys: [.character("N")], command: .clearLabFault, scope: .events, summary: "lab fault back to none",
-            labOnly: true),
-        // D is the cache view's flush-all, so the doctor's key is bound in each other view rather
-        // than everywhere: a global D would be hidden there, which the key map refuses.
-        KeyBinding(
-            keys: [.character("D")], command: .doctor, scope: .probe,
-            summary: "the doctor: is it the network?"),
-        KeyBinding(
-            keys: [.character("D")], command: .doctor, scope: .traces,
-            summary: "the doctor: is it the network?"),
-        KeyBinding(
-            keys: [.character("D")], command: .doctor, scope: .events,
-            summary: "the doctor: is it the network?"),
-        KeyBinding(
-            keys: [.character("D")], command: .doctor, scope: .compare,
-            summary: "the doctor: is it the network?"),
-        KeyBinding(
-            keys: [.enter], command: .open, scope: .doctor, summary: "what the selected check sent and saw"),
-        KeyBinding(
-            keys: [.escape, .backspace], command: .back, scope: .doctor,
-            summary: "back to the checks, or close the doctor"),
-        KeyBinding(
-            keys: [.character("r"), .character("D")], command: .doctor, scope: .doctor, summary: "run every check again"
-        ),
-        KeyBinding(
-            keys: [.character("e")], command: .export, scope: .doctor, summary: "export the report (JSON)"),
-        KeyBinding(
-            keys: [.character("c")], command: .reproduce, scope: .doctor,
-            summary: "copy the commands that reproduce the selected check"),
-        KeyBinding(keys: [.character("1")], command: .showView(.probe), scope: .global, summary: "Probe view"),
-        KeyBinding(keys: [.character("2")], command: .showView(.cache), scope: .global, summary: "Cache view"),
-        KeyBinding(keys: [.character("3")], command: .showView(.traces), scope: .global, summary: "Traces view"),
-        KeyBinding(keys: [.character("4")], command: .showView(.events), scope: .global, summary: "Events view"),
-        KeyBinding(keys: [.character("?"), .character("5")], command: .help, scope: .global, summary: "this help"),
-        KeyBinding(
-            keys: [.character("r")], command: .compareProviders, scope: .compare, summary: "ask every provider again"),
-        KeyBinding(
-            keys: [.character("v")], command: .compareProviders, scope: .global,
-            summary: "compare every provider's answer for the selected host"),
+    ]
+
+    /// The keys that mean the same in every view (a view's number key and opening letter are
+    /// its feature's).
+    static let everywhereBindings: [KeyBinding] = [
         KeyBinding(keys: [.tab], command: .nextView, scope: .global, summary: "next view"),
         KeyBinding(keys: [.backTab], command: .previousView, scope: .global, summary: "previous view"),
         KeyBinding(keys: [.up, .character("k")], command: .up, scope: .global, summary: "move up"),
@@ -370,7 +280,7 @@ extension KeyScope {
         let modal: Set<KeyScope> = [.typing, .confirm, .reproducePanel]
         if modal.contains(self) || modal.contains(other) { return false }
         if self == .global || other == .global { return true }
-        return Set([self, other]) == [.traces, .traceDetail]
+        return ConsoleFeatures.shareKeys(self, other)
     }
 }
 
@@ -431,8 +341,8 @@ extension KeyMap {
                 guard let key = a.keys.first(where: b.keys.contains) else { continue }
                 let place =
                     a.scope == b.scope
-                    ? "in the \(a.scope.rawValue.lowercased())"
-                    : "in the \((a.scope == .global ? b : a).scope.rawValue.lowercased())"
+                    ? "in the \(a.scope.title.lowercased())"
+                    : "in the \((a.scope == .global ? b : a).scope.title.lowercased())"
                 return
                     "'\(key.label)' would mean both '\(a.command.name)' and '\(b.command.name)' \(place); give one of them another key"
             }

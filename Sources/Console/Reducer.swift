@@ -286,7 +286,7 @@ func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] 
     state.nextRunID += 1
     state.runs.append(ProbeRun(id: id, target: target, startedAt: state.now))
     if state.runs.count > state.maxRuns { state.runs.removeFirst(state.runs.count - state.maxRuns) }
-    state.probeCursor = ListCursor()
+    state.probeView.cursor = ListCursor()
     state.view = .probe
     state.message = "Probing \(target)\u{2026}"
     return [.probe(runID: id, target: target)]
@@ -298,12 +298,14 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         ConsoleFeatures.base(state.view).move(by: delta, state: &state)
         return []
     }
+    // A view's opening letter (`?`, `v`, `D`), from any view.
+    for feature in ConsoleFeatures.all {
+        if let effects = feature.anywhere(command, state: &state) { return effects }
+    }
     switch command {
     case .showView(let view):
         switchView(to: view, state: &state)
         return ConsoleFeatures.base(view).shown(&state)
-    case .help:
-        HelpFeature.open(&state)
     case .nextView, .previousView:
         let all = ConsoleView.tabs
         let step = command == .nextView ? 1 : all.count - 1
@@ -337,10 +339,6 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
         return [.export(exportReports(records, state: state), basePath: base)]
     case .reproduce:
         return openReproducePanel(&state)
-    case .compareProviders:
-        return openCompare(&state)
-    case .doctor:
-        return openDoctor(&state)
     case .quit:
         state.quitting = true
         return [.quit]
@@ -440,7 +438,7 @@ func recordExport(_ sentence: String, host: String = "", state: inout ConsoleSta
 /// Adds a row to the events view, keeping the selected row on the same event.
 func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
     state.events.append(event)
-    if state.eventCursor.selected > 0 { state.eventCursor.selected += 1 }
+    if state.eventsView.cursor.selected > 0 { state.eventsView.cursor.selected += 1 }
 }
 
 /// The files of one export as a sentence: the first path whole, the others by name when they

@@ -82,8 +82,8 @@ private func drawTooSmall(_ size: TerminalSize, into buffer: inout CellBuffer) {
 private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
     // Below 70 columns the name gives way so the five tabs fit.
     var x = buffer.width < 70 ? -1 : buffer.put(" ipdirect ", x: 0, y: 0, style: .fg(.cyan, bold: true))
-    for view in ConsoleView.tabs {
-        let label = " \(view.rawValue) \(view.title) "
+    for (index, view) in ConsoleView.tabs.enumerated() {
+        let label = " \(index + 1) \(view.title) "
         let active = view == state.view
         x = buffer.put(label, x: x + 1, y: 0, style: active ? CellStyle(bold: true, reverse: true) : .plain)
     }

@@ -4,26 +4,16 @@ import Foundation
 import NameResolution
 import Probe
 
-/// The views, in the order of their number keys; those after `help` open on the selected
-/// host by a letter key and are not tabs.
-public enum ConsoleView: Int, Sendable, CaseIterable {
-    case probe = 1, cache, traces, events, help
-    case compare, doctor
+/// A view of the console: a tab, or a view a letter key opens. Each is declared in its folder
+/// under `Views/` (`ConsoleView.probe`), beside the feature that draws it.
+public struct ConsoleView: Hashable, Sendable {
+    /// The name on its tab.
+    public let title: String
 
-    /// The views the tab bar lists and Tab cycles through, each with its number key.
-    public static let tabs: [ConsoleView] = allCases.filter { $0.rawValue <= ConsoleView.help.rawValue }
+    init(_ title: String) { self.title = title }
 
-    public var title: String {
-        switch self {
-        case .probe: "Probe"
-        case .cache: "Cache"
-        case .traces: "Traces"
-        case .events: "Events"
-        case .help: "Help"
-        case .compare: "Compare"
-        case .doctor: "Doctor"
-        }
-    }
+    /// The views the tab bar lists and Tab cycles through, in the order of their number keys.
+    public static var tabs: [ConsoleView] { ConsoleFeatures.tabs }
 }
 
 /// What the keyboard is doing besides commands.
@@ -202,11 +192,6 @@ public struct ListCursor: Sendable, Equatable {
     public var offset = 0
 }
 
-/// The columns the cache view sorts by, in the order `s` cycles them.
-public enum CacheSortColumn: String, Sendable, CaseIterable {
-    case name, family, ips, ttl, source, state, hits, age
-}
-
 /// A bounded first-in-first-out store: appending past the capacity drops the oldest.
 public struct RingBuffer<Element: Sendable>: Sendable {
     private var storage: [Element] = []
@@ -275,7 +260,11 @@ public struct ConsoleState: Sendable {
     /// The mode to return to when a filter or confirmation ends.
     var modeBeforePrompt: InputMode = .command
 
-    // Probe view.
+    /// Each feature's own state (a list's cursor, the compare view's answers, the watch), under
+    /// its feature's type: `features[CacheFeature.self]`, or the name its folder gives it.
+    var features = FeatureStates()
+
+    // The probes, which every view may start (`p`) and several show.
     /// The host line, kept when Esc leaves it (a second Esc clears it).
     public var inputLine = EditedLine()
     /// The text of the host line.
@@ -288,49 +277,25 @@ public struct ConsoleState: Sendable {
     public var history: [String] = []
     var historyIndex: Int?
     public var runs: [ProbeRun] = []
-    public var probeCursor = ListCursor()
     var nextRunID = 1
     public var maxRuns = 50
 
-    // Cache view.
+    /// The resolver cache as last loaded (the cache view lists it, the status bar counts it).
     public var cache: [CacheEntrySnapshot] = []
-    /// Indices into `cache` in display order (sorted, filtered).
-    public var cacheOrder: [Int] = []
-    public var cacheSort: CacheSortColumn = .name
-    public var cacheSortDescending = false
-    public var cacheCursor = ListCursor()
 
-    // Traces view.
+    // The traces every probe leaves, which `e` exports from any view.
     public var traces: RingBuffer<TraceRecord>
     /// How many of the newest traces keep headers, certificates and logs (`--max-trace-details`).
     public var maxTraceDetails: Int
     var nextTraceSequence = 0
     /// Resolution and verdict of each run that still has traces kept.
     public var runContexts: [Int: RunContext] = [:]
-    /// Sequences of the traces matching the filter, oldest first; nil when there is no filter.
-    public var traceMatches: [Int]?
-    /// The filter `traceMatches` was computed for.
-    var traceFilterMatched = ""
-    public var traceCursor = ListCursor()
-    /// The sequence of the trace whose detail is open.
-    public var detailSequence: Int?
-    public var detailScroll = 0
 
-    // Events view.
+    /// What the resolver did and what the console wrote, newest last.
     public var events: RingBuffer<ConsoleEvent>
-    public var eventCursor = ListCursor()
 
-    public var helpScroll = 0
-    /// The compare view (`v`): every provider's answer for one host.
-    public var compare = CompareState()
-    /// The doctor view (`D`): every check of the network, filled in as they finish.
-    public var doctor = DoctorViewState()
     /// The reproduce panel, over the current view while open (`c`).
     public var reproducePanel: ReproducePanel?
-    /// The IP view (`i`), over the probe view while open.
-    public var ipView: IPViewState?
-    /// The watch (`w`): rounds go on while it exists; its view is over the probe view when shown.
-    public var watch: WatchState?
     /// Filters by view (`/`).
     public var filters: [ConsoleView: String] = [:]
     public var message = ""
@@ -365,63 +330,6 @@ public struct ConsoleState: Sendable {
     /// The probes not finished yet.
     public var inFlight: Int { runs.filter { !$0.finished }.count }
 
-    /// The number of traces the traces view lists (after the filter).
-    public var traceListCount: Int { traceMatches?.count ?? traces.count }
-
-    /// The trace at `row` of the traces list (row 0 is the newest).
-    public func traceAt(row: Int) -> TraceRecord? {
-        let count = traceListCount
-        guard row >= 0, row < count else { return nil }
-        if let matches = traceMatches {
-            return trace(sequence: matches[count - 1 - row])
-        }
-        return traces[traces.count - 1 - row]
-    }
-
-    /// The trace with a given sequence number, if still kept.
-    public func trace(sequence: Int) -> TraceRecord? {
-        guard !traces.isEmpty else { return nil }
-        let oldest = traces[0].sequence
-        let index = sequence - oldest
-        guard index >= 0, index < traces.count else { return nil }
-        return traces[index]
-    }
-
-    /// The traces the traces view lists, oldest first (what `e` exports).
-    public var listedTraces: [TraceRecord] {
-        if let matches = traceMatches { return matches.compactMap { trace(sequence: $0) } }
-        return traces.elements
-    }
-
     /// The filter of the current view, empty when none.
     public var currentFilter: String { filters[view] ?? "" }
-
-    /// The cache entry selected in the cache view.
-    public var selectedCacheEntry: CacheEntrySnapshot? {
-        let row = cacheCursor.selected
-        guard row >= 0, row < cacheOrder.count else { return nil }
-        return cache[cacheOrder[row]]
-    }
-
-    /// The events listed (after the filter), newest first.
-    public var listedEvents: [ConsoleEvent] {
-        let filter = (filters[.events] ?? "").lowercased()
-        var result: [ConsoleEvent] = []
-        result.reserveCapacity(events.count)
-        for index in stride(from: events.count - 1, through: 0, by: -1) {
-            let event = events[index]
-            if filter.isEmpty || "\(event.kind.name) \(event.host) \(event.detail)".lowercased().contains(filter) {
-                result.append(event)
-            }
-        }
-        return result
-    }
-
-    /// The probe runs listed (after the filter), newest first.
-    public var listedRuns: [ProbeRun] {
-        let filter = (filters[.probe] ?? "").lowercased()
-        let newestFirst = runs.reversed()
-        guard !filter.isEmpty else { return Array(newestFirst) }
-        return newestFirst.filter { $0.target.lowercased().contains(filter) }
-    }
 }

@@ -71,7 +71,7 @@ struct ReducerTests {
         _ = reduce(into: &s, action: .key(.character("s")))  // family
         _ = reduce(into: &s, action: .key(.character("s")))  // ips
         _ = reduce(into: &s, action: .key(.character("s")))  // ttl: the soonest to expire first
-        #expect(s.cacheSort == .ttl)
+        #expect(s.cacheView.sort == .ttl)
         #expect(s.selectedCacheEntry?.host == "expired.lab.test")
         #expect(reduce(into: &s, action: .key(.character("f"))) == [.setFamily(.v4)])
         #expect(reduce(into: &s, action: .key(.character("x"))) == [.setReuseExpired(true)])
@@ -119,7 +119,7 @@ struct ReducerTests {
         #expect(s.traceListCount == 5)  // host20...host24
         _ = reduce(into: &s, action: .key(.enter))
         ConsoleFixtures.send(&s, keys: "G")
-        #expect(s.traceAt(row: s.traceCursor.selected)?.attempt.url == "https://host20.lab.test/")
+        #expect(s.traceAt(row: s.tracesView.cursor.selected)?.attempt.url == "https://host20.lab.test/")
         _ = reduce(into: &s, action: .key(.escape))  // clears the filter
         #expect(s.traceListCount == 10)
     }
@@ -165,7 +165,7 @@ struct ReducerTests {
         _ = reduce(into: &s, action: .key(.enter))
         #expect(render(s).text.contains("Phases"))
         _ = reduce(into: &s, action: .key(.escape))
-        #expect(s.detailSequence == nil)
+        #expect(s.traceDetail.sequence == nil)
         _ = reduce(into: &s, action: .key(.character("4")))
         #expect(reduce(into: &s, action: .key(.character("F"))) == [.setLabFault(.error)])
         #expect(reduce(into: &s, action: .key(.character("N"))) == [.setLabFault(LabFault.none)])
@@ -208,7 +208,7 @@ struct ReducerTests {
         _ = reduce(into: &s, action: .key(.character("?")))
         var text = ""
         for page in 0..<4 {
-            s.helpScroll = page * 18
+            s.helpView.scroll = page * 18
             text += render(s, size: TerminalSize(width: 200, height: 60)).text
         }
         for binding in KeyMap.standard.bindings {

@@ -10,9 +10,10 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
         Span(" family ", .dim), Span(state.family.rawValue, .bold),
         Span(g.separator + "expired-IP reuse ", .dim), Span(state.reuseExpired ? "on" : "off", .bold),
         Span(
-            g.separator + "\(state.cacheOrder.count) of \(state.cache.count) entries" + g.separator + "sorted by ", .dim
+            g.separator + "\(state.cacheView.order.count) of \(state.cache.count) entries" + g.separator + "sorted by ",
+            .dim
         ),
-        Span(state.cacheSort.rawValue + (state.cacheSortDescending ? " (reversed)" : ""), .bold),
+        Span(state.cacheView.sort.rawValue + (state.cacheView.descending ? " (reversed)" : ""), .bold),
     ]
     buffer.draw(summary, x: 0, y: y, width: buffer.width)
     y += 1
@@ -24,14 +25,14 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
     let ipsWidth = flexible - nameWidth
     let widths = [nameWidth, fixed[0], ipsWidth, fixed[1], fixed[2], fixed[3], fixed[4], fixed[5]]
     let titles = ["NAME", "FAM", "IPS", "TTL", "SOURCE", "STATE", "HITS", "AGE"]
-    let sortIndex = CacheSortColumn.allCases.firstIndex(of: state.cacheSort) ?? 0
-    let mark = String(state.cacheSortDescending ? g.descending : g.ascending)
+    let sortIndex = CacheSortColumn.allCases.firstIndex(of: state.cacheView.sort) ?? 0
+    let mark = String(state.cacheView.descending ? g.descending : g.ascending)
     drawHeader(
         titles.enumerated().map { index, title in (index == sortIndex ? title + mark : title, widths[index]) }, y: y,
         into: &buffer)
     y += 1
 
-    if state.cacheOrder.isEmpty {
+    if state.cacheView.order.isEmpty {
         // The key that opens the host line, as the key map has it (`[keys]` may move it).
         let type = state.keyMap.label(for: .typeHost, in: [.cache, .global], lab: state.engine.lab) ?? "p"
         let text =
@@ -41,11 +42,11 @@ func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
         buffer.put(" " + text, x: 0, y: y, style: .dim)
         return
     }
-    let cursor = state.cacheCursor
+    let cursor = state.cacheView.cursor
     let visible = rows.upperBound - y
-    let end = min(state.cacheOrder.count, cursor.offset + visible)
+    let end = min(state.cacheView.order.count, cursor.offset + visible)
     for row in cursor.offset..<end {
-        let entry = state.cache[state.cacheOrder[row]]
+        let entry = state.cache[state.cacheView.order[row]]
         let remaining = entry.remaining(at: state.now)
         let seconds = entry.secondsLeft(at: state.now, rounded: .up)
         let expired = remaining <= 0
@@ -80,7 +81,7 @@ func resortCache(_ state: inout ConsoleState) {
         }
     }
     let now = state.now
-    let column = state.cacheSort
+    let column = state.cacheView.sort
     func stateRank(_ entry: CacheEntrySnapshot) -> Int {
         entry.refreshing ? 1 : (entry.remaining(at: now) > 0 ? 0 : 2)
     }
@@ -103,14 +104,14 @@ func resortCache(_ state: inout ConsoleState) {
         }
         return ordered
     }
-    if state.cacheSortDescending { order.reverse() }
-    state.cacheOrder = order
+    if state.cacheView.descending { order.reverse() }
+    state.cacheView.order = order
     let visible = max(1, bodyHeight(state) - 2)
-    state.cacheCursor.selected = max(0, min(state.cacheCursor.selected, order.count - 1))
-    if state.cacheCursor.selected >= state.cacheCursor.offset + visible {
-        state.cacheCursor.offset = state.cacheCursor.selected - visible + 1
+    state.cacheView.cursor.selected = max(0, min(state.cacheView.cursor.selected, order.count - 1))
+    if state.cacheView.cursor.selected >= state.cacheView.cursor.offset + visible {
+        state.cacheView.cursor.offset = state.cacheView.cursor.selected - visible + 1
     }
-    state.cacheCursor.offset = min(state.cacheCursor.offset, state.cacheCursor.selected)
+    state.cacheView.cursor.offset = min(state.cacheView.cursor.offset, state.cacheView.cursor.selected)
 }
 
 // MARK: - The feature
@@ -118,9 +119,28 @@ func resortCache(_ state: inout ConsoleState) {
 /// The cache view (2): the resolver cache, live.
 enum CacheFeature: ConsoleFeature {
     static let view = ConsoleView.cache
+    static let isTab = true
+    static let initialState = CacheViewState()
     static let filters = true
 
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.cache] }
+    static let scope: KeyScope? = .cache
+    static let bindings: [KeyBinding] = [
+        KeyBinding(keys: [.character("s")], command: .sortNext, scope: .cache, summary: "sort by the next column"),
+        KeyBinding(keys: [.character("S")], command: .sortReverse, scope: .cache, summary: "reverse the sort order"),
+        KeyBinding(keys: [.character("d")], command: .flushEntry, scope: .cache, summary: "flush the selected name"),
+        KeyBinding(
+            keys: [.character("D")], command: .flushAll, scope: .cache, summary: "flush every name (asks first)"),
+        KeyBinding(
+            keys: [.character("r")], command: .refreshEntry, scope: .cache,
+            summary: "refresh the selected name from HTTPDNS"),
+        KeyBinding(
+            keys: [.character("f")], command: .cycleFamily, scope: .cache,
+            summary: "next address family (auto, v4, v6, both)"),
+        KeyBinding(
+            keys: [.character("x")], command: .toggleReuseExpired, scope: .cache,
+            summary: "turn expired-IP reuse on or off"),
+        KeyBinding(keys: [.character("2")], command: .showView(.cache), scope: .global, summary: "Cache view"),
+    ]
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         switch action {
@@ -150,12 +170,12 @@ enum CacheFeature: ConsoleFeature {
             state.mode = .confirmFlushAll
         case .sortNext:
             let all = CacheSortColumn.allCases
-            state.cacheSort = all[((all.firstIndex(of: state.cacheSort) ?? 0) + 1) % all.count]
-            state.cacheSortDescending = false
+            state.cacheView.sort = all[((all.firstIndex(of: state.cacheView.sort) ?? 0) + 1) % all.count]
+            state.cacheView.descending = false
             resortCache(&state)
-            state.message = "Sorted by \(state.cacheSort.rawValue)"
+            state.message = "Sorted by \(state.cacheView.sort.rawValue)"
         case .sortReverse:
-            state.cacheSortDescending.toggle()
+            state.cacheView.descending.toggle()
             resortCache(&state)
         case .cycleFamily:
             let all = AddressFamily.allCases
@@ -173,16 +193,16 @@ enum CacheFeature: ConsoleFeature {
     }
 
     static func move(by delta: Int, state: inout ConsoleState) {
-        state.cacheCursor.step(by: delta, count: state.cacheOrder.count, visible: listRows(state))
+        state.cacheView.cursor.step(by: delta, count: state.cacheView.order.count, visible: listRows(state))
     }
 
     static func filterChanged(_ state: inout ConsoleState) {
         resortCache(&state)
-        state.cacheCursor = ListCursor()
+        state.cacheView.cursor = ListCursor()
     }
 
     static func bodyResized(_ state: inout ConsoleState) {
-        state.cacheCursor.clamp(count: state.cacheOrder.count, visible: listRows(state))
+        state.cacheView.cursor.clamp(count: state.cacheView.order.count, visible: listRows(state))
     }
 
     static func shown(_ state: inout ConsoleState) -> [ConsoleEffect] { [.loadCache] }
@@ -199,4 +219,41 @@ enum CacheFeature: ConsoleFeature {
     }
 
     static func selectedHost(_ state: ConsoleState) -> String? { state.selectedCacheEntry?.host }
+}
+
+extension KeyScope {
+    public static let cache = KeyScope("Cache view")
+}
+
+extension ConsoleView {
+    public static let cache = ConsoleView("Cache")
+}
+
+/// The cache view's order, sort and selection; the entries are `ConsoleState.cache`.
+public struct CacheViewState: Sendable, Equatable {
+    /// Indices into `ConsoleState.cache` in display order (sorted, filtered).
+    public var order: [Int] = []
+    public var sort: CacheSortColumn = .name
+    public var descending = false
+    public var cursor = ListCursor()
+}
+
+/// The columns the cache view sorts by, in the order `s` cycles them.
+public enum CacheSortColumn: String, Sendable, CaseIterable {
+    case name, family, ips, ttl, source, state, hits, age
+}
+
+extension ConsoleState {
+    /// The cache view's state.
+    public var cacheView: CacheViewState {
+        get { features[CacheFeature.self] }
+        _modify { yield &features[CacheFeature.self] }
+    }
+
+    /// The cache entry selected in the cache view.
+    public var selectedCacheEntry: CacheEntrySnapshot? {
+        let row = cacheView.cursor.selected
+        guard row >= 0, row < cacheView.order.count else { return nil }
+        return cache[cacheView.order[row]]
+    }
 }

@@ -201,8 +201,22 @@ func drawCompareView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout
 /// The compare view (`v`): every provider's answer for one host.
 enum CompareFeature: ConsoleFeature {
     static let view = ConsoleView.compare
+    static let initialState = CompareState()
 
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.compare] }
+    static let scope: KeyScope? = .compare
+    static let bindings: [KeyBinding] = [
+        .doctor(in: .compare),
+        KeyBinding(
+            keys: [.character("r")], command: .compareProviders, scope: .compare, summary: "ask every provider again"),
+        KeyBinding(
+            keys: [.character("v")], command: .compareProviders, scope: .global,
+            summary: "compare every provider's answer for the selected host"),
+    ]
+
+    /// `v` from any view asks every provider for the selected host.
+    static func anywhere(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        command == .compareProviders ? openCompare(&state) : nil
+    }
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         if case .providersCompared(let comparison) = action { applyComparison(comparison, state: &state) }
@@ -222,4 +236,20 @@ enum CompareFeature: ConsoleFeature {
     }
 
     static func selectedHost(_ state: ConsoleState) -> String? { state.compare.host }
+}
+
+extension KeyScope {
+    public static let compare = KeyScope("Compare view")
+}
+
+extension ConsoleView {
+    public static let compare = ConsoleView("Compare")
+}
+
+extension ConsoleState {
+    /// The compare view (`v`): every provider's answer for one host.
+    public var compare: CompareState {
+        get { features[CompareFeature.self] }
+        _modify { yield &features[CompareFeature.self] }
+    }
 }

@@ -287,8 +287,29 @@ func doctorDetailLines(_ state: ConsoleState, width: Int) -> [StyledLine] {
 /// The doctor view (`D`): every check of the network, filled in as they finish.
 enum DoctorFeature: ConsoleFeature {
     static let view = ConsoleView.doctor
+    static let initialState = DoctorViewState()
 
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.doctor] }
+    static let scope: KeyScope? = .doctor
+    static let bindings: [KeyBinding] = [
+        KeyBinding(
+            keys: [.enter], command: .open, scope: .doctor, summary: "what the selected check sent and saw"),
+        KeyBinding(
+            keys: [.escape, .backspace], command: .back, scope: .doctor,
+            summary: "back to the checks, or close the doctor"),
+        KeyBinding(
+            keys: [.character("r"), .character("D")], command: .doctor, scope: .doctor, summary: "run every check again"
+        ),
+        KeyBinding(
+            keys: [.character("e")], command: .export, scope: .doctor, summary: "export the report (JSON)"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .doctor,
+            summary: "copy the commands that reproduce the selected check"),
+    ]
+
+    /// `D` (bound in the views that do not use it) opens the doctor from them.
+    static func anywhere(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        command == .doctor ? openDoctor(&state) : nil
+    }
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         switch action {
@@ -322,5 +343,30 @@ enum DoctorFeature: ConsoleFeature {
     static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
         guard state.doctor.detailOpen else { return nil }
         return (doctorDetailLines(state, width: width).count, state.doctor.detailScroll)
+    }
+}
+
+extension KeyScope {
+    public static let doctor = KeyScope("Doctor view (D)")
+}
+
+extension ConsoleView {
+    public static let doctor = ConsoleView("Doctor")
+}
+
+extension KeyBinding {
+    /// `D` opens the doctor in `scope`. D is the cache view's flush-all, so the doctor's key is
+    /// bound in each other view rather than everywhere: a global D would be hidden there, which
+    /// the key map refuses.
+    static func doctor(in scope: KeyScope) -> KeyBinding {
+        KeyBinding(keys: [.character("D")], command: .doctor, scope: scope, summary: "the doctor: is it the network?")
+    }
+}
+
+extension ConsoleState {
+    /// The doctor view (`D`): every check of the network, filled in as they finish.
+    public var doctor: DoctorViewState {
+        get { features[DoctorFeature.self] }
+        _modify { yield &features[DoctorFeature.self] }
     }
 }

@@ -51,7 +51,7 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
     func detailLines(_ event: ConsoleEvent) -> [String] {
         wrapWhole(TerminalText.escaped(event.detail), width: detailWidth)
     }
-    let cursor = state.eventCursor
+    let cursor = state.eventsView.cursor
     let room = rows.upperBound - y
     var first = min(cursor.offset, cursor.selected)
     while first < cursor.selected
@@ -99,9 +99,21 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
 /// The events view (4): the resolver's events and the console's exports, newest first.
 enum EventsFeature: ConsoleFeature {
     static let view = ConsoleView.events
+    static let isTab = true
+    static let initialState = EventsViewState()
     static let filters = true
 
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.events] }
+    static let scope: KeyScope? = .events
+    static let bindings: [KeyBinding] = [
+        KeyBinding(
+            keys: [.character("F")], command: .nextLabFault, scope: .events,
+            summary: "next lab fault (none, slow, error, malformed, down)", labOnly: true),
+        KeyBinding(
+            keys: [.character("N")], command: .clearLabFault, scope: .events, summary: "lab fault back to none",
+            labOnly: true),
+        .doctor(in: .events),
+        KeyBinding(keys: [.character("4")], command: .showView(.events), scope: .global, summary: "Events view"),
+    ]
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         switch action {
@@ -135,10 +147,10 @@ enum EventsFeature: ConsoleFeature {
     static func move(by delta: Int, state: inout ConsoleState) {
         // The lab's fault switch takes two rows above the list.
         let visible = listRows(state) - (state.labFault == nil ? 0 : 2)
-        state.eventCursor.step(by: delta, count: state.listedEvents.count, visible: visible)
+        state.eventsView.cursor.step(by: delta, count: state.listedEvents.count, visible: visible)
     }
 
-    static func filterChanged(_ state: inout ConsoleState) { state.eventCursor = ListCursor() }
+    static func filterChanged(_ state: inout ConsoleState) { state.eventsView.cursor = ListCursor() }
 
     static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
         drawEventsView(state, rows: rows, into: &buffer)
@@ -149,5 +161,40 @@ enum EventsFeature: ConsoleFeature {
             ? [(.filter, "filter")]
             : [(.nextLabFault, "next fault"), (.clearLabFault, "no fault"), (.filter, "filter")])
             + [(.nextView, "next view")]
+    }
+}
+
+extension KeyScope {
+    public static let events = KeyScope("Events view")
+}
+
+extension ConsoleView {
+    public static let events = ConsoleView("Events")
+}
+
+/// The events view's selection; the events are `ConsoleState.events`.
+public struct EventsViewState: Sendable, Equatable {
+    public var cursor = ListCursor()
+}
+
+extension ConsoleState {
+    /// The events view's state.
+    public var eventsView: EventsViewState {
+        get { features[EventsFeature.self] }
+        _modify { yield &features[EventsFeature.self] }
+    }
+
+    /// The events listed (after the filter), newest first.
+    public var listedEvents: [ConsoleEvent] {
+        let filter = (filters[.events] ?? "").lowercased()
+        var result: [ConsoleEvent] = []
+        result.reserveCapacity(events.count)
+        for index in stride(from: events.count - 1, through: 0, by: -1) {
+            let event = events[index]
+            if filter.isEmpty || "\(event.kind.name) \(event.host) \(event.detail)".lowercased().contains(filter) {
+                result.append(event)
+            }
+        }
+        return result
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     let columns = helpColumns(state, width: buffer.width)
     let columnWidth = buffer.width / columns.count
-    let scroll = clampedHelpScroll(state.helpScroll, columns: columns, height: rows.count)
+    let scroll = clampedHelpScroll(state.helpView.scroll, columns: columns, height: rows.count)
     for (index, column) in columns.enumerated() {
         var y = rows.lowerBound
         for line in column.dropFirst(scroll).prefix(rows.count) {
@@ -40,10 +40,10 @@ func helpLines(_ keyMap: KeyMap, lab: Bool, width: Int) -> [StyledLine] {
     var lines: [StyledLine] = []
     let keyWidth = 16
     // Two columns of sections when the terminal is wide enough.
-    for scope in KeyScope.allCases {
+    for scope in KeyScope.all {
         let bindings = keyMap.bindings.filter { $0.scope == scope && (lab || !$0.labOnly) }
         guard !bindings.isEmpty else { continue }
-        lines.append([Span(" " + scope.rawValue, .fg(.cyan, bold: true))])
+        lines.append([Span(" " + scope.title, .fg(.cyan, bold: true))])
         for binding in bindings {
             let keys = binding.keys.map(\.label).joined(separator: ", ")
             // The action's name is what `[keys]` in the configuration file remaps.
@@ -60,17 +60,26 @@ func helpLines(_ keyMap: KeyMap, lab: Bool, width: Int) -> [StyledLine] {
 /// The help view (5, `?`): every key, from the key map.
 enum HelpFeature: ConsoleFeature {
     static let view = ConsoleView.help
+    static let isTab = true
+    static let bindings: [KeyBinding] = [
+        KeyBinding(keys: [.character("?"), .character("5")], command: .help, scope: .global, summary: "this help")
+    ]
 
-    /// Opens help at its top, however far it was scrolled last time.
-    static func open(_ state: inout ConsoleState) {
-        state.helpScroll = 0
+    static let initialState = HelpViewState()
+
+    /// `?` from any view opens help at its top, however far it was scrolled last time.
+    static func anywhere(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
+        guard command == .help else { return nil }
+        state.helpView.scroll = 0
         switchView(to: .help, state: &state)
+        return []
     }
 
     static func move(by delta: Int, state: inout ConsoleState) {
         // Clamped here, so Up after scrolling past the end moves at once.
-        state.helpScroll = clampedHelpScroll(
-            state.helpScroll &+ delta, columns: helpColumns(state, width: state.size.width), height: bodyHeight(state))
+        state.helpView.scroll = clampedHelpScroll(
+            state.helpView.scroll &+ delta, columns: helpColumns(state, width: state.size.width),
+            height: bodyHeight(state))
     }
 
     static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
@@ -82,6 +91,23 @@ enum HelpFeature: ConsoleFeature {
     }
 
     static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
-        (helpColumns(state, width: width).map(\.count).max() ?? 0, state.helpScroll)
+        (helpColumns(state, width: width).map(\.count).max() ?? 0, state.helpView.scroll)
+    }
+}
+
+extension ConsoleView {
+    public static let help = ConsoleView("Help")
+}
+
+/// How far the help view is scrolled.
+public struct HelpViewState: Sendable, Equatable {
+    public var scroll = 0
+}
+
+extension ConsoleState {
+    /// The help view's state.
+    public var helpView: HelpViewState {
+        get { features[HelpFeature.self] }
+        _modify { yield &features[HelpFeature.self] }
     }
 }

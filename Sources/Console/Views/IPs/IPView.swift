@@ -60,11 +60,11 @@ public struct PinnedProbe: Sendable, Equatable {
 /// Opens the IP view on the selected probe run and asks for a ranking.
 func openIPView(_ state: inout ConsoleState) -> [ConsoleEffect] {
     let runs = state.listedRuns
-    guard state.probeCursor.selected < runs.count else {
+    guard state.probeView.cursor.selected < runs.count else {
         state.message = "No IPs to rank: probe a host first (p), then press i"
         return []
     }
-    let run = runs[state.probeCursor.selected]
+    let run = runs[state.probeView.cursor.selected]
     guard let resolution = run.resolution else {
         state.message = "No IPs to rank yet: wait until \(run.target) is resolved, then press i"
         return []
@@ -246,9 +246,22 @@ func drawIPView(_ state: ConsoleState, view: IPViewState, rows: Range<Int>, into
 enum IPViewFeature: ConsoleFeature {
     static let view = ConsoleView.probe
     static let isOverlay = true
+    static let initialState: IPViewState? = nil
 
     static func isOpen(_ state: ConsoleState) -> Bool { state.ipView != nil }
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.ipView] }
+    static let scope: KeyScope? = .ipView
+    static let bindings: [KeyBinding] = [
+        KeyBinding(keys: [.escape, .character("i")], command: .back, scope: .ipView, summary: "close the IP view"),
+        KeyBinding(
+            keys: [.character("r")], command: .rerank, scope: .ipView,
+            summary: "time the connects again"),
+        KeyBinding(
+            keys: [.enter], command: .probeIP, scope: .ipView,
+            summary: "probe the selected IP"),
+        KeyBinding(
+            keys: [.character("t"), .right], command: .nextTechnique, scope: .ipView,
+            summary: "next technique for Enter"),
+    ]
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         switch action {
@@ -272,5 +285,17 @@ enum IPViewFeature: ConsoleFeature {
 
     static func hints(_ state: ConsoleState) -> [(Command, String)] {
         [(.probeIP, "probe IP"), (.nextTechnique, "technique"), (.rerank, "re-rank"), (.back, "close")]
+    }
+}
+
+extension KeyScope {
+    public static let ipView = KeyScope("IP view (i)")
+}
+
+extension ConsoleState {
+    /// The IP view (`i`), over the probe view while open.
+    public var ipView: IPViewState? {
+        get { features[IPViewFeature.self] }
+        _modify { yield &features[IPViewFeature.self] }
     }
 }

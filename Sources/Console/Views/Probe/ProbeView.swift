@@ -53,10 +53,10 @@ func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
         }
         return
     }
-    let first = min(state.probeCursor.selected, runs.count - 1)
+    let first = min(state.probeView.cursor.selected, runs.count - 1)
     for (index, run) in runs.enumerated().dropFirst(first) {
         guard y < rows.upperBound else { break }
-        let lines = runLines(run, selected: index == state.probeCursor.selected, state: state, width: buffer.width)
+        let lines = runLines(run, selected: index == state.probeView.cursor.selected, state: state, width: buffer.width)
         for line in lines {
             guard y < rows.upperBound else { break }
             buffer.draw(line, x: 0, y: y, width: buffer.width)
@@ -260,9 +260,28 @@ private func agreementWords(_ agreement: Agreement) -> String {
 /// The probe view (1): the host line and the probed hosts, newest first.
 enum ProbeFeature: ConsoleFeature {
     static let view = ConsoleView.probe
+    static let isTab = true
+    static let initialState = ProbeViewState()
     static let filters = true
 
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.probe] }
+    static let scope: KeyScope? = .probe
+    static let bindings: [KeyBinding] = [
+        KeyBinding(
+            keys: [.character("p"), .character(":")], command: .typeHost, scope: .probe,
+            summary: "type a host or URL to probe"),
+        KeyBinding(keys: [.character("r")], command: .reprobe, scope: .probe, summary: "probe the selected host again"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .probe,
+            summary: "copy the commands that reproduce the selected probe"),
+        KeyBinding(
+            keys: [.character("i")], command: .showIPs, scope: .probe,
+            summary: "its IPs, ranked as the SDKs do"),
+        KeyBinding(
+            keys: [.character("w")], command: .watch, scope: .probe,
+            summary: "watch it: a probe every few s"),
+        .doctor(in: .probe),
+        KeyBinding(keys: [.character("1")], command: .showView(.probe), scope: .global, summary: "Probe view"),
+    ]
 
     static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
         switch command {
@@ -274,11 +293,11 @@ enum ProbeFeature: ConsoleFeature {
             return []
         case .reprobe:
             let runs = state.listedRuns
-            guard state.probeCursor.selected < runs.count else {
+            guard state.probeView.cursor.selected < runs.count else {
                 state.message = "Nothing to probe again: type a host first (p)"
                 return []
             }
-            return startProbe(runs[state.probeCursor.selected].target, state: &state)
+            return startProbe(runs[state.probeView.cursor.selected].target, state: &state)
         case .showIPs:
             return openIPView(&state)
         case .watch:
@@ -289,10 +308,10 @@ enum ProbeFeature: ConsoleFeature {
     }
 
     static func move(by delta: Int, state: inout ConsoleState) {
-        state.probeCursor.step(by: delta, count: state.listedRuns.count, visible: 1)
+        state.probeView.cursor.step(by: delta, count: state.listedRuns.count, visible: 1)
     }
 
-    static func filterChanged(_ state: inout ConsoleState) { state.probeCursor = ListCursor() }
+    static func filterChanged(_ state: inout ConsoleState) { state.probeView.cursor = ListCursor() }
 
     static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
         drawProbeView(state, rows: rows, into: &buffer)
@@ -309,14 +328,43 @@ enum ProbeFeature: ConsoleFeature {
 
     static func selectedHost(_ state: ConsoleState) -> String? {
         let runs = state.listedRuns
-        guard state.probeCursor.selected < runs.count else { return nil }
-        let run = runs[state.probeCursor.selected]
+        guard state.probeView.cursor.selected < runs.count else { return nil }
+        let run = runs[state.probeView.cursor.selected]
         return run.resolution?.host ?? run.report?.host ?? (try? ProbeURL.parse(run.target))?.host
     }
 
     static func reproducible(_ state: ConsoleState) -> (attempts: [Attempt], resolution: HostResolution?) {
         let runs = state.listedRuns
-        guard state.probeCursor.selected < runs.count else { return ([], nil) }
-        return (runs[state.probeCursor.selected].attempts, runs[state.probeCursor.selected].resolution)
+        guard state.probeView.cursor.selected < runs.count else { return ([], nil) }
+        return (runs[state.probeView.cursor.selected].attempts, runs[state.probeView.cursor.selected].resolution)
+    }
+}
+
+extension KeyScope {
+    public static let probe = KeyScope("Probe view")
+}
+
+extension ConsoleView {
+    public static let probe = ConsoleView("Probe")
+}
+
+/// The probe view's selection; the runs are `ConsoleState.runs`.
+public struct ProbeViewState: Sendable, Equatable {
+    public var cursor = ListCursor()
+}
+
+extension ConsoleState {
+    /// The probe view's state.
+    public var probeView: ProbeViewState {
+        get { features[ProbeFeature.self] }
+        _modify { yield &features[ProbeFeature.self] }
+    }
+
+    /// The probe runs listed (after the filter), newest first.
+    public var listedRuns: [ProbeRun] {
+        let filter = (filters[.probe] ?? "").lowercased()
+        let newestFirst = runs.reversed()
+        guard !filter.isEmpty else { return Array(newestFirst) }
+        return newestFirst.filter { $0.target.lowercased().contains(filter) }
     }
 }

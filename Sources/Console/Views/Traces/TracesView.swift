@@ -32,7 +32,7 @@ func drawTracesView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
         buffer.put(" " + text, x: 0, y: y, style: .dim)
         return
     }
-    let cursor = state.traceCursor
+    let cursor = state.tracesView.cursor
     let end = min(listed, cursor.offset + (rows.upperBound - y))
     for row in cursor.offset..<end {
         guard let record = state.traceAt(row: row) else { break }
@@ -64,7 +64,8 @@ func tracesCount(listed: Int, total: Int, filter: String?, glyphs: Glyphs) -> St
 }
 
 func drawTraceDetail(_ state: ConsoleState, record: TraceRecord, rows: Range<Int>, into buffer: inout CellBuffer) {
-    buffer.draw(detailLines(record, state: state, width: buffer.width), scrolledBy: state.detailScroll, rows: rows)
+    buffer.draw(
+        detailLines(record, state: state, width: buffer.width), scrolledBy: state.traceDetail.scroll, rows: rows)
 }
 
 /// The phases of an exchange as spans from the start, in milliseconds. The span after the
@@ -317,17 +318,17 @@ public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleStat
         let oldest = state.traces[0].runID
         state.runContexts = state.runContexts.filter { $0.key >= oldest }
     }
-    if var matches = state.traceMatches {
+    if var matches = state.tracesView.matches {
         if let dropped, matches.first == dropped.sequence { matches.removeFirst() }
         let filter = (state.filters[.traces] ?? "").lowercased()
         if record.matches(filter) {
             matches.append(record.sequence)
-            if state.traceCursor.selected > 0 { state.traceCursor.selected += 1 }
+            if state.tracesView.cursor.selected > 0 { state.tracesView.cursor.selected += 1 }
         }
-        state.traceMatches = matches
-    } else if state.traceCursor.selected > 0 || state.detailSequence != nil {
+        state.tracesView.matches = matches
+    } else if state.tracesView.cursor.selected > 0 || state.traceDetail.sequence != nil {
         // Keep the same trace selected while new ones arrive on top.
-        state.traceCursor.selected = min(state.traceCursor.selected + 1, state.traces.count - 1)
+        state.tracesView.cursor.selected = min(state.tracesView.cursor.selected + 1, state.traces.count - 1)
     }
 }
 
@@ -336,9 +337,19 @@ public func recordTrace(_ attempt: Attempt, runID: Int, state: inout ConsoleStat
 /// The traces view (3): every request, newest first.
 enum TracesFeature: ConsoleFeature {
     static let view = ConsoleView.traces
+    static let isTab = true
     static let filters = true
+    static let initialState = TracesViewState()
 
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.traces] }
+    static let scope: KeyScope? = .traces
+    static let bindings: [KeyBinding] = [
+        KeyBinding(keys: [.enter], command: .open, scope: .traces, summary: "open the selected trace"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .traces,
+            summary: "copy the command that reproduces the selected trace"),
+        .doctor(in: .traces),
+        KeyBinding(keys: [.character("3")], command: .showView(.traces), scope: .global, summary: "Traces view"),
+    ]
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         if case .exported(let paths) = action {
@@ -349,37 +360,37 @@ enum TracesFeature: ConsoleFeature {
 
     static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
         guard command == .open else { return nil }
-        if let record = state.traceAt(row: state.traceCursor.selected) {
-            state.detailSequence = record.sequence
-            state.detailScroll = 0
+        if let record = state.traceAt(row: state.tracesView.cursor.selected) {
+            state.traceDetail.sequence = record.sequence
+            state.traceDetail.scroll = 0
         }
         return []
     }
 
     static func move(by delta: Int, state: inout ConsoleState) {
-        state.traceCursor.step(by: delta, count: state.traceListCount, visible: listRows(state))
+        state.tracesView.cursor.step(by: delta, count: state.traceListCount, visible: listRows(state))
     }
 
     static func filterChanged(_ state: inout ConsoleState) {
         let filter = (state.filters[.traces] ?? "").lowercased()
         if filter.isEmpty {
-            state.traceMatches = nil
-        } else if let previous = state.traceMatches, filter.contains(state.traceFilterMatched) {
+            state.tracesView.matches = nil
+        } else if let previous = state.tracesView.matches, filter.contains(state.tracesView.filterMatched) {
             // A longer filter only narrows: look again at what matched before, not at everything.
-            state.traceMatches = previous.filter { state.trace(sequence: $0)?.matches(filter) ?? false }
+            state.tracesView.matches = previous.filter { state.trace(sequence: $0)?.matches(filter) ?? false }
         } else {
             var matches: [Int] = []
             for index in 0..<state.traces.count where state.traces[index].matches(filter) {
                 matches.append(state.traces[index].sequence)
             }
-            state.traceMatches = matches
+            state.tracesView.matches = matches
         }
-        state.traceFilterMatched = filter
-        state.traceCursor = ListCursor()
+        state.tracesView.filterMatched = filter
+        state.tracesView.cursor = ListCursor()
     }
 
     static func bodyResized(_ state: inout ConsoleState) {
-        state.traceCursor.clamp(count: state.traceListCount, visible: listRows(state))
+        state.tracesView.cursor.clamp(count: state.traceListCount, visible: listRows(state))
     }
 
     static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
@@ -395,7 +406,8 @@ enum TracesFeature: ConsoleFeature {
 
     /// The trace whose detail is open, or else the one selected.
     static func selectedTrace(_ state: ConsoleState) -> TraceRecord? {
-        state.detailSequence.flatMap { state.trace(sequence: $0) } ?? state.traceAt(row: state.traceCursor.selected)
+        state.traceDetail.sequence.flatMap { state.trace(sequence: $0) }
+            ?? state.traceAt(row: state.tracesView.cursor.selected)
     }
 
     static func selectedHost(_ state: ConsoleState) -> String? {
@@ -416,22 +428,33 @@ enum TracesFeature: ConsoleFeature {
 enum TraceDetailFeature: ConsoleFeature {
     static let view = ConsoleView.traces
     static let isOverlay = true
+    static let sharesKeysWithView = true
+    static let initialState = TraceDetailState()
 
-    static func isOpen(_ state: ConsoleState) -> Bool { state.detailSequence != nil }
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.traceDetail] }
+    static func isOpen(_ state: ConsoleState) -> Bool { state.traceDetail.sequence != nil }
+    static let scope: KeyScope? = .traceDetail
+    static let bindings: [KeyBinding] = [
+        KeyBinding(
+            keys: [.escape, .backspace], command: .back, scope: .traceDetail, summary: "back to the traces list"),
+        KeyBinding(
+            keys: [.character("c")], command: .reproduce, scope: .traceDetail,
+            summary: "copy the command that reproduces this trace"),
+        KeyBinding(keys: [.up, .character("k")], command: .up, scope: .traceDetail, summary: "scroll up"),
+        KeyBinding(keys: [.down, .character("j")], command: .down, scope: .traceDetail, summary: "scroll down"),
+    ]
 
     static func command(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect]? {
         if let delta = moveDelta(command, state: state) {
-            state.detailScroll = max(0, state.detailScroll &+ delta)
+            state.traceDetail.scroll = max(0, state.traceDetail.scroll &+ delta)
             return []
         }
         switch command {
         case .back:
-            state.detailSequence = nil
+            state.traceDetail.sequence = nil
             return []
         case .filter:
             // The filter is of the list: back to it, and on to the filter line.
-            state.detailSequence = nil
+            state.traceDetail.sequence = nil
             return nil
         default:
             return nil
@@ -439,7 +462,7 @@ enum TraceDetailFeature: ConsoleFeature {
     }
 
     static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
-        guard let sequence = state.detailSequence, let record = state.trace(sequence: sequence) else {
+        guard let sequence = state.traceDetail.sequence, let record = state.trace(sequence: sequence) else {
             // The trace left the ring while open: the list it was in.
             return TracesFeature.draw(state, rows: rows, into: &buffer)
         }
@@ -451,7 +474,79 @@ enum TraceDetailFeature: ConsoleFeature {
     }
 
     static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? {
-        guard let sequence = state.detailSequence, let record = state.trace(sequence: sequence) else { return nil }
-        return (detailLines(record, state: state, width: width).count, state.detailScroll)
+        guard let sequence = state.traceDetail.sequence, let record = state.trace(sequence: sequence) else {
+            return nil
+        }
+        return (detailLines(record, state: state, width: width).count, state.traceDetail.scroll)
+    }
+}
+
+extension KeyScope {
+    public static let traceDetail = KeyScope("Trace detail")
+}
+
+extension KeyScope {
+    public static let traces = KeyScope("Traces view")
+}
+
+extension ConsoleView {
+    public static let traces = ConsoleView("Traces")
+}
+
+/// The traces list's filter matches and selection; the traces are `ConsoleState.traces`.
+public struct TracesViewState: Sendable, Equatable {
+    /// Sequences of the traces matching the filter, oldest first; nil when there is no filter.
+    public var matches: [Int]?
+    /// The filter `matches` was computed for.
+    var filterMatched = ""
+    public var cursor = ListCursor()
+}
+
+/// Which trace's detail is open, and how far it is scrolled.
+public struct TraceDetailState: Sendable, Equatable {
+    /// The sequence of the trace whose detail is open.
+    public var sequence: Int?
+    public var scroll = 0
+}
+
+extension ConsoleState {
+    /// The traces list's state.
+    public var tracesView: TracesViewState {
+        get { features[TracesFeature.self] }
+        _modify { yield &features[TracesFeature.self] }
+    }
+
+    /// The trace detail's state.
+    public var traceDetail: TraceDetailState {
+        get { features[TraceDetailFeature.self] }
+        _modify { yield &features[TraceDetailFeature.self] }
+    }
+
+    /// The number of traces the traces view lists (after the filter).
+    public var traceListCount: Int { tracesView.matches?.count ?? traces.count }
+
+    /// The trace at `row` of the traces list (row 0 is the newest).
+    public func traceAt(row: Int) -> TraceRecord? {
+        let count = traceListCount
+        guard row >= 0, row < count else { return nil }
+        if let matches = tracesView.matches {
+            return trace(sequence: matches[count - 1 - row])
+        }
+        return traces[traces.count - 1 - row]
+    }
+
+    /// The trace with a given sequence number, if still kept.
+    public func trace(sequence: Int) -> TraceRecord? {
+        guard !traces.isEmpty else { return nil }
+        let oldest = traces[0].sequence
+        let index = sequence - oldest
+        guard index >= 0, index < traces.count else { return nil }
+        return traces[index]
+    }
+
+    /// The traces the traces view lists, oldest first (what `e` exports).
+    public var listedTraces: [TraceRecord] {
+        if let matches = tracesView.matches { return matches.compactMap { trace(sequence: $0) } }
+        return traces.elements
     }
 }

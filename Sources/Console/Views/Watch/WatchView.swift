@@ -43,11 +43,11 @@ func openWatch(_ state: inout ConsoleState) -> [ConsoleEffect] {
         return []
     }
     let runs = state.listedRuns
-    guard state.probeCursor.selected < runs.count else {
+    guard state.probeView.cursor.selected < runs.count else {
         state.message = "Nothing to watch: probe a host first (p), then press w"
         return []
     }
-    let target = runs[state.probeCursor.selected].target
+    let target = runs[state.probeView.cursor.selected].target
     state.watch = WatchState(target: target, now: state.now)
     state.message = "Watching \(target) every \(WatchState.defaultInterval)s"
     return startWatchRound(&state)
@@ -313,9 +313,25 @@ private func drawWatchChanges(
 enum WatchFeature: ConsoleFeature {
     static let view = ConsoleView.probe
     static let isOverlay = true
+    static let initialState: WatchState? = nil
 
     static func isOpen(_ state: ConsoleState) -> Bool { state.watch?.shown == true }
-    static func scopes(_ state: ConsoleState) -> [KeyScope] { [.watchView] }
+    static let scope: KeyScope? = .watchView
+    static let bindings: [KeyBinding] = [
+        KeyBinding(keys: [.escape], command: .back, scope: .watchView, summary: "stop watching"),
+        KeyBinding(
+            keys: [.character("w")], command: .watch, scope: .watchView,
+            summary: "hide; the watch goes on"),
+        KeyBinding(
+            keys: [.character("+"), .character("=")], command: .lengthenWatchInterval, scope: .watchView,
+            summary: "1 s more between rounds"),
+        KeyBinding(
+            keys: [.character("-")], command: .shortenWatchInterval, scope: .watchView,
+            summary: "1 s less between rounds"),
+        KeyBinding(
+            keys: [.character("e")], command: .export, scope: .watchView,
+            summary: "export the rounds (JSON Lines)"),
+    ]
 
     static func reduce(_ action: ConsoleAction, state: inout ConsoleState) -> [ConsoleEffect] {
         switch action {
@@ -349,5 +365,17 @@ enum WatchFeature: ConsoleFeature {
             (.lengthenWatchInterval, "slower"), (.shortenWatchInterval, "faster"), (.export, "export"),
             (.watch, "hide"), (.back, "stop"),
         ]
+    }
+}
+
+extension KeyScope {
+    public static let watchView = KeyScope("Watch view (w)")
+}
+
+extension ConsoleState {
+    /// The watch (`w`): rounds go on while it exists; its view is over the probe view when shown.
+    public var watch: WatchState? {
+        get { features[WatchFeature.self] }
+        _modify { yield &features[WatchFeature.self] }
     }
 }
