@@ -1,7 +1,7 @@
-import Testing
-
 // The list of console features holds what "a view is one folder and one line" promises: each
 // feature's keys reach the key map and the help view, no two features claim a view or a scope.
+import Testing
+
 @testable import Console
 
 @Suite("Console features")
