@@ -281,17 +281,6 @@ func asciiTarget(_ typed: String) -> String {
     return (try? ProbeURL.parse(typed))?.text ?? typed
 }
 
-func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] {
-    let id = state.nextRunID
-    state.nextRunID += 1
-    state.runs.append(ProbeRun(id: id, target: target, startedAt: state.now))
-    if state.runs.count > state.maxRuns { state.runs.removeFirst(state.runs.count - state.maxRuns) }
-    state.probeView.cursor = ListCursor()
-    state.view = .probe
-    state.message = "Probing \(target)\u{2026}"
-    return [.probe(runID: id, target: target)]
-}
-
 /// The commands every view shares, once what is shown has passed on a command.
 private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleEffect] {
     if let delta = moveDelta(command, state: state) {
@@ -427,18 +416,6 @@ private func applyProbeEvent(_ event: ProbeEvent, runID: Int, state: inout Conso
         state.message = "Probe failed: \(error.reason)"
     }
     return []
-}
-
-/// Says what an export wrote, on the status line and as an `export` row of the events view.
-func recordExport(_ sentence: String, host: String = "", state: inout ConsoleState) {
-    state.message = "Exported " + sentence
-    recordEvent(ConsoleEvent(time: state.now, kind: .export, host: host, detail: sentence), state: &state)
-}
-
-/// Adds a row to the events view, keeping the selected row on the same event.
-func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
-    state.events.append(event)
-    if state.eventsView.cursor.selected > 0 { state.eventsView.cursor.selected += 1 }
 }
 
 /// The files of one export as a sentence: the first path whole, the others by name when they

@@ -91,7 +91,7 @@ private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
         // A view opened by a letter key is shown beside the tabs while it is open.
         x = buffer.put(" \(state.view.title) ", x: x + 1, y: 0, style: CellStyle(bold: true, reverse: true))
     }
-    // Right-aligned tags, last first: the lab's fault, then a watch that goes on while hidden.
+    // Right-aligned tags, last first: the lab's fault, then the features' (a watch going on hidden).
     var right = buffer.width - 1
     if let fault = state.labFault {
         let tag = fault == .none ? "lab" : "lab fault: \(fault.rawValue)"
@@ -102,11 +102,12 @@ private func drawTabBar(_ state: ConsoleState, into buffer: inout CellBuffer) {
             right = start - 2
         }
     }
-    if let watch = state.watch, !watch.shown {
+    for tag in ConsoleFeatures.all.compactMap({ $0.tabBarTag(state) }) {
         // The buffer escapes what it draws; the width is of the text as drawn.
-        let tag = "watching \(watch.target) every \(watch.interval)s (w)"
-        let start = right - TerminalText.width(TerminalText.escaped(tag))
-        if start > x + 1 { buffer.put(tag, x: start, y: 0, style: .fg(.cyan)) }
+        let start = right - TerminalText.width(TerminalText.escaped(tag.text))
+        guard start > x + 1 else { break }
+        buffer.put(tag.text, x: start, y: 0, style: tag.style)
+        right = start - 2
     }
 }
 

@@ -57,6 +57,8 @@ protocol ConsoleFeature {
     static func draw(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer)
     /// Its hint line in command mode: commands (labelled from the key map) and what they do.
     static func hints(_ state: ConsoleState) -> [(Command, String)]
+    /// A tag at the right of the tab bar for what it does while not shown (a hidden watch).
+    static func tabBarTag(_ state: ConsoleState) -> Span?
     /// The line count and scroll of what it scrolls, for "lines 1-20 of 80"; nil when none.
     static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)?
     /// The host its selection points at, for the compare view (`v`).
@@ -85,6 +87,7 @@ extension ConsoleFeature {
     static func filterChanged(_ state: inout ConsoleState) {}
     static func bodyResized(_ state: inout ConsoleState) {}
     static func shown(_ state: inout ConsoleState) -> [ConsoleEffect] { [] }
+    static func tabBarTag(_ state: ConsoleState) -> Span? { nil }
     static func scrolledLines(_ state: ConsoleState, width: Int) -> (count: Int, scroll: Int)? { nil }
     /// A view without a selection of its own points at the probed host selected.
     static func selectedHost(_ state: ConsoleState) -> String? { ProbeFeature.selectedHost(state) }

@@ -94,6 +94,18 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
     }
 }
 
+/// Says what an export wrote, on the status line and as an `export` row of the events view.
+func recordExport(_ sentence: String, host: String = "", state: inout ConsoleState) {
+    state.message = "Exported " + sentence
+    recordEvent(ConsoleEvent(time: state.now, kind: .export, host: host, detail: sentence), state: &state)
+}
+
+/// Adds a row to the events view, keeping the selected row on the same event.
+func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
+    state.events.append(event)
+    if state.eventsView.cursor.selected > 0 { state.eventsView.cursor.selected += 1 }
+}
+
 // MARK: - The feature
 
 /// The events view (4): the resolver's events and the console's exports, newest first.

@@ -255,6 +255,19 @@ private func agreementWords(_ agreement: Agreement) -> String {
     }
 }
 
+/// Starts a probe of `target` (typed on the host line, or `r` again), newest at the top of the
+/// probe view.
+func startProbe(_ target: String, state: inout ConsoleState) -> [ConsoleEffect] {
+    let id = state.nextRunID
+    state.nextRunID += 1
+    state.runs.append(ProbeRun(id: id, target: target, startedAt: state.now))
+    if state.runs.count > state.maxRuns { state.runs.removeFirst(state.runs.count - state.maxRuns) }
+    state.probeView.cursor = ListCursor()
+    state.view = .probe
+    state.message = "Probing \(target)\u{2026}"
+    return [.probe(runID: id, target: target)]
+}
+
 // MARK: - The feature
 
 /// The probe view (1): the host line and the probed hosts, newest first.

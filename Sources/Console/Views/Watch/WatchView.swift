@@ -360,6 +360,11 @@ enum WatchFeature: ConsoleFeature {
         drawWatchView(state, watch: watch, rows: rows, into: &buffer)
     }
 
+    static func tabBarTag(_ state: ConsoleState) -> Span? {
+        guard let watch = state.watch, !watch.shown else { return nil }
+        return Span("watching \(watch.target) every \(watch.interval)s (w)", .fg(.cyan))
+    }
+
     static func hints(_ state: ConsoleState) -> [(Command, String)] {
         [
             (.lengthenWatchInterval, "slower"), (.shortenWatchInterval, "faster"), (.export, "export"),
