@@ -30,27 +30,8 @@ enum DNSSendCheck {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        if family == AF_INET {
-            length = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { target in
-                    target.pointee.sin_family = sa_family_t(AF_INET)
-                    target.pointee.sin_port = UInt16(server.port).bigEndian
-                    _ = inet_pton(AF_INET, server.address.text, &target.pointee.sin_addr)
-                    return socklen_t(MemoryLayout<sockaddr_in>.size)
-                }
-            }
-        } else {
-            length = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { target in
-                    target.pointee.sin6_family = sa_family_t(AF_INET6)
-                    target.pointee.sin6_port = UInt16(server.port).bigEndian
-                    _ = inet_pton(AF_INET6, server.address.text, &target.pointee.sin6_addr)
-                    return socklen_t(MemoryLayout<sockaddr_in6>.size)
-                }
-            }
-        }
+        guard let (address, length) = server.address.socketAddress(port: server.port) else { return nil }
+        var storage = address
         let connected = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
         }

@@ -237,7 +237,7 @@ public enum TCPConnectTimer {
 
     private static func start(_ ip: IPAddress, port: Int) -> Start {
         let isV6 = ip.family == .v6
-        guard let (address, length) = socketAddress(ip, port: port) else { return .invalid }
+        guard let (address, length) = ip.socketAddress(port: port) else { return .invalid }
         var storage = address
         #if canImport(Glibc)
             let streamType = Int32(SOCK_STREAM.rawValue)
@@ -261,30 +261,6 @@ public enum TCPConnectTimer {
         if code == EINPROGRESS { return .inProgress(fd, started) }
         close(fd)
         return .failed(code)
-    }
-
-    /// The socket address of an address and port; nil when `inet_pton` does not take it.
-    private static func socketAddress(_ ip: IPAddress, port: Int) -> (sockaddr_storage, socklen_t)? {
-        let networkPort = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-        /// `address` copied into the storage every family fits in, with its own length.
-        func stored<Address>(_ address: Address) -> (sockaddr_storage, socklen_t) {
-            var storage = sockaddr_storage()
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
-            }
-            return (storage, socklen_t(MemoryLayout<Address>.size))
-        }
-        if ip.family == .v6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = networkPort
-            guard inet_pton(AF_INET6, ip.text, &address.sin6_addr) == 1 else { return nil }
-            return stored(address)
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = networkPort
-        guard inet_pton(AF_INET, ip.text, &address.sin_addr) == 1 else { return nil }
-        return stored(address)
     }
 
 }
