@@ -143,7 +143,8 @@ struct ClientAddressCheck: DoctorCheck {
         var forReported: String
         var forLocal: String
         var trace: [DoctorTraceLine]
-        var differs: Bool
+        /// Whether the service answered the two client addresses differently.
+        var differs: Bool { forReported != forLocal }
     }
 
     /// Asks for each host with `ip=`/`cip` set to the reported address and to the local one, all at once.
@@ -173,7 +174,7 @@ struct ClientAddressCheck: DoctorCheck {
                         trace: [
                             DoctorTraceLine(.sent, "A \(host) with ip=\(reported)"), DoctorTraceLine(.seen, a),
                             DoctorTraceLine(.sent, "A \(host) with ip=\(local)"), DoctorTraceLine(.seen, b),
-                        ], differs: a != b)
+                        ])
                 }
             }
             var comparisons: [Comparison] = []
