@@ -4,16 +4,18 @@ import NameResolution
 import TOMLKit
 
 /// One setting of `ResolverConfiguration`: where it lives in the resolved value, how the file
-/// spells and types it, and which variable and flag give it.
+/// types it, and which variable gives it. Its key and flag are its `Setting`'s.
 ///
 /// Holds key paths, which are immutable values the standard library does not mark Sendable.
 public struct ConfigurationField: @unchecked Sendable {
+    /// The setting it reads.
+    public let setting: Setting
     /// Its key in the TOML file (`ca_file`), also how sentences name it.
-    public let key: String
+    public var key: String { setting.rawValue }
     /// The environment variable that gives it, if any.
     public let variable: String?
     /// The command-line flag that gives it, if any (`--httpdns-ca`).
-    public let flag: String?
+    public var flag: String? { setting.flag }
     let path: AnyKeyPath
     /// Reads the file's value; throws naming the key and what it must be.
     let read: (any TOMLValueConvertible, _ file: String) throws(ConfigurationError) -> (any Sendable)?
@@ -23,27 +25,28 @@ public struct ConfigurationField: @unchecked Sendable {
     let write: (any Sendable, inout ResolverConfiguration) -> Void
 
     init<T: Sendable>(
-        _ key: String, _ path: WritableKeyPath<ResolverConfiguration, T>, variable: String? = nil, flag: String? = nil,
+        _ setting: Setting, _ path: WritableKeyPath<ResolverConfiguration, T>, variable: String? = nil,
         _ type: SettingType<T>
     ) {
-        self.init(key, path, variable, flag, type) { value, configuration in configuration[keyPath: path] = value }
+        self.init(setting, path, variable, type) { value, configuration in configuration[keyPath: path] = value }
     }
 
     /// A setting that may be unset in the resolved configuration (`endpoint`, `dns_server`).
     init<T: Sendable>(
-        _ key: String, _ path: WritableKeyPath<ResolverConfiguration, T?>, variable: String? = nil,
-        flag: String? = nil, _ type: SettingType<T>
+        _ setting: Setting, _ path: WritableKeyPath<ResolverConfiguration, T?>, variable: String? = nil,
+        _ type: SettingType<T>
     ) {
-        self.init(key, path, variable, flag, type) { value, configuration in configuration[keyPath: path] = value }
+        self.init(setting, path, variable, type) { value, configuration in configuration[keyPath: path] = value }
     }
 
     private init<T: Sendable>(
-        _ key: String, _ path: AnyKeyPath, _ variable: String?, _ flag: String?, _ type: SettingType<T>,
+        _ setting: Setting, _ path: AnyKeyPath, _ variable: String?, _ type: SettingType<T>,
         assign: @escaping (T, inout ResolverConfiguration) -> Void
     ) {
-        self.key = key
+        precondition(setting.key != nil, "\(setting) is not a setting of the configuration file")
+        let key = setting.rawValue
+        self.setting = setting
         self.variable = variable
-        self.flag = flag
         self.path = path
         read = { value, file throws(ConfigurationError) in try type.read(value, key, file) }
         readVariable = { text throws(ConfigurationError) in try type.readVariable(text, variable ?? key) }
@@ -179,29 +182,28 @@ extension ConfigurationField {
     /// Every setting of the resolver, in the order the file is checked (the first wrong value
     /// is the one reported).
     public static let all: [ConfigurationField] = [
-        ConfigurationField("provider", \.provider, variable: "IPDIRECT_PROVIDER", flag: "--provider", .choice),
-        ConfigurationField("family", \.family, .choice),
-        ConfigurationField("endpoint", \.endpoint, variable: "IPDIRECT_ENDPOINT", flag: "--endpoint", .text),
-        ConfigurationField("account", \.account, variable: "IPDIRECT_ACCOUNT", flag: "--account", .text),
-        ConfigurationField("secret", \.secret, variable: "IPDIRECT_HTTPDNS_SECRET", .credential),
-        ConfigurationField("ca_file", \.caFile, flag: "--httpdns-ca", .text),
-        ConfigurationField("cache_path", \.cachePath, .text),
-        ConfigurationField("dns_server", \.dnsServer, flag: "--dns-server", .dnsServer),
-        ConfigurationField("doh_method", \.dohMethod, flag: "--doh-method", .choice),
-        ConfigurationField("sdk", \.sdk, flag: "--sdk", .choice),
-        ConfigurationField("client_ip", \.clientIP, flag: "--client-ip", .ipLiteral),
-        ConfigurationField("key", \.key, variable: "IPDIRECT_HTTPDNS_KEY", .credential),
-        ConfigurationField("token", \.token, variable: "IPDIRECT_HTTPDNS_TOKEN", .credential),
-        ConfigurationField("region", \.region, .text),
-        ConfigurationField("service_name", \.serviceName, .text),
-        ConfigurationField(
-            "start_ips", \.startIPs, .list("an array of base URLs ([\"http://127.0.0.1:8080\"])")),
-        ConfigurationField("cipher", \.cipher, flag: "--cipher", .choice),
-        ConfigurationField("sdns", \.sdns, flag: "--sdns", .stringTable),
-        ConfigurationField("timeout", \.timeout, flag: "--timeout", .seconds),
-        ConfigurationField("fallback_to_system", \.fallbackToSystem, flag: "--no-fallback", .flag),
-        ConfigurationField("reuse_expired", \.reuseExpired, flag: "--reuse-expired", .flag),
-        ConfigurationField("prefetch", \.prefetch, .list("an array of names")),
+        ConfigurationField(.provider, \.provider, variable: "IPDIRECT_PROVIDER", .choice),
+        ConfigurationField(.family, \.family, .choice),
+        ConfigurationField(.endpoint, \.endpoint, variable: "IPDIRECT_ENDPOINT", .text),
+        ConfigurationField(.account, \.account, variable: "IPDIRECT_ACCOUNT", .text),
+        ConfigurationField(.secret, \.secret, variable: "IPDIRECT_HTTPDNS_SECRET", .credential),
+        ConfigurationField(.caFile, \.caFile, .text),
+        ConfigurationField(.cachePath, \.cachePath, .text),
+        ConfigurationField(.dnsServer, \.dnsServer, .dnsServer),
+        ConfigurationField(.dohMethod, \.dohMethod, .choice),
+        ConfigurationField(.sdk, \.sdk, .choice),
+        ConfigurationField(.clientIP, \.clientIP, .ipLiteral),
+        ConfigurationField(.key, \.key, variable: "IPDIRECT_HTTPDNS_KEY", .credential),
+        ConfigurationField(.token, \.token, variable: "IPDIRECT_HTTPDNS_TOKEN", .credential),
+        ConfigurationField(.region, \.region, .text),
+        ConfigurationField(.serviceName, \.serviceName, .text),
+        ConfigurationField(.startIPs, \.startIPs, .list("an array of base URLs ([\"http://127.0.0.1:8080\"])")),
+        ConfigurationField(.cipher, \.cipher, .choice),
+        ConfigurationField(.sdns, \.sdns, .stringTable),
+        ConfigurationField(.timeout, \.timeout, .seconds),
+        ConfigurationField(.fallbackToSystem, \.fallbackToSystem, .flag),
+        ConfigurationField(.reuseExpired, \.reuseExpired, .flag),
+        ConfigurationField(.prefetch, \.prefetch, .list("an array of names")),
     ]
 
     /// The field of a key path, if it is one of the list's.
@@ -212,8 +214,8 @@ extension ConfigurationField {
     /// How a setting is given, as the command line tells its user: its flag, its variable and
     /// its key in the file (`--account, IPDIRECT_ACCOUNT or 'account' in the configuration file`);
     /// with a value, the flag that gives it (`--cipher des`).
-    public static func waysToGive(_ setting: ProviderSettingName, value: String?) -> String {
-        let field = all.first { $0.key == setting.rawValue }
+    public static func waysToGive(_ setting: Setting, value: String?) -> String {
+        let field = all.first { $0.setting == setting }
         if let value {
             return field?.flag.map { "\($0) \(value)" }
                 ?? "\(setting.rawValue) = \"\(value)\" in the configuration file"

@@ -20,14 +20,26 @@ struct SettingTests {
         #expect(Setting.cipher.givenAs(.console) == "cipher in the configuration file")
     }
 
-    @Test("a resolver setting's key and flag are the configuration field list's")
+    @Test("every setting with a key is a field of the configuration, once, and every field is such a setting")
     func agreesWithFieldList() {
-        for setting in Setting.allCases {
-            guard let key = setting.key else { continue }
-            let field = ConfigurationField.all.first { $0.key == key }
-            #expect(field != nil, "\(key) is not in ConfigurationField.all")
-            #expect(field?.flag == setting.flag, "\(key): \(setting.flag) here, \(field?.flag ?? "none") there")
-        }
+        // The field takes its key and flag from its setting; what is left to hold together is
+        // that the two lists name the same settings.
+        let fields = ConfigurationField.all.map(\.setting)
+        #expect(Set(fields).count == fields.count, "a setting read twice: \(fields)")
+        #expect(Set(fields) == Set(Setting.allCases.filter { $0.key != nil }))
+        #expect(ConfigurationField.all.first { $0.key == "dns_server" }?.flag == "--dns-server")
+    }
+
+    @Test("a provider's missing setting reads in the library's words and in the command line's")
+    func providerSettingsNamedOnce() {
+        let missing = ProviderSetupError.missing(.account, provider: .alicloud)
+        #expect(missing.description == "alicloud needs an account ID: the account setting")
+        #expect(
+            missing.phrased(naming: ConfigurationField.waysToGive)
+                == "alicloud needs an account ID: --account, IPDIRECT_ACCOUNT or 'account' in the configuration file")
+        // A setting no flag gives is named as the file gives it.
+        #expect(Setting.secret.named(.commandLine) == "secret")
+        #expect(Setting.startIPs.givenAs(.commandLine) == "start_ips in the configuration file")
     }
 
     /// Whole literals that are another program's argument word, where the library writes a

@@ -1,16 +1,29 @@
-// The settings library sentences point their reader at, typed: a library says which setting and
-// what to do with it, and each front end names it its own way (the CLI by its flag, the console by
-// its key or in words, the agent's log by its key), so no library string spells a flag.
+// Every setting by one name: what a provider reads and what a library sentence points at, typed;
+// each front end names it its own way (the CLI by its flag, the console by its key or in words).
 
-/// A setting a sentence of Probe, Agent or Doctor tells its reader to change.
+/// A setting, by one name wherever it is named: the resolver's settings a provider reads
+/// (`ProviderEntry.settings`) or lacks (`ProviderSetupError`), and every setting a sentence of
+/// Probe, Agent or Doctor tells its reader to change.
 ///
-/// Its `flag` is the command line's name; the resolver's settings also have a `key` in the
-/// configuration file (the same as `ConfigurationField.all` gives them: a test holds the two
-/// together). The agent's and the probe's own settings are flags only.
+/// The resolver's settings are named by their `key` in the configuration file, and
+/// `ConfigurationField.all` reads each of them, taking its `flag` from here. The probe's, the
+/// agent's and the lab's are flags only.
 public enum Setting: String, Sendable, CaseIterable {
-    // The resolver's, from the configuration's field list.
-    case provider, endpoint, cipher, timeout
+    // The resolver's, by their key in the configuration file.
+    case provider, family, endpoint, account, secret
+    case caFile = "ca_file"
+    case cachePath = "cache_path"
     case dnsServer = "dns_server"
+    case dohMethod = "doh_method"
+    case sdk
+    case clientIP = "client_ip"
+    case key, token, region
+    case serviceName = "service_name"
+    case startIPs = "start_ips"
+    case cipher, sdns, timeout
+    case fallbackToSystem = "fallback_to_system"
+    case reuseExpired = "reuse_expired"
+    case prefetch
     // The probe's.
     case probeCAFile, allowDowngrade, locationTrusted, concurrency
     // The agent's.
@@ -18,14 +31,24 @@ public enum Setting: String, Sendable, CaseIterable {
     // The lab, started instead of real services.
     case lab
 
-    /// How the command line gives it (`--dns-server`).
-    public var flag: String {
+    /// How the command line gives it (`--dns-server`); nil for a setting only the
+    /// configuration file (or a variable) gives.
+    public var flag: String? {
         switch self {
         case .provider: "--provider"
         case .endpoint: "--endpoint"
-        case .cipher: "--cipher"
-        case .timeout: "--timeout"
+        case .account: "--account"
+        case .caFile: "--httpdns-ca"
         case .dnsServer: "--dns-server"
+        case .dohMethod: "--doh-method"
+        case .sdk: "--sdk"
+        case .clientIP: "--client-ip"
+        case .cipher: "--cipher"
+        case .sdns: "--sdns"
+        case .timeout: "--timeout"
+        case .fallbackToSystem: "--no-fallback"
+        case .reuseExpired: "--reuse-expired"
+        case .family, .secret, .cachePath, .key, .token, .region, .serviceName, .startIPs, .prefetch: nil
         case .probeCAFile: "--cacert"
         case .allowDowngrade: "--allow-downgrade"
         case .locationTrusted: "--location-trusted"
@@ -46,8 +69,13 @@ public enum Setting: String, Sendable, CaseIterable {
     /// Its key in the configuration file, for the resolver's settings (`dns_server`).
     public var key: String? {
         switch self {
-        case .provider, .endpoint, .cipher, .timeout, .dnsServer: rawValue
-        default: nil
+        case .provider, .family, .endpoint, .account, .secret, .caFile, .cachePath, .dnsServer, .dohMethod, .sdk,
+            .clientIP, .key, .token, .region, .serviceName, .startIPs, .cipher, .sdns, .timeout, .fallbackToSystem,
+            .reuseExpired, .prefetch:
+            rawValue
+        case .probeCAFile, .allowDowngrade, .locationTrusted, .concurrency, .interval, .jsonl, .rotate, .label,
+            .probeConcurrency, .probeAllow, .otlpEndpoint, .webConfigFile, .metricsListen, .lab:
+            nil
         }
     }
 
@@ -56,10 +84,27 @@ public enum Setting: String, Sendable, CaseIterable {
     public var words: String {
         switch self {
         case .provider: "the provider"
+        case .family: "the address family"
         case .endpoint: "the endpoint"
-        case .cipher: "the cipher"
-        case .timeout: "the timeout"
+        case .account: "the account"
+        case .secret: "the signing secret"
+        case .caFile: "the HTTPDNS CA file"
+        case .cachePath: "the cache file"
         case .dnsServer: "the DNS server"
+        case .dohMethod: "the DoH method"
+        case .sdk: "the SDK profile"
+        case .clientIP: "the client IP"
+        case .key: "the key"
+        case .token: "the token"
+        case .region: "the region"
+        case .serviceName: "the service name"
+        case .startIPs: "the start IPs"
+        case .cipher: "the cipher"
+        case .sdns: "the sdns parameters"
+        case .timeout: "the timeout"
+        case .fallbackToSystem: "the fallback to system DNS"
+        case .reuseExpired: "expired-IP reuse"
+        case .prefetch: "the names to prefetch"
         case .probeCAFile: "a CA file for the probes"
         case .allowDowngrade: "allowing downgrades"
         case .locationTrusted: "trusting redirects"
@@ -82,10 +127,12 @@ public enum Setting: String, Sendable, CaseIterable {
     public func named(_ voice: SettingVoice, value: String? = nil) -> String {
         switch voice {
         case .commandLine:
+            // A setting no flag gives is named as the file gives it.
+            guard let flag else { return named(.configuration, value: value) }
             return value.map { "\(flag) \($0)" } ?? flag
         case .configuration:
             // The agent's own settings have no key: its operator gives them as flags.
-            guard let key else { return value.map { "\(flag) \($0)" } ?? flag }
+            guard let key else { return named(.commandLine, value: value) }
             return value.map { "\(key) = \"\($0)\"" } ?? key
         case .console:
             guard let key else { return value.map { "\(words) \($0)" } ?? words }
@@ -99,8 +146,8 @@ extension Setting {
     /// (`--cipher (or cipher in the configuration file)`), else the key in the file.
     public func givenAs(_ voice: SettingVoice) -> String {
         guard let key else { return named(voice) }
-        return voice == .commandLine
-            ? "\(flag) (or \(key) in the configuration file)" : "\(key) in the configuration file"
+        guard voice == .commandLine, let flag else { return "\(key) in the configuration file" }
+        return "\(flag) (or \(key) in the configuration file)"
     }
 }
 

@@ -2,16 +2,6 @@
 // `--lab`, the fuzz targets and the endpoint defaults. A new provider is a folder and a row.
 import LabFaults
 
-/// A setting of the resolver's configuration that a provider reads, by the name the
-/// configuration file gives it.
-public enum ProviderSettingName: String, Sendable, CaseIterable {
-    case provider, endpoint, account, secret, key, token, cipher, sdns, region
-    case startIPs = "start_ips"
-    case serviceName = "service_name"
-    case dohMethod = "doh_method"
-    case sdk
-}
-
 /// Where a provider asks when no endpoint is configured.
 public enum DefaultService: Sendable, Equatable {
     /// It asks no service (`system`).
@@ -77,7 +67,7 @@ public struct ProviderEntry: Sendable {
     /// How `--provider`'s help names it: `alicloud (v2)`, `doh (RFC 8484)`.
     public var helpName: String
     /// The settings of the configuration its factory reads.
-    public var settings: [ProviderSettingName]
+    public var settings: [Setting]
     public var defaultService: DefaultService
     public var wireCredential: WireCredential?
     /// Builds the provider from a configuration whose `provider` is this kind, given the

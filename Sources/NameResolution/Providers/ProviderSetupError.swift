@@ -7,7 +7,7 @@
 public enum ProviderSetupError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `provider` (in `form`, when only one of its forms needs it) needs `setting`; `example`
     /// shows a value.
-    case missing(ProviderSettingName, provider: ProviderKind, form: String? = nil, example: String? = nil)
+    case missing(Setting, provider: ProviderKind, form: String? = nil, example: String? = nil)
     /// `provider` does not speak `cipher`; `instead` are the ciphers it does.
     case cipherNotSpoken(HTTPDNSCipher, provider: ProviderKind, instead: [HTTPDNSCipher])
     /// The endpoint names a preset of another kind than `provider`.
@@ -20,20 +20,20 @@ public enum ProviderSetupError: Error, Sendable, Equatable, CustomStringConverti
     /// seals them with `cipher` or adds `sdns` (each `key=value`).
     case sdkSendsNoExtras(SDKProfile, cipher: HTTPDNSCipher?, sdns: [String])
     /// `provider` cannot use `value` of `setting` (never a secret's or a key's): `reason` says why.
-    case unusable(ProviderSettingName, value: String, provider: ProviderKind, reason: String)
+    case unusable(Setting, value: String, provider: ProviderKind, reason: String)
     /// A secret or key not in the form `provider` takes (never shown): `form` says which it takes.
-    case notInForm(ProviderSettingName, provider: ProviderKind, form: String)
+    case notInForm(Setting, provider: ProviderKind, form: String)
 
     /// In the library's words: each setting by its name (`the account setting`, `cipher = "des"`).
     public var description: String { phrased(naming: Self.settingWords) }
 
-    private static func settingWords(_ setting: ProviderSettingName, value: String?) -> String {
+    private static func settingWords(_ setting: Setting, value: String?) -> String {
         value.map { "\(setting.rawValue) = \"\($0)\"" } ?? "the \(setting.rawValue) setting"
     }
 
     /// The failure as a sentence, each setting named by `naming`: how the reader gives the
     /// setting, or gives it the value when there is one (the command line: `--cipher des`).
-    public func phrased(naming: (ProviderSettingName, _ value: String?) -> String) -> String {
+    public func phrased(naming: (Setting, _ value: String?) -> String) -> String {
         switch self {
         case .missing(let setting, let provider, let form, let example):
             let who = form.map { "\(provider.rawValue)'s \($0)" } ?? provider.rawValue
@@ -71,23 +71,28 @@ public enum ProviderSetupError: Error, Sendable, Equatable, CustomStringConverti
     }
 }
 
-extension ProviderSettingName {
+extension Setting {
     /// What the setting is, for sentences: "an account ID", "the endpoint".
     var noun: String {
         switch self {
-        case .provider: return "the provider kind"
-        case .endpoint: return "an endpoint"
-        case .account: return "an account ID"
-        case .secret: return "the signing secret"
-        case .key: return "the key"
-        case .token: return "the token"
-        case .cipher: return "a cipher"
-        case .sdns: return "sdns parameters"
-        case .region: return "a region"
-        case .startIPs: return "start IPs"
-        case .serviceName: return "a service name"
-        case .dohMethod: return "a DoH method"
-        case .sdk: return "an SDK profile"
+        case .provider: "the provider kind"
+        case .endpoint: "an endpoint"
+        case .account: "an account ID"
+        case .secret: "the signing secret"
+        case .key: "the key"
+        case .token: "the token"
+        case .cipher: "a cipher"
+        case .sdns: "sdns parameters"
+        case .region: "a region"
+        case .startIPs: "start IPs"
+        case .serviceName: "a service name"
+        case .dohMethod: "a DoH method"
+        case .sdk: "an SDK profile"
+        // No provider lacks these: the words serve.
+        case .family, .caFile, .cachePath, .dnsServer, .clientIP, .timeout, .fallbackToSystem, .reuseExpired,
+            .prefetch, .probeCAFile, .allowDowngrade, .locationTrusted, .concurrency, .interval, .jsonl, .rotate,
+            .label, .probeConcurrency, .probeAllow, .otlpEndpoint, .webConfigFile, .metricsListen, .lab:
+            words
         }
     }
 }
