@@ -134,71 +134,87 @@ private func applyShared(_ action: ConsoleAction, to state: inout ConsoleState) 
 
 private func handleKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect] {
     switch state.mode {
-    case .probeInput, .filter:
-        if let command = state.keyMap.command(for: key, in: [.typing], lab: state.engine.lab) {
-            return typingCommand(command, state: &state)
-        }
-        if case .character(let c) = key {
-            if !c.isNewline, c.unicodeScalars.allSatisfy({ $0.value >= 0x20 }) { edit(&state) { $0.insert(c) } }
-            return []
-        }
-        // A key that types nothing (Ctrl-C) still quits: the line never traps anyone.
-        if state.keyMap.command(for: key, in: [.global], lab: state.engine.lab) == .quit {
-            return perform(.quit, state: &state)
-        }
-        return []
-    case .confirmFlushAll:
-        guard let command = state.keyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else {
-            // As on the input line, a key that is not a letter (Ctrl-C) still quits.
-            if case .character = key { return [] }
-            let quits = state.keyMap.command(for: key, in: [.global], lab: state.engine.lab) == .quit
-            return quits ? perform(.quit, state: &state) : []
-        }
-        state.mode = state.modeBeforePrompt
-        if command == .confirmYes {
-            state.message = "Flushed every name from the cache"
-            return [.flush(nil), .loadCache]
-        }
-        state.message = "Nothing flushed"
-        return []
-    case .command:
-        let scopes = commandScopes(state)
-        if state.reproducePanel != nil {
-            let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab)
-            switch command {
-            case .back: state.reproducePanel = nil
-            case .up:
-                let scroll = state.reproducePanel?.scroll ?? 0
-                state.reproducePanel?.scroll = max(0, scroll - 1)
-            case .down: state.reproducePanel?.scroll += 1
-            case .help:
-                state.reproducePanel = nil
-                return perform(.help, state: &state)
-            case .quit: return perform(.quit, state: &state)
-            default: break
-            }
-            return []
-        }
-        guard let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab) else {
-            if case .character(let c) = key, c != " " {
-                // Someone typing a host before pressing p learns the way in from the first letter.
-                let type = state.keyMap.label(for: .typeHost, in: scopes, lab: state.engine.lab) ?? "p"
-                let help = state.keyMap.label(for: .help, in: scopes, lab: state.engine.lab) ?? "?"
-                state.message = "'\(c)' does nothing here: \(type) types a host, \(help) lists every key"
-            }
-            return []
-        }
-        if command == .typeHost {
-            // The host line opens from any view, over whatever was open.
-            for feature in ConsoleFeatures.all { feature.hostLineOpening(&state) }
-        } else {
-            // What is shown takes the key first, nearest first (the IP view over the probe view).
-            for feature in ConsoleFeatures.shown(state) {
-                if let effects = feature.command(command, state: &state) { return effects }
-            }
-        }
-        return perform(command, state: &state)
+    case .probeInput, .filter: lineKey(key, state: &state)
+    case .confirmFlushAll: confirmKey(key, state: &state)
+    case .command: commandKey(key, state: &state)
     }
+}
+
+/// A key on the host line or the filter line: an editing command, or a character typed.
+private func lineKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect] {
+    if let command = state.keyMap.command(for: key, in: [.typing], lab: state.engine.lab) {
+        return typingCommand(command, state: &state)
+    }
+    if case .character(let c) = key {
+        if !c.isNewline, c.unicodeScalars.allSatisfy({ $0.value >= 0x20 }) { edit(&state) { $0.insert(c) } }
+        return []
+    }
+    // A key that types nothing (Ctrl-C) still quits: the line never traps anyone.
+    if state.keyMap.command(for: key, in: [.global], lab: state.engine.lab) == .quit {
+        return perform(.quit, state: &state)
+    }
+    return []
+}
+
+/// A key while asked to confirm flushing the whole cache.
+private func confirmKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect] {
+    guard let command = state.keyMap.command(for: key, in: [.confirm], lab: state.engine.lab) else {
+        // As on the input line, a key that is not a letter (Ctrl-C) still quits.
+        if case .character = key { return [] }
+        let quits = state.keyMap.command(for: key, in: [.global], lab: state.engine.lab) == .quit
+        return quits ? perform(.quit, state: &state) : []
+    }
+    state.mode = state.modeBeforePrompt
+    if command == .confirmYes {
+        state.message = "Flushed every name from the cache"
+        return [.flush(nil), .loadCache]
+    }
+    state.message = "Nothing flushed"
+    return []
+}
+
+/// A key in command mode: to the reproduce panel when open, else to what is shown, nearest
+/// first, then to the commands every view shares.
+private func commandKey(_ key: Key, state: inout ConsoleState) -> [ConsoleEffect] {
+    let scopes = commandScopes(state)
+    if state.reproducePanel != nil { return panelKey(key, scopes: scopes, state: &state) }
+    guard let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab) else {
+        if case .character(let c) = key, c != " " {
+            // Someone typing a host before pressing p learns the way in from the first letter.
+            let type = state.keyMap.label(for: .typeHost, in: scopes, lab: state.engine.lab) ?? "p"
+            let help = state.keyMap.label(for: .help, in: scopes, lab: state.engine.lab) ?? "?"
+            state.message = "'\(c)' does nothing here: \(type) types a host, \(help) lists every key"
+        }
+        return []
+    }
+    if command == .typeHost {
+        // The host line opens from any view, over whatever was open.
+        for feature in ConsoleFeatures.all { feature.hostLineOpening(&state) }
+    } else {
+        // What is shown takes the key first, nearest first (the IP view over the probe view).
+        for feature in ConsoleFeatures.shown(state) {
+            if let effects = feature.command(command, state: &state) { return effects }
+        }
+    }
+    return perform(command, state: &state)
+}
+
+/// A key while the reproduce panel is open: it scrolls or closes; help and quit still work.
+private func panelKey(_ key: Key, scopes: [KeyScope], state: inout ConsoleState) -> [ConsoleEffect] {
+    let command = state.keyMap.command(for: key, in: scopes, lab: state.engine.lab)
+    switch command {
+    case .back: state.reproducePanel = nil
+    case .up:
+        let scroll = state.reproducePanel?.scroll ?? 0
+        state.reproducePanel?.scroll = max(0, scroll - 1)
+    case .down: state.reproducePanel?.scroll += 1
+    case .help:
+        state.reproducePanel = nil
+        return perform(.help, state: &state)
+    case .quit: return perform(.quit, state: &state)
+    default: break
+    }
+    return []
 }
 
 /// The scopes whose keys apply in command mode, nearest first: an open panel, what is shown

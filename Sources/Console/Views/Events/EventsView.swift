@@ -6,30 +6,7 @@ import TerminalText
 
 func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     var y = rows.lowerBound
-    if let current = state.labFault {
-        var line: StyledLine = [Span(" Lab fault: ", .bold)]
-        for fault in LabFault.allCases {
-            let active = fault == current
-            line.append(
-                Span(
-                    " \(fault.rawValue) ",
-                    active ? CellStyle(foreground: fault == .none ? .green : .yellow, bold: true, reverse: true) : .dim)
-            )
-        }
-        line.append(Span("   F next" + state.glyphs.separator + "N none", .dim))
-        buffer.draw(line, x: 0, y: y, width: buffer.width)
-        y += 1
-        let explanation: String
-        switch current {
-        case .none: explanation = "The lab's HTTPDNS service answers normally."
-        case .slow: explanation = "HTTPDNS answers late: watch timeouts and the system DNS fallback."
-        case .error: explanation = "HTTPDNS answers with errors: watch the fallback and expired-IP reuse."
-        case .malformed: explanation = "HTTPDNS answers garbage: every IP must still be validated."
-        case .down: explanation = "HTTPDNS refuses connections: cached and stale answers carry on."
-        }
-        buffer.put(" " + explanation, x: 0, y: y, style: .dim)
-        y += 1
-    }
+    if let current = state.labFault { y = drawLabFaultSwitch(current, glyphs: state.glyphs, y: y, into: &buffer) }
     let events = state.listedEvents
     let widths = [8, 9, max(16, (buffer.width - 30) / 3), 3]
     let detailWidth = buffer.width - 1 - widths.reduce(0, +) - 4
@@ -61,15 +38,7 @@ func drawEventsView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout 
     }
     for row in first..<events.count where y < rows.upperBound {
         let event = events[row]
-        let kindStyle: CellStyle
-        switch event.kind {
-        case .resolver(.hit): kindStyle = .fg(.green)
-        case .resolver(.miss), .resolver(.prefetch), .resolver(.refresh): kindStyle = .fg(.cyan)
-        case .resolver(.expired), .resolver(.fallback): kindStyle = .fg(.yellow)
-        case .resolver(.error): kindStyle = .fg(.red, bold: true)
-        case .resolver(.flush): kindStyle = .dim
-        case .export: kindStyle = .fg(.magenta, bold: true)
-        }
+        let kindStyle = eventKindStyle(event.kind)
         let details = detailLines(event)
         let cells: [(String, CellStyle)] = [
             (clockTime(event.time, state.timeZone), .dim), (event.kind.name, kindStyle),
@@ -104,6 +73,49 @@ func recordExport(_ sentence: String, host: String = "", state: inout ConsoleSta
 func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
     state.events.append(event)
     if state.eventsView.cursor.selected > 0 { state.eventsView.cursor.selected += 1 }
+}
+
+/// The lab's fault switch above the list, two lines: the faults with the current one lit, and
+/// what it does.
+///
+/// - Returns: the row after it.
+private func drawLabFaultSwitch(_ current: LabFault, glyphs: Glyphs, y top: Int, into buffer: inout CellBuffer) -> Int {
+    var y = top
+    var line: StyledLine = [Span(" Lab fault: ", .bold)]
+    for fault in LabFault.allCases {
+        let active = fault == current
+        line.append(
+            Span(
+                " \(fault.rawValue) ",
+                active ? CellStyle(foreground: fault == .none ? .green : .yellow, bold: true, reverse: true) : .dim)
+        )
+    }
+    line.append(Span("   F next" + glyphs.separator + "N none", .dim))
+    buffer.draw(line, x: 0, y: y, width: buffer.width)
+    y += 1
+    let explanation: String
+    switch current {
+    case .none: explanation = "The lab's HTTPDNS service answers normally."
+    case .slow: explanation = "HTTPDNS answers late: watch timeouts and the system DNS fallback."
+    case .error: explanation = "HTTPDNS answers with errors: watch the fallback and expired-IP reuse."
+    case .malformed: explanation = "HTTPDNS answers garbage: every IP must still be validated."
+    case .down: explanation = "HTTPDNS refuses connections: cached and stale answers carry on."
+    }
+    buffer.put(" " + explanation, x: 0, y: y, style: .dim)
+    y += 1
+    return y
+}
+
+/// The colour of an event's kind in the EVENT column.
+private func eventKindStyle(_ kind: ConsoleEvent.Kind) -> CellStyle {
+    switch kind {
+    case .resolver(.hit): .fg(.green)
+    case .resolver(.miss), .resolver(.prefetch), .resolver(.refresh): .fg(.cyan)
+    case .resolver(.expired), .resolver(.fallback): .fg(.yellow)
+    case .resolver(.error): .fg(.red, bold: true)
+    case .resolver(.flush): .dim
+    case .export: .fg(.magenta, bold: true)
+    }
 }
 
 // MARK: - The feature

@@ -88,48 +88,57 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
     // no "resolving", no empty matrix.
     if run.finished && run.resolution == nil && run.report == nil && run.attempts.isEmpty { return lines }
 
-    // What each source answered, one line each.
-    if let resolution = run.resolution {
-        let system = resolution.system
-        var systemLine: StyledLine = [Span("  system DNS  ", .dim)]
-        if let error = system.error {
-            lines += failureLines(systemLine, error.sentence, ms: system.ms, width: width)
-        } else {
-            systemLine.append(Span((system.ipv4 + system.ipv6).joined(separator: ", ")))
-            // A DNS server's TTL and CNAME chain (getaddrinfo gives neither).
-            if let ttl = system.ttl { systemLine.append(Span("  ttl \(ttl)s", .dim)) }
-            if let chain = system.cname { systemLine.append(Span("  via " + chain.joined(separator: " -> "), .dim)) }
-        }
-        if system.error == nil {
-            systemLine.append(Span("  " + formatMilliseconds(system.ms), .dim))
-            lines.append(systemLine)
-        }
-        let httpdns = resolution.httpdns
-        var httpdnsLine: StyledLine = [Span("  HTTPDNS     ", .dim)]
-        if let error = httpdns.error {
-            lines += failureLines(httpdnsLine, error.sentence, ms: httpdns.ms, width: width)
-        } else {
-            httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
-            httpdnsLine.append(Span("  ttl \(httpdns.ttl.shown) from \(httpdns.source.rawValue)", .dim))
-            // The egress the service judged this client by: the usual reason two networks get different answers.
-            if let clientIP = httpdns.clientIP { httpdnsLine.append(Span("  saw you as \(clientIP)", .dim)) }
-            if let origin = httpdns.originTTL { httpdnsLine.append(Span("  origin_ttl \(origin.shown)", .dim)) }
-            if let extra = httpdns.extra { httpdnsLine.append(Span("  extra: \(extra)", .dim)) }
-        }
-        let agreementStyle: CellStyle =
-            resolution.agreement == .same ? .fg(.green) : (resolution.agreement == .overlap ? .fg(.yellow) : .fg(.red))
-        if httpdns.error == nil {
-            httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
-            httpdnsLine.append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
-            lines.append(httpdnsLine)
-        } else {
-            lines[lines.count - 1].append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
-        }
-    } else {
-        lines.append([Span("  resolving\(g.ellipsis)", .dim)])
-    }
+    lines += run.resolution.map { resolutionLines($0, width: width) } ?? [[Span("  resolving\(g.ellipsis)", .dim)]]
+    lines += matrixLines(run, glyphs: g, width: width)
+    if let report = run.report { lines += verdictLines(report.verdict, width: width) }
+    return lines
+}
 
-    // The matrix: scenarios down, IP sources across.
+/// What each source answered, one line each (more when a failure's sentence wraps), and
+/// whether the two agree.
+private func resolutionLines(_ resolution: HostResolution, width: Int) -> [StyledLine] {
+    var lines: [StyledLine] = []
+    let system = resolution.system
+    var systemLine: StyledLine = [Span("  system DNS  ", .dim)]
+    if let error = system.error {
+        lines += failureLines(systemLine, error.sentence, ms: system.ms, width: width)
+    } else {
+        systemLine.append(Span((system.ipv4 + system.ipv6).joined(separator: ", ")))
+        // A DNS server's TTL and CNAME chain (getaddrinfo gives neither).
+        if let ttl = system.ttl { systemLine.append(Span("  ttl \(ttl)s", .dim)) }
+        if let chain = system.cname { systemLine.append(Span("  via " + chain.joined(separator: " -> "), .dim)) }
+    }
+    if system.error == nil {
+        systemLine.append(Span("  " + formatMilliseconds(system.ms), .dim))
+        lines.append(systemLine)
+    }
+    let httpdns = resolution.httpdns
+    var httpdnsLine: StyledLine = [Span("  HTTPDNS     ", .dim)]
+    if let error = httpdns.error {
+        lines += failureLines(httpdnsLine, error.sentence, ms: httpdns.ms, width: width)
+    } else {
+        httpdnsLine.append(Span((httpdns.ipv4 + httpdns.ipv6).joined(separator: ", ")))
+        httpdnsLine.append(Span("  ttl \(httpdns.ttl.shown) from \(httpdns.source.rawValue)", .dim))
+        // The egress the service judged this client by: the usual reason two networks get different answers.
+        if let clientIP = httpdns.clientIP { httpdnsLine.append(Span("  saw you as \(clientIP)", .dim)) }
+        if let origin = httpdns.originTTL { httpdnsLine.append(Span("  origin_ttl \(origin.shown)", .dim)) }
+        if let extra = httpdns.extra { httpdnsLine.append(Span("  extra: \(extra)", .dim)) }
+    }
+    let agreementStyle: CellStyle =
+        resolution.agreement == .same ? .fg(.green) : (resolution.agreement == .overlap ? .fg(.yellow) : .fg(.red))
+    if httpdns.error == nil {
+        httpdnsLine.append(Span("  " + formatMilliseconds(httpdns.ms), .dim))
+        httpdnsLine.append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
+        lines.append(httpdnsLine)
+    } else {
+        lines[lines.count - 1].append(Span("  " + agreementWords(resolution.agreement), agreementStyle))
+    }
+    return lines
+}
+
+/// The matrix: scenarios down, IP sources across.
+private func matrixLines(_ run: ProbeRun, glyphs g: Glyphs, width: Int) -> [StyledLine] {
+    var lines: [StyledLine] = []
     let labelWidth = 14
     let cellWidth = max(20, (width - 2 - labelWidth - 2) / 2)
     var header: StyledLine = [Span("  "), Span("scenario".padded(labelWidth), .bold)]
@@ -144,18 +153,20 @@ func runLines(_ run: ProbeRun, selected: Bool, state: ConsoleState, width: Int) 
         lines.append(row)
     }
 
-    // The verdict in words.
-    if let report = run.report {
-        let verdict = report.verdict
-        let style: CellStyle = verdict.recommended == nil ? .fg(.red, bold: true) : .fg(.green, bold: true)
-        let wrapped = wrap(verdict.summary, width: width - 13)
-        for (index, text) in wrapped.enumerated() {
-            lines.append([Span(index == 0 ? "  Verdict: " : "           ", .bold), Span(text, style)])
-        }
-        for note in verdict.notes {
-            for (index, text) in wrap(note, width: width - 10).enumerated() {
-                lines.append([Span(index == 0 ? "  note: " : "        ", .dim), Span(text, .fg(.yellow))])
-            }
+    return lines
+}
+
+/// The verdict in words, and its notes.
+private func verdictLines(_ verdict: Verdict, width: Int) -> [StyledLine] {
+    var lines: [StyledLine] = []
+    let style: CellStyle = verdict.recommended == nil ? .fg(.red, bold: true) : .fg(.green, bold: true)
+    let wrapped = wrap(verdict.summary, width: width - 13)
+    for (index, text) in wrapped.enumerated() {
+        lines.append([Span(index == 0 ? "  Verdict: " : "           ", .bold), Span(text, style)])
+    }
+    for note in verdict.notes {
+        for (index, text) in wrap(note, width: width - 10).enumerated() {
+            lines.append([Span(index == 0 ? "  note: " : "        ", .dim), Span(text, .fg(.yellow))])
         }
     }
     return lines
