@@ -35,38 +35,63 @@ public enum Key: Hashable, Sendable {
     }
 }
 
-/// What a key asks for.
-public enum Command: Hashable, Sendable {
-    case showView(ConsoleView)
-    case nextView, previousView
-    case up, down, top, bottom, pageUp, pageDown
-    case open, back
-    case filter
-    case typeHost
-    case reprobe
-    case refreshEntry
-    case export
-    case quit
-    case help
-    case sortNext, sortReverse
-    case flushEntry, flushAll
-    case cycleFamily, toggleReuseExpired
-    case nextLabFault, clearLabFault
+/// What a key asks for, by the name `[keys]` and the help view use. Those every view shares are
+/// declared here; a view's own are declared in its folder (`Command.sortNext` with the cache view).
+public struct Command: Hashable, Sendable {
+    /// The name `[keys]` and the help view use for the command.
+    public let name: String
+    /// The view it shows, for a view's number key.
+    public let shownView: ConsoleView?
+
+    init(_ name: String) {
+        self.name = name
+        shownView = nil
+    }
+
+    /// Show `view` (its number key).
+    public static func showView(_ view: ConsoleView) -> Command {
+        Command(name: "view-\(view.title.lowercased())", shownView: view)
+    }
+
+    private init(name: String, shownView: ConsoleView) {
+        self.name = name
+        self.shownView = shownView
+    }
+
+    public static let nextView = Command("next-view")
+    public static let previousView = Command("previous-view")
+    public static let up = Command("up")
+    public static let down = Command("down")
+    public static let top = Command("top")
+    public static let bottom = Command("bottom")
+    public static let pageUp = Command("page-up")
+    public static let pageDown = Command("page-down")
+    public static let open = Command("open")
+    public static let back = Command("back")
+    public static let filter = Command("filter")
+    public static let typeHost = Command("type-host")
+    public static let export = Command("export")
+    public static let quit = Command("quit")
+    /// This help (`HelpView.swift`): every key.
+    public static let help = Command("help")
     /// Show the command that reproduces the selection, and copy it (`ReproducePanel`).
-    case reproduce
-    /// Ask every configured provider for the selected host (`CompareView`).
-    case compareProviders
-    /// The IP view of the selected host (`IPView.swift`), and its own commands.
-    case showIPs, rerank, probeIP, nextTechnique
-    /// Watch the selected host (`WatchView.swift`), and its own commands.
-    case watch, lengthenWatchInterval, shortenWatchInterval
-    /// Open the doctor view and run every check (`DoctorView.swift`); in that view, run them again.
-    case doctor
+    public static let reproduce = Command("reproduce")
     // While typing on the input line, a filter or a confirmation.
-    case submit, cancel, historyPrevious, historyNext, deleteBackward
+    public static let submit = Command("submit")
+    public static let cancel = Command("cancel")
+    public static let historyPrevious = Command("history-previous")
+    public static let historyNext = Command("history-next")
+    public static let deleteBackward = Command("delete-backward")
     /// readline's editing keys (`EditedLine`).
-    case cursorLeft, cursorRight, lineStart, lineEnd, deleteForward, deleteToStart, deleteWordBackward
-    case confirmYes, confirmNo
+    public static let cursorLeft = Command("cursor-left")
+    public static let cursorRight = Command("cursor-right")
+    public static let lineStart = Command("line-start")
+    public static let lineEnd = Command("line-end")
+    public static let deleteForward = Command("delete-forward")
+    public static let deleteToStart = Command("delete-to-start")
+    public static let deleteWordBackward = Command("delete-word")
+    public static let confirmYes = Command("confirm-yes")
+    public static let confirmNo = Command("confirm-no")
 }
 
 /// Where a binding applies, titled as the help view's section. The first matching scope wins,
@@ -184,64 +209,6 @@ public struct KeyMap: Sendable {
 }
 
 // MARK: - Remapping (`[keys]`)
-
-extension Command {
-    /// The name `[keys]` and the help view use for the command.
-    public var name: String {
-        switch self {
-        case .showView(let view): "view-\(view.title.lowercased())"
-        case .nextView: "next-view"
-        case .previousView: "previous-view"
-        case .up: "up"
-        case .down: "down"
-        case .top: "top"
-        case .bottom: "bottom"
-        case .pageUp: "page-up"
-        case .pageDown: "page-down"
-        case .open: "open"
-        case .back: "back"
-        case .filter: "filter"
-        case .typeHost: "type-host"
-        case .reprobe: "reprobe"
-        case .refreshEntry: "refresh"
-        case .export: "export"
-        case .quit: "quit"
-        case .help: "help"
-        case .sortNext: "sort"
-        case .sortReverse: "sort-reverse"
-        case .flushEntry: "flush"
-        case .flushAll: "flush-all"
-        case .cycleFamily: "family"
-        case .toggleReuseExpired: "reuse-expired"
-        case .nextLabFault: "next-lab-fault"
-        case .clearLabFault: "clear-lab-fault"
-        case .reproduce: "reproduce"
-        case .compareProviders: "compare-providers"
-        case .showIPs: "ips"
-        case .rerank: "rerank"
-        case .probeIP: "probe-ip"
-        case .nextTechnique: "next-technique"
-        case .watch: "watch"
-        case .lengthenWatchInterval: "watch-slower"
-        case .shortenWatchInterval: "watch-faster"
-        case .doctor: "doctor"
-        case .submit: "submit"
-        case .cancel: "cancel"
-        case .historyPrevious: "history-previous"
-        case .historyNext: "history-next"
-        case .deleteBackward: "delete-backward"
-        case .cursorLeft: "cursor-left"
-        case .cursorRight: "cursor-right"
-        case .lineStart: "line-start"
-        case .lineEnd: "line-end"
-        case .deleteForward: "delete-forward"
-        case .deleteToStart: "delete-to-start"
-        case .deleteWordBackward: "delete-word"
-        case .confirmYes: "confirm-yes"
-        case .confirmNo: "confirm-no"
-        }
-    }
-}
 
 extension Key {
     /// The key a `[keys]` entry names: one character ("x"), a name as help shows it ("Enter",

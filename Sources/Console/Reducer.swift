@@ -307,10 +307,11 @@ private func perform(_ command: Command, state: inout ConsoleState) -> [ConsoleE
     for feature in ConsoleFeatures.all {
         if let effects = feature.anywhere(command, state: &state) { return effects }
     }
-    switch command {
-    case .showView(let view):
+    if let view = command.shownView {
         switchView(to: view, state: &state)
         return ConsoleFeatures.base(view).shown(&state)
+    }
+    switch command {
     case .nextView, .previousView:
         let all = ConsoleView.tabs
         let step = command == .nextView ? 1 : all.count - 1

@@ -257,3 +257,14 @@ extension ConsoleState {
         return cache[cacheView.order[row]]
     }
 }
+
+extension Command {
+    /// The cache view's own commands.
+    public static let refreshEntry = Command("refresh")
+    public static let sortNext = Command("sort")
+    public static let sortReverse = Command("sort-reverse")
+    public static let flushEntry = Command("flush")
+    public static let flushAll = Command("flush-all")
+    public static let cycleFamily = Command("family")
+    public static let toggleReuseExpired = Command("reuse-expired")
+}

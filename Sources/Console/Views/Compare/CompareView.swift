@@ -253,3 +253,8 @@ extension ConsoleState {
         _modify { yield &features[CompareFeature.self] }
     }
 }
+
+extension Command {
+    /// Ask every configured provider for the selected host.
+    public static let compareProviders = Command("compare-providers")
+}

@@ -370,3 +370,8 @@ extension ConsoleState {
         _modify { yield &features[DoctorFeature.self] }
     }
 }
+
+extension Command {
+    /// Open the doctor view and run every check; in that view, run them again.
+    public static let doctor = Command("doctor")
+}

@@ -222,3 +222,9 @@ extension ConsoleState {
         return result
     }
 }
+
+extension Command {
+    /// The lab's fault switch, in the events view.
+    public static let nextLabFault = Command("next-lab-fault")
+    public static let clearLabFault = Command("clear-lab-fault")
+}

@@ -299,3 +299,11 @@ extension ConsoleState {
         _modify { yield &features[IPViewFeature.self] }
     }
 }
+
+extension Command {
+    /// Open the IP view of the selected host, and its own commands.
+    public static let showIPs = Command("ips")
+    public static let rerank = Command("rerank")
+    public static let probeIP = Command("probe-ip")
+    public static let nextTechnique = Command("next-technique")
+}

@@ -392,3 +392,8 @@ extension ConsoleState {
         return newestFirst.filter { $0.target.lowercased().contains(filter) }
     }
 }
+
+extension Command {
+    /// Probe the selected host again.
+    public static let reprobe = Command("reprobe")
+}

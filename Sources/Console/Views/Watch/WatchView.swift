@@ -384,3 +384,10 @@ extension ConsoleState {
         _modify { yield &features[WatchFeature.self] }
     }
 }
+
+extension Command {
+    /// Watch the selected host, and the watch view's own commands.
+    public static let watch = Command("watch")
+    public static let lengthenWatchInterval = Command("watch-slower")
+    public static let shortenWatchInterval = Command("watch-faster")
+}
