@@ -53,6 +53,10 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// The client address to ask the answer for (`--client-ip`, `client_ip`): legacy `ip=`, v2
     /// `cip`; nil asks for this machine's. Always an IP literal.
     public var clientIP: String? = nil
+    /// One alicloud service address every query goes to, as discovery would list it (its
+    /// certificate checked against its `checkName`): the doctor asks the address that answered, as
+    /// an SDK rotates to it. nil: the endpoint or service discovery, as configured.
+    public var pinnedServiceAddress: AliCloudServiceRequests.Address? = nil
     /// Providers to compare (`[[providers]]`, `resolve --all-providers`, the console's compare view).
     public var providers: [ProviderSetting] = []
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
