@@ -141,8 +141,7 @@ enum ServiceAddresses {
             return .success(ServiceAddressList(addresses: [only], exchanges: [], notes: [], path: path))
         }
         // The system resolver, as the SDKs resolve an endpoint's name (with the lab, its DNS server).
-        let answer = await SystemResolver(dnsServer: context.labResolver).resolve(
-            host, families: [.v4, .v6], timeout: context.stepTimeout)
+        let answer = await context.systemResolve(host, families: [.v4, .v6])
         let found = answer.ipv4 + answer.ipv6
         guard !found.isEmpty else {
             let why = answer.error.map { "\($0)" } ?? "no address"
