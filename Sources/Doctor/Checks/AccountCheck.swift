@@ -206,11 +206,16 @@ struct Canary {
             let provider = try ProviderFactory.make(configuration)
             // The provider may ask several start IPs in turn before its query: one bound for all.
             let limit = context.stepTimeout
-            let result = await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
-                do throws(ResolutionError) {
-                    return .success(try await provider.resolve(context.canaryName, families: [.v4]))
-                } catch {
-                    return .failure(error)
+            let at = address.map { " at \($0.label)" } ?? ""
+            let result = await DoctorWaits.on(
+                "\(provider.name)\(at) resolving \(context.canaryName)", owner: .account
+            ) {
+                await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
+                    do throws(ResolutionError) {
+                        return .success(try await provider.resolve(context.canaryName, families: [.v4]))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
             return Canary(
