@@ -215,6 +215,56 @@ struct DoctorNamespaceTests {
         }
     }
 
+    /// A network-specific prefix (RFC 6052) from the documentation range: tayga will not translate
+    /// to a non-global IPv4 address such as the lab's 192.0.2.1 under the well-known 64:ff9b::/96.
+    static let nat64Prefix = "2001:db8:46::/96"
+    /// 192.0.2.1, the lab's start address, synthesized with that prefix.
+    static let synthesizedStart = "2001:db8:46::c000:201"
+
+    @Test(
+        "IPv6-only behind a real NAT64 (tayga) and unbound's DNS64: the prefix the doctor names translates, and a start address synthesized with it reaches the service",
+        .enabled(
+            if: NamespaceNetwork.usable && NamespaceNetwork.has("unbound") && NamespaceNetwork.has("tayga")
+                && FileManager.default.fileExists(atPath: "/dev/net/tun"),
+            "needs root, ip netns, unbound, tayga and /dev/net/tun"))
+    func nat64ThroughTayga() async throws {
+        try await withNamespaces(ipv6Only: true, resolver: NamespaceNetwork.serviceV6) { network in
+            try await network.startLab()
+            try await network.startUnbound(
+                on: NamespaceNetwork.serviceV6,
+                """
+                  module-config: "dns64 iterator"
+                  dns64-prefix: \(Self.nat64Prefix)
+                """)
+            try await network.startTayga(prefix: Self.nat64Prefix)
+            let found = try await network.doctor(Self.bound)
+            #expect(found.status(.ipStack) == .warn)
+            #expect(found.seen(.ipStack).contains("the prefix is \(Self.nat64Prefix)"), "\(found.seen(.ipStack))")
+            let advice = found.findings[.ipStack]?.advice ?? ""
+            #expect(
+                advice.contains(
+                    "Synthesize IPv6 addresses from HTTPDNS's IPv4 answers with the prefix \(Self.nat64Prefix)"),
+                "\(advice)")
+
+            // The advice followed: the start address synthesized with that prefix, through tayga.
+            try network.setDoctorStartIPs(["https://[\(Self.synthesizedStart)]:443"])
+            let run = try await network.doctor(Self.bound)
+            let reachability = run.seen(.serviceReachability)
+            #expect(reachability.contains("\(Self.synthesizedStart) (connect"), "\(reachability)")
+            // The IPv4 addresses /ss names stay out of reach, said as a missing route.
+            #expect(
+                reachability.contains("\(NamespaceNetwork.secondAddress) was never reached: this machine has no route"),
+                "\(reachability)")
+            for check in [DoctorCheckID.clock, .account, .clientAddress] {
+                #expect(run.status(check) == .pass, "\(check): \(run.seen(check))")
+                #expect(run.seen(check).contains("Asked at \(Self.synthesizedStart)"), "\(check): \(run.seen(check))")
+            }
+            // The service sees the translator's IPv4 pool, not this machine's IPv6 address.
+            #expect(run.seen(.clientAddress).contains("The service sees 198.51.100."), "\(run.seen(.clientAddress))")
+            Self.expectWithinBound(run)
+        }
+    }
+
     @Test(
         "mitmproxy intercepts TLS in front of the service: reachability fails naming the interceptor's CA",
         .enabled(
@@ -350,6 +400,45 @@ struct DoctorNamespaceTests {
 }
 
 extension NamespaceNetwork {
+    /// Starts tayga in the service namespace translating `prefix` to IPv4 and back (its pool
+    /// 198.51.100.128/25, which the service sees as its clients), routed through its tun device.
+    func startTayga(prefix: String) async throws {
+        let directory = scratch.file("tayga")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let configuration = try write(
+            "tayga.conf",
+            """
+            tun-device nat64
+            ipv4-addr 198.51.100.1
+            prefix \(prefix)
+            dynamic-pool 198.51.100.128/25
+            data-dir \(directory)
+            """)
+        let made = try await run(
+            in: service,
+            [
+                "sh", "-c",
+                "tayga --mktun -c \(configuration) && ip link set nat64 up && ip addr add 198.51.100.1 dev nat64 && "
+                    + "ip route add 198.51.100.128/25 dev nat64 && ip route add \(prefix) dev nat64 && "
+                    + "sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1",
+            ])
+        guard made.status == 0 else { throw NamespaceError("tayga's tun device: \(made.errors)") }
+        try start(in: service, ["tayga", "-d", "-c", configuration])
+    }
+
+    /// Rewrites `start_ips` in the doctor's configuration file the lab wrote.
+    func setDoctorStartIPs(_ starts: [String]) throws {
+        guard let path = lab?.doctor?.split(separator: " ").last.map(String.init) else {
+            throw NamespaceError("the lab printed no doctor command")
+        }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let line = "start_ips = [" + starts.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasPrefix("start_ips") ? line : String($0)
+        }
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// Starts Debian's unbound in the service namespace on `address` port 53, forwarding what it
     /// does not answer itself to the lab's DNS server; `server` adds lines to its `server:` clause.
     func startUnbound(on address: String, _ server: String) async throws {

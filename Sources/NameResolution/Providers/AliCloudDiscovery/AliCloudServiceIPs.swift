@@ -165,7 +165,10 @@ final class AliCloudServiceIPs: Sendable {
                         "start_ips: \(TerminalText.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
                     )
                 }
-                return Base(url: url, label: host, checkName: IPAddress(host) == nil ? nil : serviceName)
+                // An IPv6 start's host comes bracketed ("[2001:db8::1]"): an address all the same,
+                // so its certificate is checked against the service name, as an IPv4 start's is.
+                let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+                return Base(url: url, label: bare, checkName: IPAddress(bare) == nil ? nil : serviceName)
             }
         }
         guard let known = AliCloudRegion.named(region) else {
