@@ -45,7 +45,7 @@ struct DoctorNamespaceTests {
     /// Starts the lab, loads one nftables filter rule on `hook` in the service or the client
     /// namespace, and runs the doctor.
     static func doctor(
-        withRule rule: String, on hook: String, inClient: Bool = false
+        withRule rule: String, on hook: String, inClient: Bool = false, arguments: [String] = bound
     ) async throws -> NamespaceNetwork.DoctorRun {
         try await withNamespaces { network in
             try await network.startLab()
@@ -59,7 +59,7 @@ struct DoctorNamespaceTests {
                   }
                 }
                 """)
-            return try await network.doctor(Self.bound)
+            return try await network.doctor(arguments)
         }
     }
 
@@ -130,20 +130,8 @@ struct DoctorNamespaceTests {
         .enabled(if: NamespaceNetwork.usable && NamespaceNetwork.has("nft"), "needs root, ip netns and nft"))
     func udp53LostWithoutWithin() async throws {
         // The issue's 10 s run: glibc's 5 s twice for the connectivity checks' names, under --timeout 2.
-        let run = try await withNamespaces { network in
-            try await network.startLab()
-            try await network.nft(
-                in: network.service,
-                """
-                table inet fault {
-                  chain input {
-                    type filter hook input priority 0;
-                    udp dport 53 drop
-                  }
-                }
-                """)
-            return try await network.doctor(["--timeout", Self.timeout])
-        }
+        let run = try await Self.doctor(
+            withRule: "udp dport 53 drop", on: "input", arguments: ["--timeout", Self.timeout])
         // Each wait on the lost resolver is the one --timeout gives, said so, none glibc's 5 s.
         let interception = run.seen(.interception)
         #expect(run.status(.interception) == .skipped, "\(interception)")
