@@ -263,8 +263,9 @@ struct Rotation<Answer: Sendable>: Sendable {
     /// The sentence added to a finding when addresses were passed over: which answered, which did not.
     var note: String {
         guard let address, !passedOver.isEmpty else { return "" }
+        let them = passedOver.count == 1 ? "it" : "them"
         return " Asked at \(address.label), the first service address that answered: "
-            + passedOverClauses.joined(separator: "; ") + " (the SDKs rotate past it too)."
+            + passedOverClauses.joined(separator: "; ") + " (the SDKs rotate past \(them) too)."
     }
 
     /// The check's skipped finding when no address answered: each one and how it failed.
