@@ -24,6 +24,9 @@ public enum Setting: String, Sendable, CaseIterable {
     case fallbackToSystem = "fallback_to_system"
     case reuseExpired = "reuse_expired"
     case prefetch
+    /// The doctor's: the name its canary resolves, the URLs its captive-portal check fetches.
+    case canary
+    case connectivityURLs = "connectivity_urls"
     // The probe's.
     case probeCAFile, allowDowngrade, locationTrusted, concurrency
     // The agent's.
@@ -48,6 +51,8 @@ public enum Setting: String, Sendable, CaseIterable {
         case .timeout: "--timeout"
         case .fallbackToSystem: "--no-fallback"
         case .reuseExpired: "--reuse-expired"
+        case .canary: "--canary"
+        case .connectivityURLs: "--connectivity-url"
         case .family, .secret, .cachePath, .key, .token, .region, .serviceName, .startIPs, .prefetch: nil
         case .probeCAFile: "--cacert"
         case .allowDowngrade: "--allow-downgrade"
@@ -71,7 +76,7 @@ public enum Setting: String, Sendable, CaseIterable {
         switch self {
         case .provider, .family, .endpoint, .account, .secret, .caFile, .cachePath, .dnsServer, .dohMethod, .sdk,
             .clientIP, .key, .token, .region, .serviceName, .startIPs, .cipher, .sdns, .timeout, .fallbackToSystem,
-            .reuseExpired, .prefetch:
+            .reuseExpired, .prefetch, .canary, .connectivityURLs:
             rawValue
         case .probeCAFile, .allowDowngrade, .locationTrusted, .concurrency, .interval, .jsonl, .rotate, .label,
             .probeConcurrency, .probeAllow, .otlpEndpoint, .webConfigFile, .metricsListen, .lab:
@@ -105,6 +110,8 @@ public enum Setting: String, Sendable, CaseIterable {
         case .fallbackToSystem: "the fallback to system DNS"
         case .reuseExpired: "expired-IP reuse"
         case .prefetch: "the names to prefetch"
+        case .canary: "the canary name"
+        case .connectivityURLs: "the connectivity URLs"
         case .probeCAFile: "a CA file for the probes"
         case .allowDowngrade: "allowing downgrades"
         case .locationTrusted: "trusting redirects"

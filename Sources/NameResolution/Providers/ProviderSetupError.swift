@@ -90,7 +90,8 @@ extension Setting {
         case .sdk: "an SDK profile"
         // No provider lacks these: the words serve.
         case .family, .caFile, .cachePath, .dnsServer, .clientIP, .timeout, .fallbackToSystem, .reuseExpired,
-            .prefetch, .probeCAFile, .allowDowngrade, .locationTrusted, .concurrency, .interval, .jsonl, .rotate,
+            .prefetch, .canary, .connectivityURLs, .probeCAFile, .allowDowngrade, .locationTrusted, .concurrency,
+            .interval, .jsonl, .rotate,
             .label, .probeConcurrency, .probeAllow, .otlpEndpoint, .webConfigFile, .metricsListen, .lab:
             words
         }
