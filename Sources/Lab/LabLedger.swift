@@ -15,6 +15,8 @@ final class LabLedger: @unchecked Sendable {
     private var _dnsQueries: [LabDNSQueryRecord] = []
     private var _hosts: [String: String] = [:]
     private var _downServiceIP: String?
+    private var _handshakes: [LabTLSHandshake] = []
+    private var _failingNames: Set<String> = []
 
     /// - Parameter keep: how many records of each kind to keep (tests use a few).
     init(fault: HTTPDNSFault, keep: Int = 10_000) {
@@ -51,6 +53,23 @@ final class LabLedger: @unchecked Sendable {
             keepLatest(request, in: &_originRequests)
         }
     }
+    var handshakes: [LabTLSHandshake] { lock.withLock { _handshakes } }
+    func record(_ handshake: LabTLSHandshake) { lock.withLock { keepLatest(handshake, in: &_handshakes) } }
+
+    /// The names HTTPDNS fails for until their origin is reached (`LabExtraName.failsHTTPDNS`).
+    var failingNames: Set<String> {
+        get { lock.withLock { _failingNames } }
+        set { lock.withLock { _failingNames = newValue } }
+    }
+
+    /// Whether HTTPDNS fails for `name` now.
+    func fails(_ name: String) -> Bool {
+        lock.withLock { !_failingNames.isEmpty && _failingNames.contains(name.lowercased()) }
+    }
+
+    /// HTTPDNS answers for `name` again.
+    func heal(_ name: String) { lock.withLock { _ = _failingNames.remove(name) } }
+
     var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
     func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { keepLatest(query, in: &_dnsQueries) } }
 

@@ -19,7 +19,7 @@ struct IPDirect: AsyncParsableCommand {
         version: IPDirectVersion.string,
         subcommands: [
             ConsoleCommand.self, ProbeCommand.self, ResolveCommand.self, LabCommand.self, CacheCommand.self,
-            ConfigCommand.self, AgentCommand.self, DoctorCommand.self,
+            ConfigCommand.self, AgentCommand.self, DoctorCommand.self, AuditCommand.self,
         ],
         defaultSubcommand: ConsoleCommand.self)
 
