@@ -271,6 +271,7 @@ final class LabHandshakeRecorder: ChannelInboundHandler {
     /// BoringSSL's reason (`SSLV3_ALERT_BAD_CERTIFICATE`) out of its long error text, else the text.
     static func reason(_ error: any Error) -> String {
         let text = "\(error)"
+        if text == "uncleanShutdown" { return "closed without TLS close_notify" }
         guard let marker = text.range(of: "OPENSSL_internal:") else { return text }
         return String(text[marker.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
     }

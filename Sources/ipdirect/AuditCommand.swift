@@ -63,6 +63,12 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
             valueName: "DIRECTORY"))
     var stateDirectory: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Also write the setup as one JSON line to FILE (for a test runner that drives the app).", valueName: "FILE")
+    )
+    var setupFile: String?
+
     @OptionGroup var colour: ColorOption
 
     func validate() throws {
@@ -93,6 +99,14 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
             session = try await AuditSession.start(listen: address, stateDirectory: stateDirectory)
         } catch {
             throw CommandFailure("cannot start the audit: \(error)")
+        }
+        if let setupFile {
+            do {
+                try PrivateFile.write(session.setup.jsonLine(), to: setupFile)
+            } catch {
+                try? await session.shutdown()
+                throw CommandFailure("cannot write the audit's setup: \(error)")
+            }
         }
         let chosen = format ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json)
         FileHandle.standardOutput.write(

@@ -132,8 +132,8 @@ enum ExitStatus {
         ),
         (
             "\(doctorFailed)",
-            "ipdirect doctor only: some check fails, or a --host has no working technique "
-                + "(1 there: some check warns)"
+            "ipdirect doctor and audit only: some check or trap fails, or a --host has no working technique "
+                + "(1 there: some check or trap warns)"
         ),
         (
             "\(stopped(by: SIGINT))",

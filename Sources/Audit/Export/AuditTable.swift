@@ -10,7 +10,7 @@ extension AuditFinding: AbsentAsNull {}
 
 /// Writes an audit's setup and report as text.
 public enum AuditTable {
-    /// Evidence lines shown under a finding that did not pass (the JSON report has them all).
+    /// Evidence lines shown under a finding that did not pass, the latest (the JSON report has them all).
     static let evidenceShown = 4
 
     /// What the app needs, for a person at a terminal.
@@ -49,12 +49,13 @@ public enum AuditTable {
                 statuses.append(nil)
             }
             guard finding.status != .notExercised else { continue }
-            for line in finding.evidence.prefix(evidenceShown) {
-                rows.append(["", "", TerminalText.escaped("· " + line)])
+            // The latest lines: where a client went wrong comes after what led to it.
+            if finding.evidence.count > evidenceShown {
+                rows.append(["", "", "· … \(finding.evidence.count - evidenceShown) earlier in --format json"])
                 statuses.append(nil)
             }
-            if finding.evidence.count > evidenceShown {
-                rows.append(["", "", "· … \(finding.evidence.count - evidenceShown) more in --format json"])
+            for line in finding.evidence.suffix(evidenceShown) {
+                rows.append(["", "", TerminalText.escaped("· " + line)])
                 statuses.append(nil)
             }
         }
