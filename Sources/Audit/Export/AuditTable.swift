@@ -60,15 +60,7 @@ public enum AuditTable {
             }
         }
         let titleWidth = AuditTrapID.allCases.map(\.title.count).max() ?? 0
-        out += TextTable.lines(
-            header: nil, rows: rows, indent: "  ",
-            paint: { row, column, cell in
-                guard column == 0, let status = statuses[row] else { return cell }
-                return colored(cell, status, style)
-            },
-            minimumWidths: [0: statusWidth, 1: titleWidth],
-            wrap: TextTable.LastColumnWrap(width: style.width) { row in statuses[row] == nil ? 2 : 0 }
-        ).map { $0 + "\n" }.joined()
+        out += DoctorTable.table(rows, statuses.map { $0?.doctorStatus }, minimumTitle: titleWidth, style)
         out += tally(report) + "\n"
         return out
     }
@@ -83,16 +75,6 @@ public enum AuditTable {
     }
 
     static let statusWidth = AuditStatus.allCases.map(\.label.count).max() ?? 0
-
-    private static func colored(_ cell: String, _ status: AuditStatus, _ style: TableStyle) -> String {
-        guard style.color else { return cell }
-        switch status {
-        case .pass: return ProbeTable.colored(cell, "1;32")
-        case .notExercised: return ProbeTable.colored(cell, "2")
-        case .warn: return ProbeTable.colored(cell, "1;33")
-        case .fail: return ProbeTable.colored(cell, "1;31")
-        }
-    }
 }
 
 extension AuditReport {
