@@ -27,8 +27,10 @@ public enum AuditTraps {
         PostBodyTrap(),
         RedirectTrap(),
         FallbackTrap(),
+        FallbackTrap(timesOut: true),
         TTLTrap(),
         CookieTrap(),
+        FamilyTrap(),
     ]
 }
 

@@ -61,7 +61,9 @@ public final class Lab: Sendable {
         let secret =
             options.secret ?? (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let ledger = LabLedger(fault: options.fault)
-        ledger.failingNames = Set(options.extraNames.filter(\.failsHTTPDNS).map { $0.record.name.lowercased() })
+        ledger.failingNames = Dictionary(
+            options.extraNames.filter(\.failsHTTPDNS).map { ($0.record.name.lowercased(), $0.failureDelay) }
+        ) { first, _ in first }
         let keys = LabKeys.generate()
         var service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
         if let clock = options.clock { service.now = clock }
@@ -550,8 +552,10 @@ private func httpdnsResponder(
         case .down:
             response = .hangUp
         }
-        if fault != .down, ledger.fails(answer.host) {
-            response = .text(500, "lab: HTTPDNS fails for \(answer.host) until its origin is reached\n")
+        if fault != .down, let delay = ledger.failureDelay(answer.host) {
+            response = .text(
+                delay > 0 ? 504 : 500, "lab: HTTPDNS fails for \(answer.host) until its origin is reached\n")
+            response.delay = delay
         }
         ledger.record(
             LabHTTPDNSQuery(

@@ -14,14 +14,18 @@ public struct LabExtraName: Sendable {
     public var behaviour: LabExtraBehaviour
     /// Where the origin listens, on one port; empty: the lab's listen address.
     public var addresses: [String]
-    /// Whether HTTPDNS fails for the name (HTTP 500 in every format) until its origin answers a
-    /// request, as a service failing for one name and recovering.
+    /// Whether HTTPDNS fails for the name in every format until its origin answers a request, as a
+    /// service failing for one name and recovering.
     public var failsHTTPDNS: Bool
+    /// With `failsHTTPDNS`: how long each failing answer is held before it comes (HTTP 504), so a
+    /// client that waits less times out; 0 answers HTTP 500 at once.
+    public var failureDelay: Double
 
     public init(
         record: LabZoneRecord, certificate: LabExtraCertificate = .trusted, behaviour: LabExtraBehaviour = .answer,
-        addresses: [String] = [], failsHTTPDNS: Bool = false
+        addresses: [String] = [], failsHTTPDNS: Bool = false, failureDelay: Double = 0
     ) {
+        self.failureDelay = failureDelay
         self.record = record
         self.certificate = certificate
         self.behaviour = behaviour

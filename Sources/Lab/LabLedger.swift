@@ -16,7 +16,7 @@ final class LabLedger: @unchecked Sendable {
     private var _hosts: [String: String] = [:]
     private var _downServiceIP: String?
     private var _handshakes: [LabTLSHandshake] = []
-    private var _failingNames: Set<String> = []
+    private var _failingNames: [String: Double] = [:]
 
     /// - Parameter keep: how many records of each kind to keep (tests use a few).
     init(fault: HTTPDNSFault, keep: Int = 10_000) {
@@ -57,18 +57,19 @@ final class LabLedger: @unchecked Sendable {
     func record(_ handshake: LabTLSHandshake) { lock.withLock { keepLatest(handshake, in: &_handshakes) } }
 
     /// The names HTTPDNS fails for until their origin is reached (`LabExtraName.failsHTTPDNS`).
-    var failingNames: Set<String> {
+    /// Each with the seconds its failing answers are held (0: at once).
+    var failingNames: [String: Double] {
         get { lock.withLock { _failingNames } }
         set { lock.withLock { _failingNames = newValue } }
     }
 
-    /// Whether HTTPDNS fails for `name` now.
-    func fails(_ name: String) -> Bool {
-        lock.withLock { !_failingNames.isEmpty && _failingNames.contains(name.lowercased()) }
+    /// How long HTTPDNS holds its failing answer for `name` now; nil when it does not fail.
+    func failureDelay(_ name: String) -> Double? {
+        lock.withLock { _failingNames.isEmpty ? nil : _failingNames[name.lowercased()] }
     }
 
     /// HTTPDNS answers for `name` again.
-    func heal(_ name: String) { lock.withLock { _ = _failingNames.remove(name) } }
+    func heal(_ name: String) { lock.withLock { _ = _failingNames.removeValue(forKey: name) } }
 
     var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
     func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { keepLatest(query, in: &_dnsQueries) } }

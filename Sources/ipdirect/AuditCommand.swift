@@ -34,7 +34,7 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
             "Two JSON lines: the setup at once, the report after 120 seconds."
         ),
         (
-            "ipdirect audit --listen 192.168.1.20 --state-directory /tmp/ipdirect-audit",
+            "ipdirect audit --listen 192.0.2.1 --state-directory /tmp/ipdirect-audit",
             "For a device on the local network: ca.der in /tmp/ipdirect-audit for its trust store."
         ),
     ]

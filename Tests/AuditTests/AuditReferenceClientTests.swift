@@ -13,19 +13,19 @@ struct AuditReferenceClientTests {
     static let expected: [String: [AuditTrapID: AuditStatus]] = [
         "curl-right": [
             .wrongName: .pass, .untrusted: .pass, .expired: .pass, .sni: .pass, .host: .pass, .postBody: .pass,
-            .redirect: .pass, .fallback: .pass, .ttl: .warn, .cookie: .pass,
+            .redirect: .pass, .fallback: .pass, .fallbackTimeout: .pass, .ttl: .warn, .cookie: .pass, .family: .pass,
         ],
         "curl-wrong": [
             .wrongName: .fail, .untrusted: .fail, .expired: .fail, .sni: .fail, .host: .fail, .postBody: .fail,
-            .redirect: .fail, .fallback: .fail, .ttl: .fail, .cookie: .pass,
+            .redirect: .fail, .fallback: .fail, .fallbackTimeout: .fail, .ttl: .fail, .cookie: .pass, .family: .fail,
         ],
         "python-right": [
             .wrongName: .pass, .untrusted: .pass, .expired: .pass, .sni: .pass, .host: .pass, .postBody: .pass,
-            .redirect: .pass, .fallback: .pass, .ttl: .pass, .cookie: .pass,
+            .redirect: .pass, .fallback: .pass, .fallbackTimeout: .pass, .ttl: .pass, .cookie: .pass, .family: .pass,
         ],
         "python-insecure": [
             .wrongName: .fail, .untrusted: .fail, .expired: .fail, .sni: .pass, .host: .pass, .postBody: .pass,
-            .redirect: .fail, .fallback: .pass, .ttl: .pass, .cookie: .fail,
+            .redirect: .fail, .fallback: .pass, .fallbackTimeout: .pass, .ttl: .pass, .cookie: .fail, .family: .pass,
         ],
     ]
 

@@ -14,8 +14,10 @@ public enum AuditTrapID: String, Sendable, Codable, CaseIterable, Comparable {
     case postBody = "post-body"
     case redirect
     case fallback
+    case fallbackTimeout = "fallback-timeout"
     case ttl
     case cookie
+    case family
 
     /// The trap's name as a row shows it.
     public var title: String {
@@ -27,9 +29,11 @@ public enum AuditTrapID: String, Sendable, Codable, CaseIterable, Comparable {
         case .host: return "Host header"
         case .postBody: return "POST body"
         case .redirect: return "Redirect"
-        case .fallback: return "Fallback"
+        case .fallback: return "Fallback on error"
+        case .fallbackTimeout: return "Fallback on time-out"
         case .ttl: return "TTL"
         case .cookie: return "Cookies"
+        case .family: return "Address family"
         }
     }
 

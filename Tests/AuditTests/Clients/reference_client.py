@@ -6,8 +6,8 @@
 # MODE is one of:
 #   curl-right       curl --resolve NAME:PORT:IP --cacert CA, asking HTTPDNS before every request,
 #                    falling back to the system DNS, following redirects itself, a cookie jar.
-#   curl-wrong       curl -k with the IP in the URL and -H "Host: NAME", -d @file, -L, an IP kept
-#                    forever, no fallback when HTTPDNS fails.
+#   curl-wrong       curl -k with the IP in the URL and -H "Host: NAME", -d @file, -L, an IPv4
+#                    address kept forever (IPv6 answers ignored), no fallback when HTTPDNS fails.
 #   python-right     http.client with an adapter that connects to the IP and keeps the name for
 #                    SNI and the certificate check, answers cached for their TTL, system DNS fallback.
 #   python-insecure  the same adapter with verification off, following redirects to the first IP,
@@ -40,7 +40,8 @@ def httpdns(setup, name):
     """The lab's plain answer: (addresses, ttl); HTTPDNSFailed when the service errs."""
     url = setup["httpdns"]["ip"].replace("NAME", name)
     try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
+        # Two seconds, as the SDKs wait a few: the fallback-timeout trap holds its answer longer.
+        with urllib.request.urlopen(url, timeout=2) as answer:
             body = answer.read().decode()
             ttl = 60
             for part in (answer.headers.get("Cache-Control") or "").split(","):
@@ -83,8 +84,9 @@ def system_dns(setup, name):
 class Resolver:
     """HTTPDNS first, the system DNS when it fails; answers kept for their TTL unless `every`."""
 
-    def __init__(self, setup, every=False, fallback=True, forever=False):
+    def __init__(self, setup, every=False, fallback=True, forever=False, ipv4_only=False):
         self.setup, self.every, self.fallback, self.forever = setup, every, fallback, forever
+        self.ipv4_only = ipv4_only
         self.cache = {}
 
     def ip(self, name):
@@ -97,6 +99,10 @@ class Resolver:
             if not self.fallback:
                 raise
             addresses, ttl = system_dns(self.setup, name)
+        if self.ipv4_only:
+            addresses = [address for address in addresses if ":" not in address]
+            if not addresses:
+                raise HTTPDNSFailed(f"no IPv4 address for {name}")
         self.cache[name] = (addresses[0], time.monotonic() + ttl)
         return addresses[0]
 
@@ -107,7 +113,7 @@ class Resolver:
 class Curl:
     def __init__(self, setup, right):
         self.setup, self.right = setup, right
-        self.resolver = Resolver(setup, every=right, fallback=right, forever=not right)
+        self.resolver = Resolver(setup, every=right, fallback=right, forever=not right, ipv4_only=not right)
         self.jar = tempfile.mktemp(prefix="audit-cookies-")
 
     def run(self, url, *extra, follow=False, output="/dev/null"):
@@ -117,10 +123,11 @@ class Curl:
             ip = self.resolver.ip(name)
         except HTTPDNSFailed:
             return None
+        literal = f"[{ip}]" if ":" in ip else ip
         if self.right:
-            args = ["--cacert", self.setup["caPEM"], "--resolve", f"{name}:{port}:{ip}", url]
+            args = ["--cacert", self.setup["caPEM"], "--resolve", f"{name}:{port}:{literal}", url]
         else:
-            args = ["-k", "-H", f"Host: {name}", f"https://{ip}:{port}{path}"] + (["-L"] if follow else [])
+            args = ["-k", "-H", f"Host: {name}", f"https://{literal}:{port}{path}"] + (["-L"] if follow else [])
         done = subprocess.run(
             ["curl", "-sS", "-o", output, "-w", "%{http_code} %{redirect_url}", "--max-time", "5",
              "-b", self.jar, "-c", self.jar, *extra, *args],
@@ -144,7 +151,7 @@ class Curl:
             answer = self.run(url, follow=True)
             if self.right and answer and answer[1]:
                 self.run(answer[1])
-        elif kind == "fallback":
+        elif kind in ("fallback", "fallback-timeout"):
             self.run(url)
             time.sleep(2.5)
             self.run(url)
@@ -155,6 +162,9 @@ class Curl:
             self.run(url)
         elif kind == "cookie":
             self.run(url)
+            self.run(url)
+            self.run(urls[1])
+        elif kind == "family":
             self.run(url)
             self.run(urls[1])
         else:
@@ -221,7 +231,7 @@ class Python:
                 # keeps the first connection's IP, a mistake the audit must name.
                 ip = None if self.verify else self.resolver.ip(split(url)[0])
                 self.request(location, ip=ip)
-        elif kind == "fallback":
+        elif kind in ("fallback", "fallback-timeout"):
             self.request(url)
             time.sleep(2.5)
             self.request(url)
@@ -232,6 +242,9 @@ class Python:
             self.request(url)
         elif kind == "cookie":
             self.request(url)
+            self.request(url)
+            self.request(urls[1])
+        elif kind == "family":
             self.request(url)
             self.request(urls[1])
         else:
