@@ -142,33 +142,17 @@ class Curl:
         self.run(url.rstrip("/") + "/body", output=target)
         return target
 
-    def trap(self, kind, urls):
-        url = urls[0]
-        if kind == "post-body":
-            body = self.body(url)
-            self.run(url, "--data-binary" if self.right else "-d", "@" + body)
-        elif kind == "redirect":
-            answer = self.run(url, follow=True)
-            if self.right and answer and answer[1]:
-                self.run(answer[1])
-        elif kind in ("fallback", "fallback-timeout"):
-            self.run(url)
-            time.sleep(2.5)
-            self.run(url)
-        elif kind == "ttl":
-            self.run(url)
-            self.run(url)
-            time.sleep(4)
-            self.run(url)
-        elif kind == "cookie":
-            self.run(url)
-            self.run(url)
-            self.run(urls[1])
-        elif kind == "family":
-            self.run(url)
-            self.run(urls[1])
-        else:
-            self.run(url)
+    def get(self, url):
+        self.run(url)
+
+    def post_body(self, url):
+        body = self.body(url)
+        self.run(url, "--data-binary" if self.right else "-d", "@" + body)
+
+    def redirect(self, url):
+        answer = self.run(url, follow=True)
+        if self.right and answer and answer[1]:
+            self.run(answer[1])
 
 
 # Python ----------------------------------------------------------------------------------------
@@ -217,38 +201,49 @@ class Python:
         except (OSError, ssl.SSLError, HTTPDNSFailed):
             return None
 
-    def trap(self, kind, urls):
-        url = urls[0]
-        if kind == "post-body":
-            got = self.request(url.rstrip("/") + "/body")
-            if got:
-                self.request(url, "POST", got[2])
-        elif kind == "redirect":
-            got = self.request(url)
-            if got and got[0] in (301, 302, 303, 307, 308):
-                location = got[1].getheader("Location")
-                # Done rightly the redirect's host is resolved again; the insecure client also
-                # keeps the first connection's IP, a mistake the audit must name.
-                ip = None if self.verify else self.resolver.ip(split(url)[0])
-                self.request(location, ip=ip)
-        elif kind in ("fallback", "fallback-timeout"):
-            self.request(url)
-            time.sleep(2.5)
-            self.request(url)
-        elif kind == "ttl":
-            self.request(url)
-            self.request(url)
-            time.sleep(4)
-            self.request(url)
-        elif kind == "cookie":
-            self.request(url)
-            self.request(url)
-            self.request(urls[1])
-        elif kind == "family":
-            self.request(url)
-            self.request(urls[1])
-        else:
-            self.request(url)
+    def get(self, url):
+        self.request(url)
+
+    def post_body(self, url):
+        got = self.request(url.rstrip("/") + "/body")
+        if got:
+            self.request(url, "POST", got[2])
+
+    def redirect(self, url):
+        got = self.request(url)
+        if got and got[0] in (301, 302, 303, 307, 308):
+            location = got[1].getheader("Location")
+            # Done rightly the redirect's host is resolved again; the insecure client also
+            # keeps the first connection's IP, a mistake the audit must name.
+            ip = None if self.verify else self.resolver.ip(split(url)[0])
+            self.request(location, ip=ip)
+
+
+def exercise(client, kind, urls):
+    """What every client does with one trap, as its `asks` says (client.get, post_body, redirect)."""
+    url = urls[0]
+    if kind == "post-body":
+        client.post_body(url)
+    elif kind == "redirect":
+        client.redirect(url)
+    elif kind in ("fallback", "fallback-timeout"):
+        client.get(url)
+        time.sleep(2.5)
+        client.get(url)
+    elif kind == "ttl":
+        client.get(url)
+        client.get(url)
+        time.sleep(4)
+        client.get(url)
+    elif kind == "cookie":
+        client.get(url)
+        client.get(url)
+        client.get(urls[1])
+    elif kind == "family":
+        client.get(url)
+        client.get(urls[1])
+    else:
+        client.get(url)
 
 
 def main():
@@ -262,7 +257,7 @@ def main():
         "python-insecure": lambda: Python(setup, verify=False),
     }[mode]()
     for trap in setup["traps"]:
-        client.trap(trap["trap"], trap["urls"])
+        exercise(client, trap["trap"], trap["urls"])
 
 
 if __name__ == "__main__":
