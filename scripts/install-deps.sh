@@ -25,7 +25,7 @@ if [ "$mode" = test ]; then
   # command beside the Debian package that has it, added when the command is missing (nginx may
   # come as nginx or nginx-light; either serves). tinyproxy-bin is the program without the service.
   for pair in ip:iproute2 ss:iproute2 nft:nftables unbound:unbound faketime:faketime mitmdump:mitmproxy \
-    tinyproxy:tinyproxy-bin nginx:nginx-light; do
+    tinyproxy:tinyproxy-bin nginx:nginx-light tayga:tayga; do
     if $list || ! PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%:*}" >/dev/null; then wanted+=("${pair#*:}"); fi
   done
 fi

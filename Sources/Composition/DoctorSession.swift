@@ -30,8 +30,9 @@ extension ResolverSession {
         var context = DoctorContext(
             resolver: resolver, hosts: hosts, canaryName: hosts.first ?? (lab != nil ? Self.labCanary : nil),
             budget: budget, lab: lab.map(Self.labFacts), voice: voice)
-        if let canary { context.canaryName = canary }
-        context.connectivityCheckURLs = connectivityURLs
+        // A flag over the configuration file, the file over the defaults.
+        if let canary = canary ?? resolver.canary { context.canaryName = canary }
+        context.connectivityCheckURLs = connectivityURLs.isEmpty ? resolver.connectivityURLs : connectivityURLs
         return context
     }
 

@@ -1,5 +1,6 @@
 // The configuration's field list: each setting once, with its key in the file, its variable and
 // its flag; reading the file, the environment, layering and `config show`'s keys follow from it.
+import Foundation
 import NameResolution
 import TOMLKit
 
@@ -94,6 +95,37 @@ extension SettingType where T == String {
         }
         return text
     })
+}
+
+extension SettingType where T == String {
+    /// A host name (`canary`): letters, digits, '-' and '.', written as a URL's host is.
+    static let hostName = SettingType(read: { value, key, file throws(ConfigurationError) in
+        guard let text = try SettingType<String>.text.read(value, key, file) else { return nil }
+        let allowed = text.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-.".unicodeScalars.contains($0))
+        }
+        guard allowed, text.count <= 253, !text.hasPrefix("."), !text.hasPrefix("-") else {
+            throw .wrongType(file, key, "a host name, such as \"www.example.com\" (no scheme, port or path)")
+        }
+        return text
+    })
+}
+
+extension SettingType where T == [String] {
+    /// Plain-HTTP URLs (`connectivity_urls`), each `http://HOST/PATH`.
+    static func plainHTTPURLs(_ shape: String) -> SettingType {
+        SettingType(read: { value, key, file throws(ConfigurationError) in
+            guard let urls = try list(shape).read(value, key, file) else { return nil }
+            for (index, url) in urls.enumerated() {
+                guard let components = URLComponents(string: url), components.scheme == "http",
+                    !(components.host ?? "").isEmpty
+                else {
+                    throw .wrongType(file, key, "\(shape); item \(index + 1) is not a plain-HTTP URL")
+                }
+            }
+            return urls
+        })
+    }
 }
 
 extension SettingType where T == Bool {
@@ -202,6 +234,11 @@ extension ConfigurationField {
         ConfigurationField("fallback_to_system", \.fallbackToSystem, flag: "--no-fallback", .flag),
         ConfigurationField("reuse_expired", \.reuseExpired, flag: "--reuse-expired", .flag),
         ConfigurationField("prefetch", \.prefetch, .list("an array of names")),
+        ConfigurationField("canary", \.canary, flag: "--canary", .hostName),
+        ConfigurationField(
+            "connectivity_urls", \.connectivityURLs, flag: "--connectivity-url",
+            .plainHTTPURLs(
+                "an array of plain-HTTP URLs that answer 204 with an empty body ([\"http://HOST/generate_204\"])")),
     ]
 
     /// The field of a key path, if it is one of the list's.

@@ -91,6 +91,41 @@ import Testing
         return (run.status, byCheck)
     }
 
+    @Test(
+        "canary and connectivity_urls in the configuration file reach the checks; the flags win over them; a bad value is refused naming its key"
+    )
+    func canaryAndConnectivityURLsFromTheFile() async throws {
+        let scratch = try ScratchDirectory("doctor-config")
+        defer { scratch.remove() }
+        // Nothing listens on port 9 of loopback: the interception check names the URL it asked.
+        let file = scratch.file("doctor.toml")
+        try """
+        canary = "sni-a.lab.test"
+        connectivity_urls = ["http://127.0.0.1:9/from-the-file"]
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let fromFile = try await labReport(["--config", file]).findings
+        #expect((fromFile["account"]?["seen"] as? String)?.contains("the canary sni-a.lab.test resolved") == true)
+        #expect((fromFile["interception"]?["seen"] as? String)?.contains("127.0.0.1:9/from-the-file") == true)
+
+        let flags = try await labReport([
+            "--config", file, "--canary", "plain.lab.test", "--connectivity-url", "http://127.0.0.1:9/from-the-flag",
+        ]).findings
+        #expect((flags["account"]?["seen"] as? String)?.contains("the canary plain.lab.test resolved") == true)
+        let interception = flags["interception"]?["seen"] as? String ?? ""
+        #expect(interception.contains("from-the-flag") && !interception.contains("from-the-file"), "\(interception)")
+
+        for (line, sentence) in [
+            ("canary = \"https://www.example.com/\"", "'canary' must be a host name"),
+            ("connectivity_urls = [\"https://x.example/\"]", "item 1 is not a plain-HTTP URL"),
+        ] {
+            let bad = scratch.file("bad.toml")
+            try line.write(toFile: bad, atomically: true, encoding: .utf8)
+            let run = try await doctor(["--lab", "--config", bad])
+            #expect(run.status == 2)
+            #expect(run.errors.contains(sentence), "\(run.errors)")
+        }
+    }
+
     @Test("the issue's acceptance, no fault: every check passes against the lab and the exit status is 0")
     func cleanLabAllPass() async throws {
         let (status, findings) = try await labReport([])

@@ -14,8 +14,15 @@ private struct ScriptedCheck: DoctorCheck {
     var status: DoctorStatus = .pass
     var delay: Duration = .zero
     var hangs = false
+    /// What it hangs waiting for, recorded as the checks record their waits, and whose it is.
+    var waitingFor: (what: String, owner: DoctorCheckID)?
 
     func run(_ context: DoctorContext) async -> DoctorFinding {
+        if let waitingFor {
+            await DoctorWaits.on(waitingFor.what, owner: waitingFor.owner) {
+                await Task.detached { try? await Task.sleep(for: .seconds(3600)) }.value
+            }
+        }
         if hangs {
             // Ignores cancellation on purpose, as a blocked connect would (a detached task's
             // sleep is not cancelled with this one), without holding a thread.
@@ -40,6 +47,33 @@ private struct ScriptedCheck: DoctorCheck {
         #expect(late.status == .fail)
         #expect(late.seen.contains("within the run's bound of 1 s"))
         #expect(report.exitCode == 3)
+    }
+
+    /// The "fail Interception: did not finish" under a lost resolver: the row names what
+    /// it waited for, and the check that owns that finding, instead of blaming interception.
+    @Test func aCheckStillWaitingForAnotherChecksPrerequisiteSaysWhichAndIsNotBlamed() async {
+        let runner = DoctorRunner(checks: [
+            ScriptedCheck(
+                id: .interception,
+                waitingFor: ("the system resolver (asked for connectivitycheck.gstatic.com)", .dnsPaths)),
+            ScriptedCheck(
+                id: .serviceReachability,
+                waitingFor: ("the service at https://192.0.2.2:443/v2/d", .serviceReachability)),
+        ])
+        let report = await runner.run(context, provider: "test")
+        let late = Dictionary(uniqueKeysWithValues: report.findings.map { ($0.check, $0) })
+        let interception = try? #require(late[.interception])
+        #expect(interception?.status == .skipped)
+        #expect(
+            interception?.seen.contains(
+                "Did not finish within the run's bound of 1 s: it waits for the system resolver (asked for "
+                    + "connectivitycheck.gstatic.com), which had not answered after") == true,
+            "\(String(describing: interception))")
+        #expect(interception?.advice?.contains("The DNS paths check says why") == true)
+        // Waiting on its own prerequisite, a check keeps the fail, and says what it waited for.
+        let reachability = try? #require(late[.serviceReachability])
+        #expect(reachability?.status == .fail)
+        #expect(reachability?.seen.contains("it waits for the service at https://192.0.2.2:443/v2/d") == true)
     }
 
     @Test func findingsArriveAsTheyFinishAndTheReportListsThemInCheckOrder() async {

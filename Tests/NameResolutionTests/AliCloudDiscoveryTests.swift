@@ -85,6 +85,22 @@ struct AliCloudDiscoveryTests {
         }
     }
 
+    /// Found behind a real NAT64 (tayga): a start IP synthesized from the prefix, as the doctor
+    /// advises, was checked against its own address and refused, where an IPv4 one is not.
+    @Test("an IPv6 start IP in start_ips is an address like an IPv4 one: checked against the service name")
+    func ipv6StartIsCheckedAgainstTheServiceName() throws {
+        let starts = try AliCloudServiceIPs.starts(
+            region: "cn", startIPs: ["https://[2001:db8:46::c000:201]:443", "https://192.0.2.1:443"],
+            serviceName: "httpdns.lab.test")
+        #expect(
+            starts == [
+                .init(
+                    url: "https://[2001:db8:46::c000:201]:443", label: "2001:db8:46::c000:201",
+                    checkName: "httpdns.lab.test"),
+                .init(url: "https://192.0.2.1:443", label: "192.0.2.1", checkName: "httpdns.lab.test"),
+            ])
+    }
+
     @Test("service IPs over HTTPS are checked against the SDK's name, which the configuration changes")
     func certificateName() throws {
         let start = try AliCloudServiceIPs.starts(region: "cn", startIPs: [], serviceName: "203.107.1.1")

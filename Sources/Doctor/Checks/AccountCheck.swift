@@ -36,7 +36,7 @@ struct AccountCheck: DoctorCheck {
         let canaryName = context.canaryName
         // The unsigned request goes to every address at once; the first that answers, in the
         // provider's order, is asked the rest, as an SDK rotates past one that does not.
-        let rotation: Rotation
+        let rotation: Rotation<ServiceExchange>
         switch await ServiceAddresses.rotate(
             context,
             query: { base in
@@ -47,18 +47,19 @@ struct AccountCheck: DoctorCheck {
         case .failure(let skip): return DoctorFinding(check: id, status: .skipped, seen: skip.reason)
         case .success(let found): rotation = found
         }
-        guard let base = rotation.address?.own, let unsigned = rotation.exchange else {
+        guard let address = rotation.address, let unsigned = rotation.exchange else {
             return rotation.noneAnswered(id, so: "the account could not be asked")
         }
-        var finding = await alibaba(context, base: base, unsigned: unsigned)
+        var finding = await alibaba(context, at: address, unsigned: unsigned)
         finding.seen += rotation.note
         return finding
     }
 
     private func alibaba(
-        _ context: DoctorContext, base: ServiceAddress.Try, unsigned: ServiceExchange
+        _ context: DoctorContext, at address: ServiceAddress, unsigned: ServiceExchange
     ) async -> DoctorFinding {
         let configuration = context.resolver
+        let base = address.own
         let account = configuration.account ?? ""
         var trace: [DoctorTraceLine] = [DoctorTraceLine(.note, "unsigned request")] + unsigned.trace
         var reproduce: [String] = [unsigned.reproduce]
@@ -96,7 +97,7 @@ struct AccountCheck: DoctorCheck {
                 return refusal(unsignedCode, unsigned, context: context, trace: trace, reproduce: reproduce)
             }
             return await withCanary(
-                context, configured: unsigned, notes: ["unsigned requests are answered"], trace: trace,
+                context, at: address, configured: unsigned, notes: ["unsigned requests are answered"], trace: trace,
                 reproduce: reproduce)
         }
         var signed: ServiceExchange
@@ -124,7 +125,8 @@ struct AccountCheck: DoctorCheck {
             return refusal(code, signed, context: context, trace: trace, reproduce: reproduce)
         }
         notes.append("signed requests are answered" + clockNote)
-        return await withCanary(context, configured: signed, notes: notes, trace: trace, reproduce: reproduce)
+        return await withCanary(
+            context, at: address, configured: signed, notes: notes, trace: trace, reproduce: reproduce)
     }
 
     /// A refused request as a failing finding, naming the code and the request (masked).
@@ -143,10 +145,11 @@ struct AccountCheck: DoctorCheck {
             advice: advice.prefix(1).uppercased() + advice.dropFirst() + ".", trace: trace, reproduce: reproduce)
     }
 
-    /// The cipher the service answered against the configured one, then the canary end to end.
+    /// The cipher the service answered against the configured one, then the canary end to end,
+    /// at the address that answered.
     private func withCanary(
-        _ context: DoctorContext, configured: ServiceExchange, notes: [String], trace: [DoctorTraceLine],
-        reproduce: [String]
+        _ context: DoctorContext, at address: ServiceAddress, configured: ServiceExchange, notes: [String],
+        trace: [DoctorTraceLine], reproduce: [String]
     ) async -> DoctorFinding {
         var notes = notes
         let cipher = context.resolver.cipher
@@ -159,7 +162,7 @@ struct AccountCheck: DoctorCheck {
         } else if context.resolver.provider == .alicloud {
             notes.append("answers come \(Self.cipherName(wanted)) as configured")
         }
-        let canary = await Canary.resolve(context)
+        let canary = await Canary.resolve(context, at: address)
         var finding = canary.finding(check: id, configuredSentence: notes.joined(separator: ", "))
         finding.trace = trace + canary.trace
         finding.reproduce = reproduce
@@ -189,18 +192,30 @@ struct Canary {
     /// `ipdirect resolve` asking as the check did (the secret stays in the environment).
     var command: String
 
-    static func resolve(_ context: DoctorContext) async -> Canary {
-        let configuration = context.boundedResolver
+    /// - Parameter address: the service address to ask alone (the one a rotation found
+    ///   answering), so a silent address before it costs nothing; nil: the provider's own order.
+    ///   Only Alibaba's service addresses can be pinned: an endpoint's are its own.
+    static func resolve(_ context: DoctorContext, at address: ServiceAddress? = nil) async -> Canary {
+        var configuration = context.boundedResolver
+        if let address, ProviderRegistry.entry(configuration.provider).doctor.addresses == .serviceDiscovery {
+            configuration.pinnedServiceAddress = AliCloudServiceRequests.Address(
+                url: address.own.url, label: address.label, checkName: address.own.checkName)
+        }
         let command = ClientAddressCheck.resolveCommand(context.canaryName, context.resolver, clientIP: nil)
         do throws(ResolutionError) {
             let provider = try ProviderFactory.make(configuration)
             // The provider may ask several start IPs in turn before its query: one bound for all.
             let limit = context.stepTimeout
-            let result = await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
-                do throws(ResolutionError) {
-                    return .success(try await provider.resolve(context.canaryName, families: [.v4]))
-                } catch {
-                    return .failure(error)
+            let at = address.map { " at \($0.label)" } ?? ""
+            let result = await DoctorWaits.on(
+                "\(provider.name)\(at) resolving \(context.canaryName)", owner: .account
+            ) {
+                await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
+                    do throws(ResolutionError) {
+                        return .success(try await provider.resolve(context.canaryName, families: [.v4]))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
             return Canary(

@@ -16,13 +16,37 @@ struct ClientAddressCheck: DoctorCheck {
         if let why = ProviderRegistry.entry(context.resolver.provider).doctor.clientAddressAbsent {
             return DoctorFinding(check: id, status: .skipped, seen: why)
         }
+        // Alibaba's service addresses all at once, the canary pinned to each: the first that
+        // answered, in the provider's order, is read, as the clock and account checks read theirs.
+        guard ProviderRegistry.entry(context.resolver.provider).doctor.addresses == .serviceDiscovery,
+            case .success(let ordered) = await ServiceAddresses.toAsk(context)
+        else {
+            return await read(context, canary: Canary.resolve(context), at: nil)
+        }
+        let name = context.canaryName
+        let rotation = await ServiceAddresses.firstAnswering(
+            ordered, ask: { await Canary.resolve(context, at: $0) },
+            missed: { canary in
+                guard case .failure(let error) = canary.result, error.isServiceAddressFailure else { return nil }
+                return .init(sentence: "did not answer \(name) (\(error))", trace: canary.trace, reproduce: [])
+            })
+        guard let canary = rotation.answer else {
+            return rotation.noneAnswered(id, so: "it reported no client address")
+        }
+        var finding = await read(context, canary: canary, at: rotation.address)
+        finding.seen += rotation.note
+        return finding
+    }
+
+    /// The finding from the canary's answer; `address` is the service address it was pinned to,
+    /// which the `ip=` comparisons ask too.
+    private func read(_ context: DoctorContext, canary: Canary, at address: ServiceAddress?) async -> DoctorFinding {
         let name = context.canaryName
         var trace: [DoctorTraceLine] = []
         // The commands read the secret from the environment, as ipdirect always does.
         let reproduce =
             (context.resolver.secret == nil ? [] : [Self.secretComment])
             + [Self.resolveCommand(name, context.resolver, clientIP: nil)]
-        let canary = await Canary.resolve(context)
         trace += canary.trace
         let answer: ProviderAnswer
         switch canary.result {
@@ -67,7 +91,8 @@ struct ClientAddressCheck: DoctorCheck {
             }
             return finding
         }
-        let comparisons = await Self.compare(context.hosts, reported: reported, local: local, context: context)
+        let comparisons = await Self.compare(
+            context.hosts, reported: reported, local: local, context: context, at: address)
         finding.trace += comparisons.flatMap(\.trace)
         for host in context.hosts {
             finding.reproduce += [reported, local].map { Self.resolveCommand(host, context.resolver, clientIP: $0) }
@@ -148,7 +173,8 @@ struct ClientAddressCheck: DoctorCheck {
 
     /// Asks for each host with `ip=`/`cip` set to the reported address and to the local one, all at once.
     static func compare(
-        _ hosts: [String], reported: IPAddress, local: IPAddress, context: DoctorContext
+        _ hosts: [String], reported: IPAddress, local: IPAddress, context: DoctorContext,
+        at address: ServiceAddress? = nil
     ) async
         -> [Comparison]
     {
@@ -157,7 +183,7 @@ struct ClientAddressCheck: DoctorCheck {
             var asked = context
             asked.canaryName = host
             asked.resolver.clientIP = client.text
-            switch await Canary.resolve(asked).result {
+            switch await Canary.resolve(asked, at: address).result {
             case .success(let answer): return answer.ipv4.sorted().joined(separator: ", ")
             case .failure(let error): return "no answer (\(error))"
             }

@@ -108,8 +108,7 @@ struct IPStackCheck: DoctorCheck {
         } else {
             trace.append(.init(.sent, "AAAA \(NAT64Prefix.discoveryName) through the system resolver (RFC 7050)"))
         }
-        let answer = await SystemResolver(dnsServer: server).resolve(
-            NAT64Prefix.discoveryName, families: [.v6], timeout: timeout)
+        let answer = await context.systemResolve(NAT64Prefix.discoveryName, families: [.v6])
         let dig =
             server.map { "dig @\($0.address) -p \($0.port) AAAA \(NAT64Prefix.discoveryName)" }
             ?? "dig AAAA \(NAT64Prefix.discoveryName)"

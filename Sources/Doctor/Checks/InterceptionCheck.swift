@@ -110,8 +110,7 @@ struct InterceptionCheck: DoctorCheck {
                     if parsed.literalHost != nil {
                         return (index, Pin(trace: DoctorTraceLine(.note, "\(host) is an address: nothing to resolve")))
                     }
-                    let answer = await SystemResolver(dnsServer: context.labResolver).resolve(
-                        host, families: [.v4, .v6], timeout: limit)
+                    let answer = await context.systemResolve(host, families: [.v4, .v6])
                     guard let address = (answer.ipv4 + answer.ipv6).first else {
                         let why: String
                         if case .systemDNS(.timedOut)? = answer.error {

@@ -141,8 +141,7 @@ enum ServiceAddresses {
             return .success(ServiceAddressList(addresses: [only], exchanges: [], notes: [], path: path))
         }
         // The system resolver, as the SDKs resolve an endpoint's name (with the lab, its DNS server).
-        let answer = await SystemResolver(dnsServer: context.labResolver).resolve(
-            host, families: [.v4, .v6], timeout: context.stepTimeout)
+        let answer = await context.systemResolve(host, families: [.v4, .v6])
         let found = answer.ipv4 + answer.ipv6
         guard !found.isEmpty else {
             let why = answer.error.map { "\($0)" } ?? "no address"
@@ -167,68 +166,106 @@ enum ServiceAddresses {
         return roles.flatMap { role in list.addresses.filter { $0.role == role } }
     }
 
-    /// Asks every address a check's query at once and keeps the first, in the provider's order,
-    /// that answered: as the SDKs rotate past an address that does not answer, so does the check.
+    /// The addresses a check asks, in the provider's order; a skip when there are none.
+    static func toAsk(_ context: DoctorContext) async -> Result<[ServiceAddress], DoctorSkip> {
+        switch await find(context) {
+        case .failure(let skip): return .failure(skip)
+        case .success(let list):
+            let ordered = queryOrder(list)
+            return ordered.isEmpty ? .failure(DoctorSkip("The service has no address to ask.")) : .success(ordered)
+        }
+    }
+
+    /// Asks every address at once and keeps the first, in the provider's order, that answered:
+    /// as the SDKs rotate past an address that does not answer, so does a check. The one way the
+    /// service checks (clock, account, client address) choose the address they read.
+    ///
+    /// - Parameters:
+    ///   - ask: what the check asks one address (a request, or the canary pinned to it); each
+    ///     ask bounds its own wait by the step timeout, so the slowest address costs one step.
+    ///   - missed: how an answer shows its address did not answer; nil when it answered.
+    static func firstAnswering<Answer: Sendable>(
+        _ ordered: [ServiceAddress], ask: @escaping @Sendable (ServiceAddress) async -> Answer,
+        missed: (Answer) -> Rotation<Answer>.Missed?
+    ) async -> Rotation<Answer> {
+        let answers = await withTaskGroup(of: (Int, Answer).self) { group in
+            for (index, address) in ordered.enumerated() {
+                group.addTask { (index, await ask(address)) }
+            }
+            var all: [(Int, Answer)] = []
+            for await result in group { all.append(result) }
+            return all.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        let chosen = answers.firstIndex { missed($0) == nil }
+        let passed = ordered.indices.prefix(upTo: chosen ?? ordered.count).compactMap { index in
+            missed(answers[index]).map { (label: ordered[index].label, missed: $0) }
+        }
+        return Rotation(address: chosen.map { ordered[$0] }, answer: chosen.map { answers[$0] }, passedOver: passed)
+    }
+
+    /// A check's query sent to every address at once, keeping the first that answered
+    /// (`firstAnswering` with one request per address).
     ///
     /// - Parameter query: the URL to send at an address's base (its signature made per address).
     /// - Returns: the answer and the addresses passed over; a skip when none can be asked.
     static func rotate(
         _ context: DoctorContext, query: @Sendable (ServiceAddress.Try) throws -> String
-    ) async -> Result<Rotation, DoctorSkip> {
-        let list: ServiceAddressList
-        switch await find(context) {
+    ) async -> Result<Rotation<ServiceExchange>, DoctorSkip> {
+        let ordered: [ServiceAddress]
+        switch await toAsk(context) {
         case .failure(let skip): return .failure(skip)
-        case .success(let found): list = found
+        case .success(let found): ordered = found
         }
-        let ordered = queryOrder(list)
-        guard !ordered.isEmpty else { return .failure(DoctorSkip("The service has no address to ask.")) }
-        var urls: [String] = []
+        var urls: [String: String] = [:]
         do {
-            urls = try ordered.map { try query($0.own) }
+            for address in ordered { urls[address.label] = try query(address.own) }
         } catch {
             return .failure(DoctorSkip("No query can be built: \(error)."))
         }
-        let exchanges = await withTaskGroup(of: (Int, ServiceExchange).self) { group in
-            for (index, address) in ordered.enumerated() {
-                let url = urls[index]
-                group.addTask {
-                    (
-                        index,
-                        await ServiceExchange.send(
-                            url, checkName: address.own.checkName, resolve: address.own.resolve, context: context)
-                    )
-                }
-            }
-            var all: [(Int, ServiceExchange)] = []
-            for await result in group { all.append(result) }
-            return all.sorted { $0.0 < $1.0 }.map(\.1)
-        }
-        let chosen = exchanges.firstIndex { $0.block == nil }
-        let passed = ordered.indices.prefix(upTo: chosen ?? ordered.count).map { (ordered[$0].label, exchanges[$0]) }
+        let built = urls
         return .success(
-            Rotation(
-                address: chosen.map { ordered[$0] }, exchange: chosen.map { exchanges[$0] }, passedOver: passed))
+            await firstAnswering(
+                ordered,
+                ask: { address in
+                    await ServiceExchange.send(
+                        built[address.label] ?? address.own.url, checkName: address.own.checkName,
+                        resolve: address.own.resolve, context: context)
+                },
+                missed: { exchange in
+                    exchange.block.map {
+                        .init(sentence: $0.sentence, trace: exchange.trace, reproduce: [exchange.reproduce])
+                    }
+                }))
     }
 }
 
 /// What asking the service addresses in turn came to: the first that answered and those before it.
-struct Rotation: Sendable {
+struct Rotation<Answer: Sendable>: Sendable {
+    /// How one address failed to answer: the clause naming it, what was sent and seen, the command
+    /// that repeats it.
+    struct Missed: Sendable {
+        var sentence: String
+        var trace: [DoctorTraceLine]
+        var reproduce: [String]
+    }
+
     /// The address that answered, nil when none did.
     var address: ServiceAddress?
-    var exchange: ServiceExchange?
-    /// The addresses tried before it, in order, each with its exchange (its block says how it failed).
-    var passedOver: [(label: String, exchange: ServiceExchange)]
+    var answer: Answer?
+    /// The addresses tried before it, in order, each with how it failed.
+    var passedOver: [(label: String, missed: Missed)]
 
     /// "127.0.0.2 timed out (2 s)", one clause per address passed over.
     var passedOverClauses: [String] {
-        passedOver.map { "\($0.label) \($0.exchange.block?.sentence ?? "did not answer")" }
+        passedOver.map { "\($0.label) \($0.missed.sentence)" }
     }
 
     /// The sentence added to a finding when addresses were passed over: which answered, which did not.
     var note: String {
         guard let address, !passedOver.isEmpty else { return "" }
+        let them = passedOver.count == 1 ? "it" : "them"
         return " Asked at \(address.label), the first service address that answered: "
-            + passedOverClauses.joined(separator: "; ") + " (the SDKs rotate past it too)."
+            + passedOverClauses.joined(separator: "; ") + " (the SDKs rotate past \(them) too)."
     }
 
     /// The check's skipped finding when no address answered: each one and how it failed.
@@ -237,8 +274,13 @@ struct Rotation: Sendable {
             check: check, status: .skipped,
             seen: "No service address answered (\(passedOverClauses.joined(separator: "; "))), so \(consequence).",
             advice: "The service reachability check says why the service cannot be reached.",
-            trace: passedOver.flatMap(\.exchange.trace), reproduce: passedOver.map(\.exchange.reproduce))
+            trace: passedOver.flatMap(\.missed.trace), reproduce: passedOver.flatMap(\.missed.reproduce))
     }
+}
+
+extension Rotation where Answer == ServiceExchange {
+    /// The exchange with the address that answered.
+    var exchange: ServiceExchange? { answer }
 }
 
 /// Why a check could not look, as its `skipped` sentence.

@@ -62,7 +62,9 @@ struct ServiceExchange: Sendable {
             url: url, headers: [HeaderField(name: "User-Agent", value: context.resolver.sdk.userAgent)],
             timeout: timeout, caFile: context.resolver.caFile, resolve: resolve, checkName: checkName,
             verifyHost: checkName == nil, bodyLimit: .keepFirst(16 * 1024))
-        let record = await TransferLoop.shared.perform(spec)
+        let record = await DoctorWaits.on("the service at \(url.prefix { $0 != "?" })", owner: .serviceReachability) {
+            await TransferLoop.shared.perform(spec)
+        }
         return ServiceExchange(url: url, record: record, timeout: timeout, caFile: context.resolver.caFile)
     }
 

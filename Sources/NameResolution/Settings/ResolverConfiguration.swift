@@ -53,6 +53,17 @@ public struct ResolverConfiguration: Sendable, Equatable {
     /// The client address to ask the answer for (`--client-ip`, `client_ip`): legacy `ip=`, v2
     /// `cip`; nil asks for this machine's. Always an IP literal.
     public var clientIP: String? = nil
+    /// The name the doctor resolves end to end (`canary`, `--canary`); nil: the first `--host`,
+    /// else the doctor's default (the lab's with `--lab`).
+    public var canary: String? = nil
+    /// The plain-HTTP URLs the doctor's interception check asks, each expected to answer 204 with
+    /// an empty body (`connectivity_urls`, `--connectivity-url`); empty: Android's and Xiaomi's
+    /// (the lab's with `--lab`).
+    public var connectivityURLs: [String] = []
+    /// One alicloud service address every query goes to, as discovery would list it (its
+    /// certificate checked against its `checkName`): the doctor asks the address that answered, as
+    /// an SDK rotates to it. nil: the endpoint or service discovery, as configured.
+    public var pinnedServiceAddress: AliCloudServiceRequests.Address? = nil
     /// Providers to compare (`[[providers]]`, `resolve --all-providers`, the console's compare view).
     public var providers: [ProviderSetting] = []
     /// TTLs from a service are clamped to this range: a TTL of 0 would defeat the cache and
@@ -170,6 +181,11 @@ public struct ResolverConfiguration: Sendable, Equatable {
             ("doh_method", dohMethod.rawValue),
             ("sdk", sdk.rawValue),
             ("client_ip", clientIP ?? "(this machine's)"),
+            ("canary", canary ?? "(the first --host, else the doctor's default)"),
+            (
+                "connectivity_urls",
+                connectivityURLs.isEmpty ? "(Android's and Xiaomi's)" : connectivityURLs.joined(separator: ", ")
+            ),
             ("providers", providers.isEmpty ? "(none)" : providers.map(\.redactedSummary).joined(separator: "; ")),
         ]
     }

@@ -84,6 +84,7 @@ final class AliCloudServiceIPs: Sendable {
         throw lastError
     }
 
+    /// Whether a failure is the service IP's, so the next one is asked (the SDKs' rule).
     static func shouldRotate(_ error: ResolutionError) -> Bool {
         switch error {
         case .timeout, .refused, .unreachable, .tls, .transport, .endpointUnresolvable: return true
@@ -126,10 +127,14 @@ final class AliCloudServiceIPs: Sendable {
     let discoveryProblem = Locked<String?>(nil)
 
     /// Queries go to `endpoint` only.
-    init(endpoint: String) {
+    convenience init(endpoint: String) {
         let base = trimmedBase(endpoint)
-        let label = URLComponents(string: base)?.host ?? base
-        fixed = Base(url: base, label: label)
+        self.init(fixed: Base(url: base, label: URLComponents(string: base)?.host ?? base))
+    }
+
+    /// Queries go to `fixed` only, its certificate checked as it says.
+    init(fixed: Base) {
+        self.fixed = fixed
         discovery = nil
         now = { Date() }
     }
@@ -160,7 +165,10 @@ final class AliCloudServiceIPs: Sendable {
                         "start_ips: \(TerminalText.quoted(text)) is not a base URL: write it as http://IP[:PORT] or https://IP[:PORT]"
                     )
                 }
-                return Base(url: url, label: host, checkName: IPAddress(host) == nil ? nil : serviceName)
+                // An IPv6 start's host comes bracketed ("[2001:db8::1]"): an address all the same,
+                // so its certificate is checked against the service name, as an IPv4 start's is.
+                let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+                return Base(url: url, label: bare, checkName: IPAddress(bare) == nil ? nil : serviceName)
             }
         }
         guard let known = AliCloudRegion.named(region) else {
@@ -321,6 +329,9 @@ extension AliCloudServiceIPs {
     static func make(
         _ configuration: ResolverConfiguration, account: String, endpoint: String?, legacySecret: String?
     ) throws(ResolutionError) -> AliCloudServiceIPs {
+        if let pinned = configuration.pinnedServiceAddress {
+            return AliCloudServiceIPs(fixed: Base(url: pinned.url, label: pinned.label, checkName: pinned.checkName))
+        }
         if let endpoint { return AliCloudServiceIPs(endpoint: endpoint) }
         return AliCloudServiceIPs(
             discovery: .init(
@@ -331,4 +342,10 @@ extension AliCloudServiceIPs {
                 transport: HTTPDNSTransport(configuration), serviceName: configuration.serviceName,
                 legacySecret: legacySecret, profile: configuration.sdk))
     }
+}
+
+extension ResolutionError {
+    /// Whether the failure is the service address's own (no connection, no answer, a server
+    /// error), so an SDK rotates to the next address; a refusal of the query is an answer.
+    public var isServiceAddressFailure: Bool { AliCloudServiceIPs.shouldRotate(self) }
 }
