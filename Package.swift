@@ -175,13 +175,20 @@ let package = Package(
             dependencies: ["NameResolution", "Probe", "CurlTransport", "TerminalText"],
             swiftSettings: strict),
 
+        // `ipdirect audit`: traps set in the lab (names, certificates, origins) to catch an app's own
+        // IP-direct mistakes, judged on the lab's ledger; one file per trap, reported as the doctor's.
+        .target(
+            name: "Audit",
+            dependencies: ["Lab", "Doctor", "Probe", "TerminalText"],
+            swiftSettings: strict),
+
         // The composition layer: a session built from configuration (layers, the lab when asked, the
         // provider from the registry, the cache), the doctor's context, the console's live engine.
         .target(
             name: "Composition",
             dependencies: [
                 "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console",
-                "Doctor",
+                "Doctor", "Audit",
             ],
             swiftSettings: strict),
 
@@ -189,7 +196,7 @@ let package = Package(
             name: "ipdirect",
             dependencies: [
                 "Composition", "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "Probe", "Console",
-                "TerminalText", "Signals", "Agent", "Doctor", "CurlTransport",
+                "TerminalText", "Signals", "Agent", "Doctor", "CurlTransport", "Audit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -249,6 +256,12 @@ let package = Package(
                 "Doctor", "NameResolution", "CurlTransport", "ConfigurationSources", "Probe", "Lab", "LabFaults",
                 "TestSupport",
             ],
+            swiftSettings: strict),
+        // The audit against reference clients (curl and Python, used rightly and wrongly) on loopback.
+        .testTarget(
+            name: "AuditTests",
+            dependencies: ["Audit", "Composition", "Lab", "TestSupport"],
+            exclude: ["Clients"],
             swiftSettings: strict),
         // A session from configuration against the lab: providers, cache path, doctor context.
         .testTarget(

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Check ipdirect's JSON output against the schemas in this folder.
-Usage: validate.py probe|resolve|doctor FILE...   Exit 0 when every file is valid; prints each error otherwise.
+Usage: validate.py probe|resolve|doctor|audit|audit-setup FILE...   Exit 0 when every file is valid; prints each error otherwise.
 Needs the jsonschema package (python3-jsonschema, or pip install jsonschema)."""
 import json, pathlib, sys
 from jsonschema import Draft202012Validator, FormatChecker

@@ -141,6 +141,7 @@ for round in $(seq "$rounds"); do
   check 90 "doctor --lab --fault clock-skew,service-blocked" "$binary" doctor --lab --fault clock-skew,service-blocked
   check 90 "doctor --lab --fault nat64 --host sni-a.lab.test --format json" \
     "$binary" doctor --lab --fault nat64 --host sni-a.lab.test --format json
+  check 30 "audit --for 2 --format json (nothing exercised)" "$binary" audit --for 2 --format json
   agent_round "$round"
   command -v tmux >/dev/null && console_round
   echo "soak: round $round of $rounds done, $runs commands, $failures by a signal or a hang ($((SECONDS - started)) s)" >&2

@@ -31,6 +31,7 @@ struct HTTPDNSService: Sendable {
     }
 
     func answer(_ request: LabRequest) -> Answer {
+        if request.path == "/ip" { return plainIP(request) }
         let parts = request.path.split(separator: "/").map(String.init)
         guard let format = LabWireFormat.serving(parts) else { return Self.noSuchEndpoint }
         switch format {
@@ -55,6 +56,21 @@ struct HTTPDNSService: Sendable {
         case .alicloudLegacy:
             return alicloud(request, account: parts[0], endpoint: parts[1])
         }
+    }
+
+    /// `GET /ip?host=NAME`: the addresses alone, one a line (IPv4 first), the TTL as
+    /// `Cache-Control: max-age`, for an app that wraps its own resolver around any service.
+    private func plainIP(_ request: LabRequest) -> Answer {
+        let host = request.query["host"] ?? ""
+        guard let record = zone.record(for: host) else {
+            return Answer(
+                response: .text(404, "no addresses for \(host.isEmpty ? "an empty name (give ?host=NAME)" : host)\n"),
+                format: "plain-ip", host: host, isJSON: false)
+        }
+        let ips = record.ipv4(forClient: request.remoteAddress ?? "127.0.0.1") + record.ipv6
+        var response = LabResponse.text(200, ips.map { $0 + "\n" }.joined())
+        response.headers.append(("Cache-Control", "max-age=\(record.ttl)"))
+        return Answer(response: response, format: "plain-ip", host: host, isJSON: false)
     }
 
     private static var noSuchEndpoint: Answer {

@@ -42,7 +42,13 @@ public final class Lab: Sendable {
     /// - Returns: the running lab.
     /// - Throws: `LabError` when a port is taken (or cannot be held) or the state directory cannot be written.
     public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
-        let zone = try LabZone.bundled()
+        var zone = try LabZone.bundled()
+        for extra in options.extraNames {
+            var record = extra.record
+            record.name = record.name.lowercased()
+            record.origin = nil
+            zone.records.append(record)
+        }
         let serviceAddresses = options.effectiveServiceAddresses
         let ownAddresses = [options.listenAddress] + serviceAddresses.filter { $0 != options.listenAddress }
         for address in ownAddresses where LabAddress.bytes(address) == nil {
@@ -55,6 +61,9 @@ public final class Lab: Sendable {
         let secret =
             options.secret ?? (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let ledger = LabLedger(fault: options.fault)
+        ledger.failingNames = Dictionary(
+            options.extraNames.filter(\.failsHTTPDNS).map { ($0.record.name.lowercased(), $0.failureDelay) }
+        ) { first, _ in first }
         let keys = LabKeys.generate()
         var service = HTTPDNSService(zone: zone, account: account, secret: secret, keys: keys)
         if let clock = options.clock { service.now = clock }
@@ -80,7 +89,8 @@ public final class Lab: Sendable {
             role: .control, addresses: [options.listenAddress], tls: nil,
             respond: controlResponder(ledger: ledger, listeners: httpdnsListeners))
         let servers = [control] + origins
-        let bound: BoundServers
+        var bound: BoundServers
+        var extraHosts: [String: String] = [:]
         do {
             bound = try await bind(
                 httpdns: httpdnsServers, httpdnsListeners: httpdnsListeners, servers: servers, zone: zone,
@@ -91,10 +101,28 @@ public final class Lab: Sendable {
             if owned { try? FileManager.default.removeItem(atPath: directory) }
             throw error
         }
+        do {
+            let extras = try await bindExtraNames(authorities, ledger: ledger, group: group, options: options)
+            bound.listeners += extras.listeners
+            extraHosts = extras.hosts
+            if !options.extraNames.isEmpty { try authorities.writeDER(to: directory) }
+        } catch {
+            for listener in bound.listeners { await listener.release() }
+            for channel in bound.dnsChannels { try? await channel.close() }
+            await httpdnsListeners.close()
+            try? await group.shutdownGracefully()
+            if owned { try? FileManager.default.removeItem(atPath: directory) }
+            throw error
+        }
 
-        let endpoints = endpoints(
+        var endpoints = endpoints(
             ports: bound.ports, zone: zone, ledger: ledger, account: account, secret: secret, ca: authorities.caPath,
             keys: keys, listen: options.listenAddress, serviceAddresses: serviceAddresses)
+        if !extraHosts.isEmpty {
+            endpoints.hosts.merge(extraHosts) { $1 }
+            ledger.hosts = endpoints.hosts
+            endpoints.caDER = authorities.derPath(in: directory)
+        }
         options.logger.info(
             "lab started",
             metadata: [
@@ -133,6 +161,75 @@ public final class Lab: Sendable {
             }
             return LabAuthorities(ca: ca, untrustedCA: untrustedCA, interceptorCA: interceptorCA, caPath: caPath)
         }
+
+        /// Where `writeDER` puts the trusted CA's certificate as DER.
+        func derPath(in directory: String) -> String { (directory as NSString).appendingPathComponent("ca.der") }
+
+        /// Writes the trusted CA's certificate as DER (`ca.der`), for a device's trust store.
+        func writeDER(to directory: String) throws {
+            let path = derPath(in: directory)
+            do {
+                try Data(try ca.der()).write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw LabError("cannot write the lab CA to \(path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Binds an origin per extra name on a free port (the same on each of its addresses), with the
+    /// certificate it asks for and its handshakes recorded; returns the listeners and each name's URL.
+    private static func bindExtraNames(
+        _ authorities: LabAuthorities, ledger: LabLedger, group: MultiThreadedEventLoopGroup, options: LabOptions
+    ) async throws -> (listeners: [LabListener], hosts: [String: String]) {
+        let ca = authorities.ca
+        let now = Date()
+        let connections = LabConnections()
+        var listeners: [LabListener] = []
+        var hosts: [String: String] = [:]
+        do {
+            for extra in options.extraNames {
+                let name = extra.record.name.lowercased()
+                let tls: LabTLS
+                switch extra.certificate {
+                case .trusted:
+                    tls = LabTLS(byName: [:], fallback: try ca.issue(dnsNames: [name]).serverContext())
+                case .otherName(let other):
+                    tls = LabTLS(byName: [:], fallback: try ca.issue(dnsNames: [other]).serverContext())
+                case .untrusted:
+                    tls = LabTLS(
+                        byName: [:], fallback: try authorities.untrustedCA.issue(dnsNames: [name]).serverContext())
+                case .expired:
+                    let past = (now - 60 * 86400)...(now - 30 * 86400)
+                    tls = LabTLS(
+                        byName: [:], fallback: try ca.issue(dnsNames: [name], validity: past).serverContext())
+                case .bySNI(let other):
+                    tls = LabTLS(
+                        byName: [name: try ca.issue(dnsNames: [name]).serverContext()],
+                        fallback: try ca.issue(dnsNames: [other]).serverContext())
+                }
+                let behaviour: LabOriginBehaviour
+                switch extra.behaviour {
+                case .answer: behaviour = .answer
+                case .redirect(let target): behaviour = .redirect(to: target.lowercased())
+                case .servesBody(let size): behaviour = .servesBody(LabExtraName.body(size: size))
+                case .setsCookie(let cookie): behaviour = .setsCookie(cookie)
+                }
+                let addresses = extra.addresses.isEmpty ? [options.listenAddress] : extra.addresses
+                let listener = try LabListener(
+                    server: LabServer(
+                        role: .extra, addresses: addresses, tls: tls,
+                        respond: originResponder(name: name, behaviour: behaviour, ledger: ledger),
+                        handshakes: (ledger, name)),
+                    port: 0, group: group, connections: connections)
+                listeners.append(listener)
+                try await listener.open()
+                hosts[name] = "https://\(name):\(listener.port)/"
+            }
+        } catch {
+            for listener in listeners { await listener.release() }
+            throw error
+        }
+        return (listeners, hosts)
     }
 
     /// The HTTPDNS service over plain HTTP and over TLS on `listen`, with a certificate from `ca`
@@ -332,6 +429,9 @@ public final class Lab: Sendable {
     /// The requests the origins answered, oldest first (the latest 10,000 or more).
     public func originRequests() -> [LabOriginRequest] { ledger.originRequests }
 
+    /// The TLS handshakes the extra names' origins took part in, oldest first, however they ended.
+    public func tlsHandshakes() -> [LabTLSHandshake] { ledger.handshakes }
+
     /// How many requests the origins answered since the lab started.
     public func originRequestsServed() -> Int { ledger.originRequestsServed }
 
@@ -451,6 +551,11 @@ private func httpdnsResponder(
             response.body = garbled(response.body, json: answer.isJSON)
         case .down:
             response = .hangUp
+        }
+        if fault != .down, let delay = ledger.failureDelay(answer.host) {
+            response = .text(
+                delay > 0 ? 504 : 500, "lab: HTTPDNS fails for \(answer.host) until its origin is reached\n")
+            response.delay = delay
         }
         ledger.record(
             LabHTTPDNSQuery(

@@ -30,6 +30,13 @@ struct LabCertificateAuthority: Sendable {
     /// The CA's certificate as PEM text.
     func pem() throws -> String { try identity.certificate.serializeAsPEM().pemString }
 
+    /// The CA's certificate as DER.
+    func der() throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(identity.certificate)
+        return serializer.serializedBytes
+    }
+
     /// Makes a CA valid from an hour ago for thirty days.
     ///
     /// - Parameters:

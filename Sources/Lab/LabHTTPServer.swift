@@ -24,6 +24,8 @@ struct LabRequest: Sendable {
     var remoteAddress: String?
     /// The port the request came to: the one that works for its scheme at every service address.
     var localPort: Int? = nil
+    /// The address the request came to.
+    var localAddress: String? = nil
 
     var host: String { headers.first(name: "host") ?? "" }
 }
@@ -87,11 +89,14 @@ struct LabServer: Sendable {
     var addresses: [String]
     var tls: LabTLS?
     var respond: LabResponder
+    /// Where each TLS handshake is recorded, under this origin name; nil records none.
+    var handshakes: (ledger: LabLedger, origin: String)? = nil
 
     /// How every listener of this server accepts: TLS by SNI (or plain), then HTTP/1.1 to the responder.
     func bootstrap(group: any EventLoopGroup, connections: LabConnections) -> ServerBootstrap {
         let tls = tls
         let respond = respond
+        let handshakes = handshakes
         return ServerBootstrap(group: group)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
@@ -112,6 +117,11 @@ struct LabServer: Sendable {
                         return channel.eventLoop.makeCompletedFuture {
                             let pipeline = channel.pipeline.syncOperations
                             try pipeline.addHandler(NIOSSLServerHandler(context: context))
+                            if let handshakes {
+                                try pipeline.addHandler(
+                                    LabHandshakeRecorder(
+                                        ledger: handshakes.ledger, origin: handshakes.origin, sni: name))
+                            }
                             try pipeline.configureHTTPServerPipeline(withOutboundHeaderValidation: false)
                             try pipeline.addHandler(LabHTTPHandler(sni: name, respond: respond))
                         }
@@ -163,7 +173,7 @@ final class LabHTTPHandler: ChannelInboundHandler {
                 method: head.method.rawValue, target: head.uri, path: Self.path(of: head.uri),
                 query: Self.query(of: head.uri), headers: head.headers, body: body, bodyLength: bodyLength,
                 sni: sni, remoteAddress: context.channel.remoteAddress?.ipAddress,
-                localPort: context.channel.localAddress?.port)
+                localPort: context.channel.localAddress?.port, localAddress: context.channel.localAddress?.ipAddress)
             body = []
             let keepAlive = head.isKeepAlive
             let version = head.version
@@ -225,5 +235,56 @@ final class LabHTTPHandler: ChannelInboundHandler {
             if query[name] == nil { query[name] = value }
         }
         return query
+    }
+}
+
+/// Records how one TLS handshake ended, once the connection closes: whether the server saw it
+/// complete and the first error or alert (under TLS 1.3 the server finishes its side before the
+/// client has checked the certificate, so a refusing client shows as an alert after completion).
+final class LabHandshakeRecorder: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    private let ledger: LabLedger
+    private let origin: String
+    private let sni: String?
+    private let started = Date()
+    private var completed = false
+    private var failure: String?
+    private var recorded = false
+
+    init(ledger: LabLedger, origin: String, sni: String?) {
+        self.ledger = ledger
+        self.origin = origin
+        self.sni = sni
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { completed = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if failure == nil { failure = Self.reason(error) }
+        context.fireErrorCaught(error)
+    }
+
+    /// BoringSSL's reason (`SSLV3_ALERT_BAD_CERTIFICATE`) out of its long error text, else the text.
+    static func reason(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text == "uncleanShutdown" { return "closed without TLS close_notify" }
+        guard let marker = text.range(of: "OPENSSL_internal:") else { return text }
+        return String(text[marker.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !recorded {
+            recorded = true
+            ledger.record(
+                LabTLSHandshake(
+                    origin: origin, sni: sni, completed: completed,
+                    failure: failure ?? (completed ? nil : "the client closed the connection during the handshake"),
+                    time: started, localAddress: context.channel.localAddress?.ipAddress))
+        }
+        context.fireChannelInactive()
     }
 }

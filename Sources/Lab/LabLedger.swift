@@ -15,6 +15,8 @@ final class LabLedger: @unchecked Sendable {
     private var _dnsQueries: [LabDNSQueryRecord] = []
     private var _hosts: [String: String] = [:]
     private var _downServiceIP: String?
+    private var _handshakes: [LabTLSHandshake] = []
+    private var _failingNames: [String: Double] = [:]
 
     /// - Parameter keep: how many records of each kind to keep (tests use a few).
     init(fault: HTTPDNSFault, keep: Int = 10_000) {
@@ -51,6 +53,24 @@ final class LabLedger: @unchecked Sendable {
             keepLatest(request, in: &_originRequests)
         }
     }
+    var handshakes: [LabTLSHandshake] { lock.withLock { _handshakes } }
+    func record(_ handshake: LabTLSHandshake) { lock.withLock { keepLatest(handshake, in: &_handshakes) } }
+
+    /// The names HTTPDNS fails for until their origin is reached (`LabExtraName.failsHTTPDNS`).
+    /// Each with the seconds its failing answers are held (0: at once).
+    var failingNames: [String: Double] {
+        get { lock.withLock { _failingNames } }
+        set { lock.withLock { _failingNames = newValue } }
+    }
+
+    /// How long HTTPDNS holds its failing answer for `name` now; nil when it does not fail.
+    func failureDelay(_ name: String) -> Double? {
+        lock.withLock { _failingNames.isEmpty ? nil : _failingNames[name.lowercased()] }
+    }
+
+    /// HTTPDNS answers for `name` again.
+    func heal(_ name: String) { lock.withLock { _ = _failingNames.removeValue(forKey: name) } }
+
     var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
     func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { keepLatest(query, in: &_dnsQueries) } }
 

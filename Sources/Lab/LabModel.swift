@@ -25,10 +25,17 @@ enum LabRole: String, CaseIterable, Sendable {
     case httpdnsTLSServiceIP = "httpdns-tls-service-ip"
     /// The hijacker's site on 127.0.0.2, on the hijacked site's port.
     case hijacker
+    /// An origin of a name beyond the zone (`LabOptions.extraNames`, the audit's traps): always on a
+    /// free port, outside the layout.
+    case extra
+
+    /// The roles with a place in the `portBase` layout.
+    static let layout = allCases.filter { $0 != .extra }
 
     /// This server's port in the layout after `base`; 0 (a free port) without a base.
     func port(after base: Int?) -> Int {
         guard let base else { return 0 }
+        guard self != .extra else { return 0 }
         return base + (Self.allCases.firstIndex(of: self) ?? 0)
     }
 
@@ -49,7 +56,7 @@ public struct LabOptions: Sendable {
     /// First port of a fixed, deterministic layout (N, N+1, ...); nil picks free ports.
     public var portBase: Int?
     /// The bases whose whole layout fits below port 65536: one port for each of the lab's servers.
-    public static let portBases: ClosedRange<Int> = 1...(65_535 - (LabRole.allCases.count - 1))
+    public static let portBases: ClosedRange<Int> = 1...(65_535 - (LabRole.layout.count - 1))
     /// The HTTPDNS fault at start-up.
     public var fault: HTTPDNSFault
     /// The network faults the lab fakes from the start (one per doctor check); none by default.
@@ -85,6 +92,9 @@ public struct LabOptions: Sendable {
     /// ones do (the other servers keep `portBase`'s layout or free ports); binding them needs root
     /// or CAP_NET_BIND_SERVICE.
     public var wellKnownPorts = false
+    /// Names served beyond the bundled zone, each with an origin of its own on a free port (the
+    /// audit's traps); none by default. With any, the lab also writes its CA as DER (`ca.der`).
+    public var extraNames: [LabExtraName] = []
 
     /// The service addresses `/ss` names, `serviceAddresses` or its default.
     public var effectiveServiceAddresses: [String] {
@@ -226,6 +236,9 @@ public struct LabEndpoints: Sendable, Codable {
     /// A doctor command that checks the lab as a real service from another process (`ipdirect
     /// lab` sets it, with the configuration file it reads); nil for a lab started in-process.
     public var doctor: String?
+    /// Path of the lab CA as DER (a device's trust store takes it); nil unless the lab serves
+    /// extra names.
+    public var caDER: String?
 
     public init(
         httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,
@@ -291,6 +304,29 @@ public struct LabOriginRequest: Sendable, Codable, Equatable {
     public var time: Date
     /// The query as received (after `?`), nil when there was none.
     public var query: String? = nil
+    /// The address the connection came to (an origin listening on several tells them apart).
+    public var localAddress: String? = nil
+    /// The SHA-256 of the body, lowercase hex, when there was one and all of it was kept (1 MiB).
+    public var bodySHA256: String? = nil
+    /// The Cookie header, when one came.
+    public var cookie: String? = nil
+}
+
+/// One TLS connection to an extra name's origin, recorded when it closed: how its handshake went.
+public struct LabTLSHandshake: Sendable, Codable, Equatable {
+    /// The origin's name (the extra name it serves).
+    public var origin: String
+    /// The server name the client sent, nil when none.
+    public var sni: String?
+    /// Whether the server saw the handshake complete. Under TLS 1.3 that happens before the client
+    /// has checked the certificate: a refusing client then shows as an alert in `failure`.
+    public var completed: Bool
+    /// The first error or alert on the connection, nil when none came.
+    public var failure: String?
+    /// When the connection's ClientHello arrived.
+    public var time: Date
+    /// The address the connection came to.
+    public var localAddress: String?
 }
 
 /// Why the lab could not start or switch.

@@ -13,6 +13,10 @@ enum LabOriginBehaviour: Sendable {
     case slow(Double)
     /// Answers 302 to this host's URL (looked up when the request comes, so the port is known).
     case redirect(to: String)
+    /// Hands these bytes out at `GET /body` (for a client to post back whole).
+    case servesBody([UInt8])
+    /// Sets this cookie (`name=value`) for the path `/` on every answer.
+    case setsCookie(String)
 }
 
 /// Makes the responder of one origin.
@@ -42,14 +46,26 @@ func originResponder(name: String, behaviour: LabOriginBehaviour, ledger: LabLed
             let location = base + request.target.drop { $0 == "/" }
             response = .text(302, line + " ; redirect=\(location)\n")
             response.headers.append(("Location", location))
+        case .servesBody(let bytes):
+            if request.method == "GET" && request.path == "/body" {
+                response = LabResponse(
+                    status: 200, headers: [("Content-Type", "application/octet-stream")], body: bytes)
+            }
+        case .setsCookie(let cookie):
+            response.headers.append(("Set-Cookie", cookie + "; Path=/"))
         }
+        // A name whose HTTPDNS fails until its origin is reached recovers now (LabExtraName.failsHTTPDNS).
+        ledger.heal(name)
         ledger.record(
             LabOriginRequest(
                 origin: name, host: request.host, sni: request.sni, method: request.method, path: request.path,
                 bodyLength: request.bodyLength, status: response.status, time: Date(),
                 query: request.target.firstIndex(of: "?").map {
                     String(request.target[request.target.index(after: $0)...])
-                }))
+                }, localAddress: request.localAddress,
+                bodySHA256: request.bodyLength > 0 && request.bodyLength == request.body.count
+                    ? LabExtraName.sha256(request.body) : nil,
+                cookie: request.headers.first(name: "cookie")))
         return loop.makeSucceededFuture(response)
     }
 }

@@ -19,7 +19,7 @@ struct IPDirect: AsyncParsableCommand {
         version: IPDirectVersion.string,
         subcommands: [
             ConsoleCommand.self, ProbeCommand.self, ResolveCommand.self, LabCommand.self, CacheCommand.self,
-            ConfigCommand.self, AgentCommand.self, DoctorCommand.self,
+            ConfigCommand.self, AgentCommand.self, DoctorCommand.self, AuditCommand.self,
         ],
         defaultSubcommand: ConsoleCommand.self)
 
@@ -132,8 +132,8 @@ enum ExitStatus {
         ),
         (
             "\(doctorFailed)",
-            "ipdirect doctor only: some check fails, or a --host has no working technique "
-                + "(1 there: some check warns)"
+            "ipdirect doctor and audit only: some check or trap fails, or a --host has no working technique "
+                + "(1 there: some check or trap warns)"
         ),
         (
             "\(stopped(by: SIGINT))",

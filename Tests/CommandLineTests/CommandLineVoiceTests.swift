@@ -116,7 +116,7 @@ import Testing
         "every command's --help ends with 2 to 4 examples and names values one way (<FILE>, <SECONDS>)",
         arguments: [
             ["console"], ["probe"], ["resolve"], ["lab"], ["agent"], ["cache", "list"], ["cache", "clear"],
-            ["cache", "path"], ["config", "init"], ["config", "path"], ["config", "show"], ["doctor"],
+            ["cache", "path"], ["config", "init"], ["config", "path"], ["config", "show"], ["doctor"], ["audit"],
         ])
     func helpExamples(command: [String]) async throws {
         let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, command + ["--help"])

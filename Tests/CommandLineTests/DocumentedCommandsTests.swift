@@ -20,10 +20,12 @@ struct DocumentedCommand: CustomStringConvertible, Sendable {
     /// The first word of a command that runs ipdirect, as a reader would type it.
     static let programs = ["ipdirect", ".build/debug/ipdirect", ".build-release/release/ipdirect"]
 
-    /// The subcommands that run until stopped (an agent, the lab, a watch without a count).
+    /// The subcommands that run until stopped (an agent, the lab, an audit without --for, a watch
+    /// without a count).
     var runsUntilStopped: Bool {
         let words = arguments
         return words.first == "agent" || words.first == "lab"
+            || (words.first == "audit" && !words.contains("--for"))
             || (words.contains("--watch") && !words.contains("--count"))
     }
 

@@ -1,4 +1,4 @@
-// The JSON `probe`, `resolve` and `doctor` write, checked against the schemas users read (schema/*.json)
+// The JSON `probe`, `resolve`, `doctor` and `audit` write, checked against the schemas users read (schema/*.json)
 // with a JSON Schema validator, on real output from the lab: the schema is the contract.
 import Foundation
 import TestSupport
@@ -70,5 +70,30 @@ import Testing
         let file = scratch.file("doctor.json")
         try Data(run.output.utf8).write(to: URL(fileURLWithPath: file))
         try await check("doctor", file)
+    }
+
+    @Test(
+        "audit --format json: the setup line and, after a reference client and Ctrl-C, the report line pass their schemas"
+    )
+    func auditOutput() async throws {
+        let scratch = try ScratchDirectory("schema")
+        defer { scratch.remove() }
+        let audit = try ChildProcess(BuiltBinary.ipdirectPath, ["audit", "--format", "json"])
+        let setup = try #require(try await audit.nextLine(within: 60), "no setup line: \(audit.errorsText)")
+        let setupFile = scratch.file("audit-setup.json")
+        try Data(setup.utf8).write(to: URL(fileURLWithPath: setupFile))
+        let client = Self.schemaFolder.deletingLastPathComponent()
+            .appendingPathComponent("Tests/AuditTests/Clients/reference_client.py").path
+        let run = try await ChildProcess.run("/usr/bin/env", ["python3", client, "python-right", setupFile])
+        #expect(run.status == 0, "\(run.errors)")
+        audit.signal(SIGINT)
+        let status = try await audit.exitStatus(within: 30)
+        #expect(status == 0, "\(audit.errorsText)")
+        let report = try #require(try await audit.nextLine(within: 5), "no report line: \(audit.errorsText)")
+        let reportFile = scratch.file("audit.json")
+        try Data(report.utf8).write(to: URL(fileURLWithPath: reportFile))
+        #expect(report.contains(#""status":"pass""#) && !report.contains(#""status":"fail""#), "\(report)")
+        try await check("audit-setup", setupFile)
+        try await check("audit", reportFile)
     }
 }

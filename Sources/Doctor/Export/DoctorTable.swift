@@ -46,8 +46,13 @@ public enum DoctorTable {
         return out
     }
 
-    /// The rows through `TextTable`: statuses coloured after measuring, the last column wrapped.
-    private static func table(
+    /// The rows through `TextTable`: statuses coloured after measuring, the last column wrapped
+    /// (hanging 2 cells on a row without a status: advice and evidence). The audit's report too.
+    ///
+    /// - Parameters:
+    ///   - rows: status, title, sentence; a nil status marks a row under the one before.
+    ///   - minimumTitle: the title column's width, so the sentences start in one column.
+    public static func table(
         _ rows: [[String]], _ statuses: [DoctorStatus?], minimumTitle: Int, _ style: TableStyle
     ) -> String {
         TextTable.lines(

@@ -46,6 +46,16 @@ public enum DoctorCheckID: String, Sendable, Codable, CaseIterable, Comparable {
 public enum DoctorStatus: String, Sendable, Codable, CaseIterable, Comparable {
     case pass, skipped, warn, fail
 
+    /// The exit code of a run whose worst status this is: 0 pass (or skipped), 1 warn, 3 fail;
+    /// `ipdirect doctor` and `ipdirect audit` end with it.
+    public var exitCode: Int32 {
+        switch self {
+        case .pass, .skipped: return 0
+        case .warn: return 1
+        case .fail: return 3
+        }
+    }
+
     public static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs) ?? 0 < allCases.firstIndex(of: rhs) ?? 0
     }
@@ -131,11 +141,5 @@ public struct DoctorReport: Sendable, Codable, Equatable {
 
     /// The exit code `ipdirect doctor` ends with: 0 all pass (or skipped), 1 some warn, 3 some fail
     /// (a `--host` with no working technique is a fail). (2 is bad usage, decided before any check runs.)
-    public var exitCode: Int32 {
-        switch worst {
-        case .pass, .skipped: return 0
-        case .warn: return 1
-        case .fail: return 3
-        }
-    }
+    public var exitCode: Int32 { worst.exitCode }
 }
