@@ -168,11 +168,14 @@ struct DocumentedCommandsTests {
         let seconds: Double = command.runsUntilStopped ? 6 : 60
         do {
             // A network namespace with only loopback, and a PID namespace whose end (the shell's,
-            // or this test killing it at the bound) ends every process the command started.
+            // or this test killing it at the bound) ends every process the command started. The
+            // PID namespace gets its own /proc: libdispatch's worker monitor opens /proc/TID/stat
+            // for each busy worker and traps (SIGILL) when it is missing, as it is when /proc is
+            // still the parent namespace's, whose TIDs differ.
             let result = try await ChildProcess.run(
                 "/usr/bin/unshare",
                 [
-                    "-n", "--fork", "--pid", "--kill-child", "/bin/bash", "-o", "pipefail", "-c",
+                    "-n", "--fork", "--pid", "--mount-proc", "--kill-child", "/bin/bash", "-o", "pipefail", "-c",
                     "ip link set lo up && \(line)",
                 ],
                 environment: environment, directory: scratch.path, seconds: seconds)

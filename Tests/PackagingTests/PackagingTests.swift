@@ -298,8 +298,11 @@ struct ManPageExampleTests {
                 """
             // A PID namespace of its own: when the shell ends, the kernel ends whatever the example
             // left behind (an agent ignores the SIGHUP the terminal's close sends: it reloads on it).
+            // With a /proc of its own: libdispatch's worker monitor opens /proc/TID/stat for each
+            // busy worker and traps (SIGILL) when the parent's /proc has no such TID.
             let result = try await ChildProcess.run(
-                "/usr/bin/unshare", ["-n", "--fork", "--pid", "--kill-child", "sh", "-c", shell], seconds: 60)
+                "/usr/bin/unshare", ["-n", "--fork", "--pid", "--mount-proc", "--kill-child", "sh", "-c", shell],
+                seconds: 60)
             #expect(
                 result.status != 2 && (result.status < 128 || result.status == 124),
                 "\(command): exit \(result.status)\n\(result.output.suffix(600))\n\(result.errors.suffix(600))")
