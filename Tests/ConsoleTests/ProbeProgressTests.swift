@@ -25,13 +25,15 @@ struct ProbeProgressTests {
         let running = await pane.wait(seconds: 90, settled: false) { $0.contains("/4 done") }
         let line = running.split(separator: "\n").first { $0.contains("/4 done") }.map(String.init) ?? ""
         #expect(line.contains("ok") && line.contains("failed") && line.contains("elapsed"), "\(running)")
-        let ended = await pane.wait(seconds: 40) { $0.contains("TERMINAL-EXITED") }
+        // The waits end as soon as their text is there: a limit is headroom for a loaded machine.
+        let ended = await pane.wait(seconds: 90) { $0.contains("TERMINAL-EXITED") }
         #expect(ended.contains("TERMINAL-EXITED-0"), "\(ended)")
         #expect(!ended.contains("/4 done"), "the progress line is still on screen:\n\(ended)")
         // The piped run starts once the screen has been read (Enter answers the shell's `read`).
         try await pane.send("Enter")
 
-        let piped = await pane.wait(seconds: 40) { $0.contains("PIPED-EXITED") }
+        // The piped run starts a lab of its own as well: the same headroom as the first.
+        let piped = await pane.wait(seconds: 90) { $0.contains("PIPED-EXITED") }
         #expect(piped.contains("PIPED-EXITED"), "\(piped)")
         let text = (try? String(contentsOfFile: directory + "/piped.txt", encoding: .utf8)) ?? ""
         #expect(text.split(separator: "\n").count == 4, "four JSON lines and nothing else:\n\(text)")
