@@ -360,7 +360,7 @@ struct EndToEndTests {
     @Test("without a terminal it points to ipdirect probe")
     func noTerminal() async throws {
         let child = try ChildProcess(Tmux.binary, ["console"])
-        let status = try await child.exitStatus(within: 10)
+        let status = try await child.exitStatus(within: 60)
         try #require(status != nil, "ipdirect console kept running without a terminal")
         #expect(status == 2)
         #expect(child.errorsText.contains("ipdirect probe"))

@@ -52,8 +52,11 @@ final class TmuxTerminal: Sendable {
         }
         guard firstScreen else { return terminal }
         do {
+            // The console starts the lab first (its CA, keys and listeners): slow on a loaded machine,
+            // as ProbeProgressTests says; the wait ends as soon as the prompt is there.
             try #require(
-                await terminal.pane.wait(for: "Host or URL").contains("Host or URL"), "the console did not start")
+                await terminal.pane.wait(for: "Host or URL", seconds: 90).contains("Host or URL"),
+                "the console did not start")
         } catch {
             terminal.close()
             throw error

@@ -38,7 +38,7 @@ struct LabCommandTests {
         let ports = Set(endpoints.hosts.keys.compactMap { endpoints.port(of: $0) })
         #expect(sockets.count >= ports.count, "the lab's listeners are found by socket")
         child.signal(SIGTERM)
-        let status = try await child.exitStatus(within: 10)
+        let status = try await child.exitStatus(within: 60)
         try #require(status != nil, "ipdirect lab did not exit on SIGTERM")
         #expect(status == 0)
         #expect(sockets.isDisjoint(with: ListeningSockets.listening()), "no listener outlives the lab")

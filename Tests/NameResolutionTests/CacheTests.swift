@@ -15,9 +15,11 @@ struct CacheTests {
     }
 
     /// A scripted provider answers at once; the wide timeout only keeps a test thread starved by
-    /// the other suites (labs making certificates) from turning that answer into a timeout.
+    /// the other suites (labs making certificates) from turning that answer into a timeout. Both
+    /// sides' answers wait for a cooperative thread while their deadline's timer does not: 120 s,
+    /// the most a configuration takes (a whole-suite run at load 10-16 failed the fallback at 30 s).
     static func config(reuse: Bool = false, path: String? = nil) -> ResolverConfiguration {
-        ResolverConfiguration(timeout: 30, family: .v4, fallbackToSystem: false, reuseExpired: reuse, cachePath: path)
+        ResolverConfiguration(timeout: 120, family: .v4, fallbackToSystem: false, reuseExpired: reuse, cachePath: path)
     }
 
     @Test("short-ttl.lab.test expires once its 2 s TTL has passed (against the lab, clock moved by hand)")

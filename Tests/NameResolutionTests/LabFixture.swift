@@ -22,7 +22,9 @@ enum LabFormat: String, CaseIterable, CustomStringConvertible {
     static let answeringRCodes: [LabFormat] = [.dohWire, .dohWirePost, .dohResolve, .dohQuery]
 
     /// - Parameter timeout: wide by default: only tests that wait for a timeout on purpose shorten it.
-    func configuration(_ lab: Lab, timeout: Double = 10) -> ResolverConfiguration {
+    ///   60 s: parameterized cases start a lab each at once, and while they make their certificates
+    ///   an answer waits for a cooperative thread, more than 10 s on a loaded machine (read as a timeout).
+    func configuration(_ lab: Lab, timeout: Double = 60) -> ResolverConfiguration {
         let e = lab.endpoints
         switch self {
         case .alicloud:

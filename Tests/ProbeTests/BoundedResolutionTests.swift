@@ -17,6 +17,9 @@ struct BoundedResolutionTests {
 
         // Before resolution was bounded, about a third of these failed as "refused" or TLS errors
         // (the descriptors had run out) rather than as the names' real answers.
+        // A name's --timeout covers its wait in line behind the others (16 system lookups and 32
+        // HTTPDNS queries at once, 100 names in flight): 60 s, so a loaded machine's slower lab
+        // answers are still the names' own answers, not timeouts this test is not about.
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IPDIRECT_") }
         environment["XDG_CONFIG_HOME"] = directory
         environment["XDG_CACHE_HOME"] = directory
@@ -24,10 +27,10 @@ struct BoundedResolutionTests {
             "/bin/sh",
             [
                 "-c",
-                #"ulimit -n 256 && exec "$0" probe --lab --input "$1" --concurrency 100 --format jsonl --timeout 10 --scenario direct-sni > "$2" 2>/dev/null"#,
+                #"ulimit -n 256 && exec "$0" probe --lab --input "$1" --concurrency 100 --format jsonl --timeout 60 --scenario direct-sni > "$2" 2>/dev/null"#,
                 BuiltBinary.ipdirect!, directory + "/urls.txt", directory + "/out.jsonl",
             ], environment: environment, captureOutput: false, errors: .discarded)
-        #expect(try await child.exitStatus(within: 180) != nil)
+        #expect(try await child.exitStatus(within: 600) != nil)
 
         let data = try #require(FileManager.default.contents(atPath: directory + "/out.jsonl"))
         let reports = data.split(separator: 0x0A).compactMap {

@@ -95,10 +95,9 @@ struct IPStackCheck: DoctorCheck {
     }
 
     /// Asks the system resolver (with the lab, the lab's DNS server in its place) for the AAAA
-    /// records of `ipv4only.arpa`, within a third of the run.
+    /// records of `ipv4only.arpa`, within one step (`context.systemResolve` waits `stepTimeout`).
     private func discoverNAT64(_ context: DoctorContext, trace: inout [DoctorTraceLine]) async -> Discovery {
         let server = context.labResolver
-        let timeout = context.stepTimeout
         if let server {
             trace.append(
                 .init(
