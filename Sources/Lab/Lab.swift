@@ -43,6 +43,7 @@ public final class Lab: Sendable {
     /// - Throws: `LabError` when a port is taken (or cannot be held) or the state directory cannot be written.
     public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
         var zone = try LabZone.bundled()
+        if options.servesOnlyExtraNames { zone.records = [] }
         for extra in options.extraNames {
             var record = extra.record
             record.name = record.name.lowercased()
@@ -81,14 +82,16 @@ public final class Lab: Sendable {
         let httpdnsServers = try httpdnsServers(
             ca: options.networkFaults.contains(.tlsIntercept) ? authorities.interceptorCA : authorities.ca,
             listen: options.listenAddress, serviceAddresses: serviceAddresses, respond: httpdns)
-        let origins = try originServers(authorities, zone: zone, ledger: ledger, options: options)
+        let origins =
+            options.servesOnlyExtraNames
+            ? [] : try originServers(authorities, zone: zone, ledger: ledger, options: options)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let httpdnsListeners = HTTPDNSListeners(
             servers: httpdnsServers, group: group, connections: LabConnections(), ledger: ledger)
         let control = LabServer(
             role: .control, addresses: [options.listenAddress], tls: nil,
             respond: controlResponder(ledger: ledger, listeners: httpdnsListeners))
-        let servers = [control] + origins
+        let servers = options.servesOnlyExtraNames ? [] : [control] + origins
         var bound: BoundServers
         var extraHosts: [String: String] = [:]
         do {

@@ -95,6 +95,11 @@ public struct LabOptions: Sendable {
     /// Names served beyond the bundled zone, each with an origin of its own on a free port (the
     /// audit's traps); none by default. With any, the lab also writes its CA as DER (`ca.der`).
     public var extraNames: [LabExtraName] = []
+    /// Whether the lab serves `extraNames` alone: its HTTPDNS service and DNS server answer no
+    /// bundled name, and neither the bundled names' origins nor the fault switch listen (the
+    /// audit beyond loopback, where everyone on the network reaches what listens). `control` in
+    /// the endpoints then names no server (port 0).
+    public var servesOnlyExtraNames = false
 
     /// The service addresses `/ss` names, `serviceAddresses` or its default.
     public var effectiveServiceAddresses: [String] {
