@@ -94,6 +94,7 @@ public final class Lab: Sendable {
         let servers = options.servesOnlyExtraNames ? [] : [control] + origins
         var bound: BoundServers
         var extraHosts: [String: String] = [:]
+        var proxyPort: Int?
         do {
             bound = try await bind(
                 httpdns: httpdnsServers, httpdnsListeners: httpdnsListeners, servers: servers, zone: zone,
@@ -109,6 +110,14 @@ public final class Lab: Sendable {
             bound.listeners += extras.listeners
             extraHosts = extras.hosts
             if !options.extraNames.isEmpty { try authorities.writeDER(to: directory) }
+            if options.recordingProxy {
+                // Its channel closes at shutdown with the DNS server's.
+                let proxy = try await LabConnectProxy.start(
+                    group: group, host: options.listenAddress, port: 0, ledger: ledger, connections: LabConnections(),
+                    address: proxyAddress(zone: zone, own: ownAddresses))
+                bound.dnsChannels.append(proxy.channel)
+                proxyPort = proxy.port
+            }
         } catch {
             for listener in bound.listeners { await listener.release() }
             for channel in bound.dnsChannels { try? await channel.close() }
@@ -121,6 +130,7 @@ public final class Lab: Sendable {
         var endpoints = endpoints(
             ports: bound.ports, zone: zone, ledger: ledger, account: account, secret: secret, ca: authorities.caPath,
             keys: keys, listen: options.listenAddress, serviceAddresses: serviceAddresses)
+        if let proxyPort { endpoints.proxy = "http://\(LabAddress.authority(options.listenAddress)):\(proxyPort)" }
         if !extraHosts.isEmpty {
             endpoints.hosts.merge(extraHosts) { $1 }
             ledger.hosts = endpoints.hosts
@@ -134,6 +144,17 @@ public final class Lab: Sendable {
         return Lab(
             endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners,
             listeners: bound.listeners, dnsChannels: bound.dnsChannels, ownedDirectory: owned ? directory : nil)
+    }
+
+    /// Where the recording proxy connects for a CONNECT host: a zone name's address (the lab's
+    /// own), or an IP that is one of the lab's addresses or loopback; nil for anything else.
+    private static func proxyAddress(zone: LabZone, own: [String]) -> @Sendable (String) -> String? {
+        { host in
+            if let record = zone.record(for: host) { return (record.ipv4 + record.ipv6).first }
+            guard let bytes = LabAddress.bytes(host) else { return nil }
+            let loopback = (bytes.count == 4 && bytes[0] == 127) || bytes == LabCertificateAuthority.ipv6Loopback
+            return loopback || own.contains(host) ? host : nil
+        }
     }
 
     /// The lab's certificate authorities, made afresh at each start under a random tag.
@@ -434,6 +455,9 @@ public final class Lab: Sendable {
 
     /// The TLS handshakes the extra names' origins took part in, oldest first, however they ended.
     public func tlsHandshakes() -> [LabTLSHandshake] { ledger.handshakes }
+
+    /// The recording proxy's CONNECTs, oldest first (none without `LabOptions.recordingProxy`).
+    public func proxyTunnels() -> [LabProxyTunnel] { ledger.tunnels }
 
     /// How many requests the origins answered since the lab started.
     public func originRequestsServed() -> Int { ledger.originRequestsServed }
