@@ -31,6 +31,7 @@ public enum AuditTraps {
         TTLTrap(),
         CookieTrap(),
         FamilyTrap(),
+        ProxyTrap(),
     ]
 }
 

@@ -44,6 +44,7 @@ public final class AuditSession: Sendable {
         options.extraNames = traps.flatMap { $0.names(names) }
         // Beyond loopback everyone on the network reaches what listens: the trap names alone.
         options.servesOnlyExtraNames = names.beyondLoopback
+        options.recordingProxy = true
         let lab = try await Lab.start(options)
         return AuditSession(
             setup: AuditSetup.make(lab.endpoints, names: names, traps: traps), lab: lab, names: names, traps: traps)
@@ -53,7 +54,8 @@ public final class AuditSession: Sendable {
     public func report() -> AuditReport {
         let evidence = AuditEvidence(
             queries: lab.httpdnsQueries(), dnsQueries: lab.dnsQueries(), handshakes: lab.tlsHandshakes(),
-            requests: lab.originRequests(), urls: lab.endpoints.hosts, startedAt: startedAt)
+            requests: lab.originRequests(), tunnels: lab.proxyTunnels(), urls: lab.endpoints.hosts, startedAt: startedAt
+        )
         return AuditReport(
             token: names.token, startedAt: startedAt, durationMs: (ContinuousClock.now - started).inSeconds * 1000,
             findings: traps.map { $0.judge(evidence, names) })
