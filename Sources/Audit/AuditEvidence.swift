@@ -53,15 +53,7 @@ public struct AuditEvidence: Sendable {
 
     /// The proxy's CONNECTs to `port` (each trap's origin has a port of its own).
     func tunnels(to port: Int) -> [LabProxyTunnel] {
-        tunnels.filter { $0.target.split(separator: ":").last.flatMap { Int($0) } == port }
-    }
-
-    /// The host of a CONNECT target, `host:port` or `[v6]:port`, lowercased.
-    static func host(of target: String) -> String {
-        guard let colon = target.lastIndex(of: ":") else { return target.lowercased() }
-        var host = String(target[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.lowercased()
+        tunnels.filter { $0.port == port }
     }
 
     /// The port of `name`'s URL.

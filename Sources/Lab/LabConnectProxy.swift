@@ -13,6 +13,11 @@ public struct LabProxyTunnel: Sendable, Codable, Equatable {
     public var time: Date
     /// The port the tunnel connected to the origin from: the origin sees it as the client's port.
     public var fromPort: Int?
+
+    /// The target's host, lowercased, without brackets.
+    public var host: String { hostWithoutPort(target).lowercased() }
+    /// The target's port.
+    public var port: Int? { LabConnectHandler.split(target)?.1 }
 }
 
 /// Binds the proxy and splices each tunnel.
@@ -24,16 +29,9 @@ enum LabConnectProxy {
         address: @escaping @Sendable (String) -> String?
     ) async throws -> (channel: any Channel, port: Int) {
         do {
-            let channel = try await ServerBootstrap(group: group)
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    connections.add(channel)
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            LabConnectHandler(ledger: ledger, address: address))
-                    }
-                }
-                .bind(host: host, port: port).get()
+            let channel = try await bindStreamServer(group: group, host: host, port: port, connections: connections) {
+                LabConnectHandler(ledger: ledger, address: address)
+            }
             return (channel, channel.localAddress?.port ?? port)
         } catch {
             throw LabError("the lab's proxy cannot listen on \(host) port \(port): \(error)")
@@ -129,8 +127,7 @@ final class LabConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]),
             (1...65_535).contains(port)
         else { return nil }
-        var host = String(target[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let host = hostWithoutPort(target)
         return host.isEmpty ? nil : (host, port)
     }
 

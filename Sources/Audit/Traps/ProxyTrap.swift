@@ -31,7 +31,7 @@ public struct ProxyTrap: AuditTrap {
                 advice: advice, evidence: evidence, names: [name])
         }
         let used = tunnels.filter { tunnel in requests.contains { $0.remotePort == tunnel.fromPort } }
-        if let byIP = used.first(where: { AuditEvidence.host(of: $0.target) != name }) {
+        if let byIP = used.first(where: { $0.host != name }) {
             return finding(
                 .fail,
                 "The request went through the proxy with CONNECT \(byIP.target): IP-direct through the proxy, which then cannot apply its own policy to the name.",
