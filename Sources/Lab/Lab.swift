@@ -114,7 +114,9 @@ public final class Lab: Sendable {
                 // Its channel closes at shutdown with the DNS server's.
                 let proxy = try await LabConnectProxy.start(
                     group: group, host: options.listenAddress, port: 0, ledger: ledger, connections: LabConnections(),
-                    address: proxyAddress(zone: zone, own: ownAddresses))
+                    address: proxyAddress(
+                        zone: zone, own: ownAddresses,
+                        ports: Set(bound.listeners.map(\.port) + bound.ports.values)))
                 bound.dnsChannels.append(proxy.channel)
                 proxyPort = proxy.port
             }
@@ -146,14 +148,17 @@ public final class Lab: Sendable {
             listeners: bound.listeners, dnsChannels: bound.dnsChannels, ownedDirectory: owned ? directory : nil)
     }
 
-    /// Where the recording proxy connects for a CONNECT host: a zone name's address (the lab's
-    /// own), or an IP that is one of the lab's addresses or loopback; nil for anything else.
-    private static func proxyAddress(zone: LabZone, own: [String]) -> @Sendable (String) -> String? {
-        { host in
+    /// Where the recording proxy connects for a CONNECT target: on one of the lab's own `ports`, a
+    /// zone name's address or an IP that is the lab's own or a zone name's; nil for anything else,
+    /// so a proxy reachable from the network opens no way to this machine's other services.
+    private static func proxyAddress(
+        zone: LabZone, own: [String], ports: Set<Int>
+    ) -> @Sendable (String, Int) -> String? {
+        let addresses = Set(own + zone.records.flatMap { $0.ipv4 + $0.ipv6 })
+        return { host, port in
+            guard ports.contains(port) else { return nil }
             if let record = zone.record(for: host) { return (record.ipv4 + record.ipv6).first }
-            guard let bytes = LabAddress.bytes(host) else { return nil }
-            let loopback = (bytes.count == 4 && bytes[0] == 127) || bytes == LabCertificateAuthority.ipv6Loopback
-            return loopback || own.contains(host) ? host : nil
+            return addresses.contains(host) ? host : nil
         }
     }
 

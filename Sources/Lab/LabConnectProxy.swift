@@ -22,11 +22,11 @@ public struct LabProxyTunnel: Sendable, Codable, Equatable {
 
 /// Binds the proxy and splices each tunnel.
 enum LabConnectProxy {
-    /// Binds on `host`:`port` (0: a free one); `address` maps a CONNECT host to the lab address to
-    /// connect to, nil to refuse it (so nothing leaves the machine).
+    /// Binds on `host`:`port` (0: a free one); `address` maps a CONNECT host and port to the lab
+    /// address to connect to, nil to refuse it (so nothing leaves the machine or the lab).
     static func start(
         group: any EventLoopGroup, host: String, port: Int, ledger: LabLedger, connections: LabConnections,
-        address: @escaping @Sendable (String) -> String?
+        address: @escaping @Sendable (String, Int) -> String?
     ) async throws -> (channel: any Channel, port: Int) {
         do {
             let channel = try await bindStreamServer(group: group, host: host, port: port, connections: connections) {
@@ -45,13 +45,13 @@ final class LabConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = ByteBuffer
 
     private let ledger: LabLedger
-    private let address: @Sendable (String) -> String?
+    private let address: @Sendable (String, Int) -> String?
     private var head: [UInt8] = []
     private var asked = false
     /// Bytes the client sent after its request head, for the origin once the tunnel opens.
     private var early: [UInt8] = []
 
-    init(ledger: LabLedger, address: @escaping @Sendable (String) -> String?) {
+    init(ledger: LabLedger, address: @escaping @Sendable (String, Int) -> String?) {
         self.ledger = ledger
         self.address = address
     }
@@ -76,9 +76,9 @@ final class LabConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let target = String(words[1])
-        guard let connectTo = address(host) else {
+        guard let connectTo = address(host, port) else {
             ledger.record(LabProxyTunnel(target: target, status: 403, time: Date(), fromPort: nil))
-            Self.answer(client, 403, "the lab's proxy reaches lab names and addresses only")
+            Self.answer(client, 403, "the lab's proxy reaches the lab's own names, addresses and ports only")
             return
         }
         let ledger = ledger

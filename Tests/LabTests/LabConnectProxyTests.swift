@@ -47,4 +47,18 @@ struct LabConnectProxyTests {
             #expect(lab.proxyTunnels().first?.fromPort == nil)
         }
     }
+
+    @Test("a CONNECT to a port of this machine that is none of the lab's is refused (403), not tried")
+    func refusesOtherPorts() async throws {
+        try await withLab(Self.options) { lab in
+            let proxy = try #require(lab.endpoints.proxy)
+            // Port 9 (discard): nothing of the lab's; a proxy that tried it would answer 502.
+            for target in ["https://127.0.0.1:9/", "https://\(Self.name):9/"] {
+                let run = try await ChildProcess.run(
+                    "/usr/bin/curl", ["-sS", "-o", "/dev/null", "--proxy", proxy, target])
+                #expect(run.errors.contains("403"), "\(target): \(run.errors)")
+            }
+            #expect(lab.proxyTunnels().map(\.status) == [403, 403])
+        }
+    }
 }
