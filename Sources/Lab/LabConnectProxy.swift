@@ -89,6 +89,11 @@ final class LabConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
                 ledger.record(LabProxyTunnel(target: target, status: 502, time: Date(), fromPort: nil))
                 Self.answer(client, 502, "the lab's proxy cannot connect to \(target)")
             case .success(let origin):
+                // The client may have gone while the tunnel was connecting: then nobody holds the origin.
+                guard client.isActive else {
+                    origin.close(promise: nil)
+                    return
+                }
                 ledger.record(
                     LabProxyTunnel(target: target, status: 200, time: Date(), fromPort: origin.localAddress?.port))
                 let rest = handler.value.early
