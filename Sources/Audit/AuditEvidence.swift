@@ -9,6 +9,8 @@ public struct AuditEvidence: Sendable {
     public var dnsQueries: [LabDNSQueryRecord]
     public var handshakes: [LabTLSHandshake]
     public var requests: [LabOriginRequest]
+    /// The recording proxy's CONNECTs.
+    public var tunnels: [LabProxyTunnel]
     /// Each name's URL.
     public var urls: [String: String]
     /// When the run started (evidence times are shown relative to it).
@@ -16,8 +18,9 @@ public struct AuditEvidence: Sendable {
 
     public init(
         queries: [LabHTTPDNSQuery], dnsQueries: [LabDNSQueryRecord], handshakes: [LabTLSHandshake],
-        requests: [LabOriginRequest], urls: [String: String], startedAt: Date
+        requests: [LabOriginRequest], tunnels: [LabProxyTunnel] = [], urls: [String: String], startedAt: Date
     ) {
+        self.tunnels = tunnels
         self.queries = queries
         self.dnsQueries = dnsQueries
         self.handshakes = handshakes
@@ -48,6 +51,11 @@ public struct AuditEvidence: Sendable {
     /// The requests `name`'s origin answered.
     func requests(at name: String) -> [LabOriginRequest] { requests.filter { $0.origin == name } }
 
+    /// The proxy's CONNECTs to `port` (each trap's origin has a port of its own).
+    func tunnels(to port: Int) -> [LabProxyTunnel] {
+        tunnels.filter { $0.port == port }
+    }
+
     /// The port of `name`'s URL.
     func port(of name: String) -> Int? { urls[name].flatMap { URLComponents(string: $0)?.port } }
 
@@ -74,6 +82,11 @@ public struct AuditEvidence: Sendable {
             "\(at(handshake.time)) TLS SNI \(handshake.sni ?? "none") at \(handshake.localAddress ?? "?"): \(outcome)"
     }
 
+    func line(_ tunnel: LabProxyTunnel) -> String {
+        "\(at(tunnel.time)) proxy CONNECT \(tunnel.target) → \(tunnel.status)"
+            + (tunnel.fromPort.map { " (tunnel from port \($0))" } ?? "")
+    }
+
     func line(_ request: LabOriginRequest) -> String {
         var text =
             "\(at(request.time)) \(request.method) \(request.path) Host \(request.host.isEmpty ? "(none)" : request.host) SNI \(request.sni ?? "none")"
@@ -83,6 +96,7 @@ public struct AuditEvidence: Sendable {
             if let digest = request.bodySHA256 { text += " sha256 \(digest.prefix(16))…" }
         }
         if let cookie = request.cookie { text += " Cookie \(cookie)" }
+        if let port = request.remotePort { text += " from port \(port)" }
         return text + " → \(request.status)"
     }
 
@@ -94,6 +108,7 @@ public struct AuditEvidence: Sendable {
             timed += dnsQueries(for: name).map { ($0.time, line($0)) }
             timed += handshakes(at: name).map { ($0.time, line($0)) }
             timed += requests(at: name).map { ($0.time, line($0)) }
+            if let port = port(of: name) { timed += tunnels(to: port).map { ($0.time, line($0)) } }
         }
         return timed.sorted { $0.0 < $1.0 }.map(\.1)
     }

@@ -30,6 +30,8 @@ public struct AuditSetup: Sendable, Codable, Equatable {
     /// The lab CA as PEM and as DER.
     public var caPEM: String
     public var caDER: String
+    /// The recording HTTP proxy, `http://ADDRESS:PORT`: the proxy the app is to take as configured for the proxy trap.
+    public var proxy: String
     public var traps: [Trap]
 
     /// The setup of a run whose lab serves every trap's names.
@@ -54,6 +56,6 @@ public struct AuditSetup: Sendable, Codable, Equatable {
         return AuditSetup(
             token: names.token, httpdns: httpdns, httpdnsTLS: endpoints.httpdnsTLS, account: account,
             secret: endpoints.secret, dns: endpoints.dns, caPEM: endpoints.ca, caDER: endpoints.caDER ?? "",
-            traps: entries)
+            proxy: endpoints.proxy ?? "", traps: entries)
     }
 }

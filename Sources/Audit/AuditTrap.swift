@@ -31,6 +31,7 @@ public enum AuditTraps {
         TTLTrap(),
         CookieTrap(),
         FamilyTrap(),
+        ProxyTrap(),
     ]
 }
 
@@ -58,6 +59,10 @@ public struct AuditNames: Sendable {
 
     /// Whether the run is on loopback, where 127.0.0.0/8 gives a trap several addresses.
     public var onLoopback: Bool { listen == "127.0.0.1" }
+
+    /// Whether the run listens where others may reach it (not 127.0.0.0/8, not ::1): then the lab
+    /// serves the run's names alone.
+    public var beyondLoopback: Bool { !(listen.hasPrefix("127.") || listen == "::1") }
 
     /// A zone record for `name` answering the listen address, with `ttl`.
     func record(_ name: String, ttl: Int = 60, ipv4: [String]? = nil) -> LabZoneRecord {

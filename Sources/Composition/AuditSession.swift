@@ -28,7 +28,8 @@ public final class AuditSession: Sendable {
     /// Starts the lab in audit mode: its own servers, plus every trap's names and origins.
     ///
     /// - Parameters:
-    ///   - listen: the address everything listens on (loopback by default).
+    ///   - listen: the address everything listens on (loopback by default); beyond loopback the lab
+    ///     serves the traps' names alone (no bundled name, no fault switch).
     ///   - stateDirectory: where `ca.pem` and `ca.der` go; nil for a temporary directory.
     ///   - token: the run's token; nil for a fresh one.
     ///   - traps: the traps to set; every one by default.
@@ -41,6 +42,9 @@ public final class AuditSession: Sendable {
         var options = LabOptions(stateDirectory: stateDirectory)
         options.listenAddress = listen
         options.extraNames = traps.flatMap { $0.names(names) }
+        // Beyond loopback everyone on the network reaches what listens: the trap names alone.
+        options.servesOnlyExtraNames = names.beyondLoopback
+        options.recordingProxy = true
         let lab = try await Lab.start(options)
         return AuditSession(
             setup: AuditSetup.make(lab.endpoints, names: names, traps: traps), lab: lab, names: names, traps: traps)
@@ -50,7 +54,8 @@ public final class AuditSession: Sendable {
     public func report() -> AuditReport {
         let evidence = AuditEvidence(
             queries: lab.httpdnsQueries(), dnsQueries: lab.dnsQueries(), handshakes: lab.tlsHandshakes(),
-            requests: lab.originRequests(), urls: lab.endpoints.hosts, startedAt: startedAt)
+            requests: lab.originRequests(), tunnels: lab.proxyTunnels(), urls: lab.endpoints.hosts, startedAt: startedAt
+        )
         return AuditReport(
             token: names.token, startedAt: startedAt, durationMs: (ContinuousClock.now - started).inSeconds * 1000,
             findings: traps.map { $0.judge(evidence, names) })

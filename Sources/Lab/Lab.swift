@@ -43,6 +43,7 @@ public final class Lab: Sendable {
     /// - Throws: `LabError` when a port is taken (or cannot be held) or the state directory cannot be written.
     public static func start(_ options: LabOptions = LabOptions()) async throws -> Lab {
         var zone = try LabZone.bundled()
+        if options.servesOnlyExtraNames { zone.records = [] }
         for extra in options.extraNames {
             var record = extra.record
             record.name = record.name.lowercased()
@@ -81,16 +82,19 @@ public final class Lab: Sendable {
         let httpdnsServers = try httpdnsServers(
             ca: options.networkFaults.contains(.tlsIntercept) ? authorities.interceptorCA : authorities.ca,
             listen: options.listenAddress, serviceAddresses: serviceAddresses, respond: httpdns)
-        let origins = try originServers(authorities, zone: zone, ledger: ledger, options: options)
+        let origins =
+            options.servesOnlyExtraNames
+            ? [] : try originServers(authorities, zone: zone, ledger: ledger, options: options)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let httpdnsListeners = HTTPDNSListeners(
             servers: httpdnsServers, group: group, connections: LabConnections(), ledger: ledger)
         let control = LabServer(
             role: .control, addresses: [options.listenAddress], tls: nil,
             respond: controlResponder(ledger: ledger, listeners: httpdnsListeners))
-        let servers = [control] + origins
+        let servers = options.servesOnlyExtraNames ? [] : [control] + origins
         var bound: BoundServers
         var extraHosts: [String: String] = [:]
+        var proxyPort: Int?
         do {
             bound = try await bind(
                 httpdns: httpdnsServers, httpdnsListeners: httpdnsListeners, servers: servers, zone: zone,
@@ -106,6 +110,16 @@ public final class Lab: Sendable {
             bound.listeners += extras.listeners
             extraHosts = extras.hosts
             if !options.extraNames.isEmpty { try authorities.writeDER(to: directory) }
+            if options.recordingProxy {
+                // Its channel closes at shutdown with the DNS server's.
+                let proxy = try await LabConnectProxy.start(
+                    group: group, host: options.listenAddress, port: 0, ledger: ledger, connections: LabConnections(),
+                    address: proxyAddress(
+                        zone: zone, own: ownAddresses,
+                        ports: Set(bound.listeners.map(\.port) + bound.ports.values)))
+                bound.dnsChannels.append(proxy.channel)
+                proxyPort = proxy.port
+            }
         } catch {
             for listener in bound.listeners { await listener.release() }
             for channel in bound.dnsChannels { try? await channel.close() }
@@ -118,6 +132,7 @@ public final class Lab: Sendable {
         var endpoints = endpoints(
             ports: bound.ports, zone: zone, ledger: ledger, account: account, secret: secret, ca: authorities.caPath,
             keys: keys, listen: options.listenAddress, serviceAddresses: serviceAddresses)
+        if let proxyPort { endpoints.proxy = "http://\(LabAddress.authority(options.listenAddress)):\(proxyPort)" }
         if !extraHosts.isEmpty {
             endpoints.hosts.merge(extraHosts) { $1 }
             ledger.hosts = endpoints.hosts
@@ -131,6 +146,20 @@ public final class Lab: Sendable {
         return Lab(
             endpoints: endpoints, group: group, ledger: ledger, httpdnsListeners: httpdnsListeners,
             listeners: bound.listeners, dnsChannels: bound.dnsChannels, ownedDirectory: owned ? directory : nil)
+    }
+
+    /// Where the recording proxy connects for a CONNECT target: on one of the lab's own `ports`, a
+    /// zone name's address or an IP that is the lab's own or a zone name's; nil for anything else,
+    /// so a proxy reachable from the network opens no way to this machine's other services.
+    private static func proxyAddress(
+        zone: LabZone, own: [String], ports: Set<Int>
+    ) -> @Sendable (String, Int) -> String? {
+        let addresses = Set(own + zone.records.flatMap { $0.ipv4 + $0.ipv6 })
+        return { host, port in
+            guard ports.contains(port) else { return nil }
+            if let record = zone.record(for: host) { return (record.ipv4 + record.ipv6).first }
+            return addresses.contains(host) ? host : nil
+        }
     }
 
     /// The lab's certificate authorities, made afresh at each start under a random tag.
@@ -431,6 +460,9 @@ public final class Lab: Sendable {
 
     /// The TLS handshakes the extra names' origins took part in, oldest first, however they ended.
     public func tlsHandshakes() -> [LabTLSHandshake] { ledger.handshakes }
+
+    /// The recording proxy's CONNECTs, oldest first (none without `LabOptions.recordingProxy`).
+    public func proxyTunnels() -> [LabProxyTunnel] { ledger.tunnels }
 
     /// How many requests the origins answered since the lab started.
     public func originRequestsServed() -> Int { ledger.originRequestsServed }

@@ -239,15 +239,9 @@ enum LabLocalDNSServers {
         connections: LabConnections
     ) async throws -> (channels: [any Channel], port: Int) {
         do {
-            let channel = try await ServerBootstrap(group: group)
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    connections.add(channel)
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(LabDNSStreamHandler(responder: responder))
-                    }
-                }
-                .bind(host: host, port: port).get()
+            let channel = try await bindStreamServer(group: group, host: host, port: port, connections: connections) {
+                LabDNSStreamHandler(responder: responder)
+            }
             return ([channel], channel.localAddress?.port ?? port)
         } catch {
             throw LabError("the lab's DNS server cannot listen on TCP \(host) port \(port): \(error)")

@@ -22,6 +22,8 @@ struct LabRequest: Sendable {
     /// The TLS server name the client sent; nil for none or plain HTTP.
     var sni: String?
     var remoteAddress: String?
+    /// The port the request came from (a proxy's tunnel is told by it).
+    var remotePort: Int? = nil
     /// The port the request came to: the one that works for its scheme at every service address.
     var localPort: Int? = nil
     /// The address the request came to.
@@ -173,7 +175,8 @@ final class LabHTTPHandler: ChannelInboundHandler {
                 method: head.method.rawValue, target: head.uri, path: Self.path(of: head.uri),
                 query: Self.query(of: head.uri), headers: head.headers, body: body, bodyLength: bodyLength,
                 sni: sni, remoteAddress: context.channel.remoteAddress?.ipAddress,
-                localPort: context.channel.localAddress?.port, localAddress: context.channel.localAddress?.ipAddress)
+                remotePort: context.channel.remoteAddress?.port, localPort: context.channel.localAddress?.port,
+                localAddress: context.channel.localAddress?.ipAddress)
             body = []
             let keepAlive = head.isKeepAlive
             let version = head.version

@@ -17,6 +17,7 @@ final class LabLedger: @unchecked Sendable {
     private var _downServiceIP: String?
     private var _handshakes: [LabTLSHandshake] = []
     private var _failingNames: [String: Double] = [:]
+    private var _tunnels: [LabProxyTunnel] = []
 
     /// - Parameter keep: how many records of each kind to keep (tests use a few).
     init(fault: HTTPDNSFault, keep: Int = 10_000) {
@@ -70,6 +71,10 @@ final class LabLedger: @unchecked Sendable {
 
     /// HTTPDNS answers for `name` again.
     func heal(_ name: String) { lock.withLock { _ = _failingNames.removeValue(forKey: name) } }
+
+    /// The recording proxy's CONNECTs.
+    var tunnels: [LabProxyTunnel] { lock.withLock { _tunnels } }
+    func record(_ tunnel: LabProxyTunnel) { lock.withLock { keepLatest(tunnel, in: &_tunnels) } }
 
     var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
     func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { keepLatest(query, in: &_dnsQueries) } }

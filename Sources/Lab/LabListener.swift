@@ -229,3 +229,20 @@ actor LabListener {
         for socket in sockets { socket.release() }
     }
 }
+
+/// Binds a plain TCP server on `host`:`port` (0: a free one) whose every connection gets the
+/// handler `makeHandler` makes; returns its channel, closed at the lab's shutdown.
+func bindStreamServer(
+    group: any EventLoopGroup, host: String, port: Int, connections: LabConnections,
+    makeHandler: @escaping @Sendable () -> any ChannelHandler
+) async throws -> any Channel {
+    try await ServerBootstrap(group: group)
+        .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+        .childChannelInitializer { channel in
+            connections.add(channel)
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(makeHandler())
+            }
+        }
+        .bind(host: host, port: port).get()
+}

@@ -95,6 +95,14 @@ public struct LabOptions: Sendable {
     /// Names served beyond the bundled zone, each with an origin of its own on a free port (the
     /// audit's traps); none by default. With any, the lab also writes its CA as DER (`ca.der`).
     public var extraNames: [LabExtraName] = []
+    /// Whether the lab serves `extraNames` alone: its HTTPDNS service and DNS server answer no
+    /// bundled name, and neither the bundled names' origins nor the fault switch listen (the
+    /// audit beyond loopback, where everyone on the network reaches what listens). `control` in
+    /// the endpoints then names no server (port 0).
+    public var servesOnlyExtraNames = false
+    /// Whether the lab runs a recording HTTP CONNECT proxy on `listenAddress` (the audit's proxy
+    /// trap): it records each CONNECT's target and tunnels to lab names and addresses only.
+    public var recordingProxy = false
 
     /// The service addresses `/ss` names, `serviceAddresses` or its default.
     public var effectiveServiceAddresses: [String] {
@@ -239,6 +247,8 @@ public struct LabEndpoints: Sendable, Codable {
     /// Path of the lab CA as DER (a device's trust store takes it); nil unless the lab serves
     /// extra names.
     public var caDER: String?
+    /// The recording proxy, `http://ADDRESS:PORT`; nil unless `LabOptions.recordingProxy`.
+    public var proxy: String?
 
     public init(
         httpdns: String, httpdnsTLS: String, account: String, secret: String, ca: String, control: String,
@@ -310,6 +320,8 @@ public struct LabOriginRequest: Sendable, Codable, Equatable {
     public var bodySHA256: String? = nil
     /// The Cookie header, when one came.
     public var cookie: String? = nil
+    /// The port the connection came from: a recording proxy's tunnel (`LabProxyTunnel.fromPort`) is told by it.
+    public var remotePort: Int? = nil
 }
 
 /// One TLS connection to an extra name's origin, recorded when it closed: how its handshake went.

@@ -65,7 +65,7 @@ func originResponder(name: String, behaviour: LabOriginBehaviour, ledger: LabLed
                 }, localAddress: request.localAddress,
                 bodySHA256: request.bodyLength > 0 && request.bodyLength == request.body.count
                     ? LabExtraName.sha256(request.body) : nil,
-                cookie: request.headers.first(name: "cookie")))
+                cookie: request.headers.first(name: "cookie"), remotePort: request.remotePort))
         return loop.makeSucceededFuture(response)
     }
 }

@@ -22,7 +22,8 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
             On a terminal the setup and report are text; otherwise (a pipe, --format json) two JSON lines: \
             the setup when the audit starts, the report when it ends (schema/audit.schema.json).
             Loopback by default (a desktop app, a test runner, an iOS simulator); --listen ADDRESS for a \
-            device or emulator on the local network, with a warning.
+            device or emulator on the local network, with a warning; there the lab serves the audit's names \
+            alone (no other lab name, no fault switch).
             Exit status as the doctor's: 0 nothing warns or fails (a trap not exercised is no pass, but no \
             failure either), 1 some trap warns, 3 some trap fails.
             """)
@@ -89,9 +90,9 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
         let termination = try SignalPipe(watching: [SIGINT, SIGTERM])
         defer { termination.stop() }
         let address = listen ?? "127.0.0.1"
-        if !(address.hasPrefix("127.") || address == "::1") {
+        if AuditNames(token: "", listen: address).beyondLoopback {
             ResolutionOutput.warn(
-                "warning: the audit listens on \(address), not loopback: anyone on that network reaches the lab (its HTTPDNS service, origins, DNS server and fault switch) while it runs"
+                "warning: the audit listens on \(address), not loopback: anyone on that network reaches its HTTPDNS service, DNS server and trap origins while it runs (they serve the audit's names alone)"
             )
         }
         let session: AuditSession

@@ -14,18 +14,22 @@ struct AuditReferenceClientTests {
         "curl-right": [
             .wrongName: .pass, .untrusted: .pass, .expired: .pass, .sni: .pass, .host: .pass, .postBody: .pass,
             .redirect: .pass, .fallback: .pass, .fallbackTimeout: .pass, .ttl: .warn, .cookie: .pass, .family: .pass,
+            .proxy: .pass,
         ],
         "curl-wrong": [
             .wrongName: .fail, .untrusted: .fail, .expired: .fail, .sni: .fail, .host: .fail, .postBody: .fail,
             .redirect: .fail, .fallback: .fail, .fallbackTimeout: .fail, .ttl: .fail, .cookie: .pass, .family: .fail,
+            .proxy: .fail,
         ],
         "python-right": [
             .wrongName: .pass, .untrusted: .pass, .expired: .pass, .sni: .pass, .host: .pass, .postBody: .pass,
             .redirect: .pass, .fallback: .pass, .fallbackTimeout: .pass, .ttl: .pass, .cookie: .pass, .family: .pass,
+            .proxy: .pass,
         ],
         "python-insecure": [
             .wrongName: .fail, .untrusted: .fail, .expired: .fail, .sni: .pass, .host: .pass, .postBody: .pass,
             .redirect: .fail, .fallback: .pass, .fallbackTimeout: .pass, .ttl: .pass, .cookie: .fail, .family: .pass,
+            .proxy: .fail,
         ],
     ]
 

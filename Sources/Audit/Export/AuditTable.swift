@@ -20,6 +20,7 @@ public enum AuditTable {
         rows += [
             ["HTTPDNS over TLS", setup.httpdnsTLS], ["account / secret", "\(setup.account) / \(setup.secret)"],
             ["system DNS", "\(setup.dns) (UDP and TCP)"], ["CA (PEM)", setup.caPEM], ["CA (DER)", setup.caDER],
+            ["proxy", setup.proxy],
         ]
         out += TextTable.lines(header: nil, rows: rows.map { $0.map(TerminalText.escaped) }, indent: "  ")
             .map { $0 + "\n" }.joined()

@@ -18,6 +18,7 @@ public enum AuditTrapID: String, Sendable, Codable, CaseIterable, Comparable {
     case ttl
     case cookie
     case family
+    case proxy
 
     /// The trap's name as a row shows it.
     public var title: String {
@@ -34,6 +35,7 @@ public enum AuditTrapID: String, Sendable, Codable, CaseIterable, Comparable {
         case .ttl: return "TTL"
         case .cookie: return "Cookies"
         case .family: return "Address family"
+        case .proxy: return "Proxy"
         }
     }
 

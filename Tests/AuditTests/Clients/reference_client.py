@@ -12,6 +12,10 @@
 #                    SNI and the certificate check, answers cached for their TTL, system DNS fallback.
 #   python-insecure  the same adapter with verification off, following redirects to the first IP,
 #                    cookies kept by IP.
+#
+# For the proxy trap the setup's `proxy` is the proxy the user configured: curl-right and
+# python-right skip IP-direct and send the request through it by name (CONNECT NAME:PORT);
+# curl-wrong goes IP-direct around it, python-insecure IP-direct through it (CONNECT IP:PORT).
 import http.client
 import json
 import random
@@ -149,6 +153,14 @@ class Curl:
         body = self.body(url)
         self.run(url, "--data-binary" if self.right else "-d", "@" + body)
 
+    def proxied(self, url, proxy):
+        if self.right:
+            subprocess.run(
+                ["curl", "-sS", "-o", "/dev/null", "--max-time", "5", "--proxy", proxy,
+                 "--cacert", self.setup["caPEM"], url], capture_output=True)
+        else:
+            self.get(url)
+
     def redirect(self, url):
         answer = self.run(url, follow=True)
         if self.right and answer and answer[1]:
@@ -204,6 +216,20 @@ class Python:
     def get(self, url):
         self.request(url)
 
+    def proxied(self, url, proxy):
+        name, port, path = split(url)
+        proxy_host, proxy_port, _ = split(proxy)
+        try:
+            # Done rightly the proxy is asked for the name; the insecure client asks it for the IP.
+            target = name if self.verify else self.resolver.ip(name)
+            connection = http.client.HTTPSConnection(proxy_host, proxy_port, context=self.context, timeout=5)
+            connection.set_tunnel(target, port, headers={"Host": f"{name}:{port}"})
+            connection.request("GET", path)
+            connection.getresponse().read()
+            connection.close()
+        except (OSError, ssl.SSLError, HTTPDNSFailed):
+            pass
+
     def post_body(self, url):
         got = self.request(url.rstrip("/") + "/body")
         if got:
@@ -219,7 +245,7 @@ class Python:
             self.request(location, ip=ip)
 
 
-def exercise(client, kind, urls):
+def exercise(client, kind, urls, proxy):
     """What every client does with one trap, as its `asks` says (client.get, post_body, redirect)."""
     url = urls[0]
     if kind == "post-body":
@@ -239,6 +265,8 @@ def exercise(client, kind, urls):
         client.get(url)
         client.get(url)
         client.get(urls[1])
+    elif kind == "proxy":
+        client.proxied(url, proxy)
     elif kind == "family":
         client.get(url)
         client.get(urls[1])
@@ -257,7 +285,7 @@ def main():
         "python-insecure": lambda: Python(setup, verify=False),
     }[mode]()
     for trap in setup["traps"]:
-        exercise(client, trap["trap"], trap["urls"])
+        exercise(client, trap["trap"], trap["urls"], setup["proxy"])
 
 
 if __name__ == "__main__":
