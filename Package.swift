@@ -130,7 +130,7 @@ let package = Package(
             name: "Console",
             dependencies: [
                 "Probe", "NameResolution", "ConfigurationSources", "CNcurses", "TerminalText", "Signals", "LabFaults",
-                "Doctor",
+                "Doctor", "Audit",
             ],
             swiftSettings: strict),
 
@@ -286,7 +286,7 @@ let package = Package(
         .testTarget(
             name: "ConsoleTests",
             dependencies: [
-                "Console", "Probe", "NameResolution", "ConfigurationSources", "Doctor", "Lab", "TestSupport",
+                "Console", "Probe", "NameResolution", "ConfigurationSources", "Doctor", "Lab", "TestSupport", "Audit",
             ],
             exclude: ["__Snapshots__"],
             swiftSettings: strict),

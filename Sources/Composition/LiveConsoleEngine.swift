@@ -1,5 +1,6 @@
 // The real engine behind the console's seam: probes through `ProbeEngine`, names through the
 // session's resolver cache, faults through its in-process lab, exports to files.
+import Audit
 import Console
 import Doctor
 import Foundation
@@ -20,6 +21,8 @@ public final class LiveConsoleEngine: ConsoleEngine {
     private let compared: [ComparedProvider]
     /// The hosts probed in this session, in order, each once: the doctor view's `--host` names.
     private let probedHosts = Locked([String]())
+    /// The audit started from the console's audit view (`A`), at most one a session.
+    private let audit = Locked<Task<AuditSession, any Error>?>(nil)
 
     /// The engine of `session`, probing with `options`.
     public init(session: ResolverSession, probeOptions options: ProbeOptions) {
@@ -121,6 +124,34 @@ extension LiveConsoleEngine {
             throw ExportError(path: path, reason: error.description)
         }
         return path
+    }
+}
+
+extension LiveConsoleEngine {
+    public func startAudit() async throws -> AuditSetup {
+        let task = audit.withLock { current in
+            if let current { return current }
+            let started = Task { try await AuditSession.start() }
+            current = started
+            return started
+        }
+        do {
+            return try await task.value.setup
+        } catch {
+            audit.withLock { $0 = nil }  // a later A tries again (a port may be free by then)
+            throw error
+        }
+    }
+
+    public func auditReport() async -> AuditReport? {
+        guard let task = audit.withLock({ $0 }), let session = try? await task.value else { return nil }
+        return session.report()
+    }
+
+    /// Stops what the console started beside the session (the audit's lab), freeing its ports.
+    public func close() async {
+        guard let task = audit.withLock({ $0 }), let session = try? await task.value else { return }
+        try? await session.shutdown()
     }
 }
 

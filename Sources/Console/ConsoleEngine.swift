@@ -1,5 +1,6 @@
 // The seam between the console and the engine: what the console asks for and what it hears
 // back. Composition's LiveConsoleEngine puts the real probe engine, resolver cache and lab behind it.
+import Audit
 import Doctor
 import Foundation
 import LabFaults
@@ -95,9 +96,26 @@ public protocol ConsoleEngine: Sendable {
     /// - Returns: the path written.
     /// - Throws: an error whose description a person reads when the file cannot be written.
     func exportDoctor(_ report: DoctorReport, path: String) async throws -> String
+    /// Starts `ipdirect audit`'s traps in a lab of their own on loopback, beside the session, or
+    /// answers the audit already started.
+    ///
+    /// - Returns: what an app under audit needs (endpoints, CA, token, trap URLs).
+    /// - Throws: an error whose description a person reads when the audit's lab cannot start.
+    func startAudit() async throws -> AuditSetup
+    /// The traps' verdicts on what the audit's lab has seen so far; nil before `startAudit`.
+    func auditReport() async -> AuditReport?
+}
+
+/// The audit asked of an engine that runs none.
+public struct AuditUnavailable: Error, CustomStringConvertible {
+    public var description: String { "this console runs no audit" }
 }
 
 extension ConsoleEngine {
+    /// An engine that runs no audit.
+    public func startAudit() async throws -> AuditSetup { throw AuditUnavailable() }
+    public func auditReport() async -> AuditReport? { nil }
+
     /// An engine with no providers to compare.
     public func compareProviders(_ host: String) async -> ProviderComparison {
         ProviderComparison(host: host, system: SystemAnswer(error: "not asked"), providers: [])

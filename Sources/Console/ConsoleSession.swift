@@ -333,6 +333,16 @@ final class ConsoleLoop {
                     queue.post(.exportFailed("\(error)"))
                 }
             }
+        case .startAudit:
+            Task {
+                do {
+                    queue.post(.auditStarted(try await engine.startAudit()))
+                } catch {
+                    queue.post(.auditFailed("\(error)"))
+                }
+            }
+        case .loadAuditReport:
+            Task { if let report = await engine.auditReport() { queue.post(.auditReport(report)) } }
         case .copyToClipboard(let text):
             // On this thread: the screen belongs to it, and the sequence must follow a frame.
             screen.draw(render(state, size: state.size))

@@ -1,5 +1,6 @@
 // Actions in, effects out: the only place the console's state changes. Keys go through the
 // key map; engine events arrive as actions; what must reach the engine leaves as effects.
+import Audit
 import Doctor
 import Foundation
 import NameResolution
@@ -37,6 +38,12 @@ public enum ConsoleAction: Sendable {
     case doctorFinished(run: Int, DoctorReport)
     /// The doctor's report was written to this file.
     case doctorExported(String)
+    /// The audit's lab is up: what an app under audit needs.
+    case auditStarted(AuditSetup)
+    /// The audit could not start, in a sentence.
+    case auditFailed(String)
+    /// The audit's report on what its lab's ledger holds now.
+    case auditReport(AuditReport)
 }
 
 /// Work for the outside world, done by the runner against the engine.
@@ -63,6 +70,10 @@ public enum ConsoleEffect: Sendable, Equatable {
     case runDoctor(run: Int)
     /// Write the doctor's report as JSON.
     case exportDoctor(DoctorReport, path: String)
+    /// Start the audit's lab (once), its setup coming back as `auditStarted`.
+    case startAudit
+    /// Read the audit's report on its ledger now.
+    case loadAuditReport
     case quit
 }
 
@@ -124,7 +135,7 @@ private func applyShared(_ action: ConsoleAction, to state: inout ConsoleState) 
             : "This terminal takes no clipboard writes (OSC 52): select the command with the mouse"
         return []
     case .cacheEntries, .resolverEvent, .labFaultChanged, .exported, .providersCompared, .ipsRanked, .watchExported,
-        .doctorFinding, .doctorFinished, .doctorExported:
+        .doctorFinding, .doctorFinished, .doctorExported, .auditStarted, .auditFailed, .auditReport:
         // A feature's own (`ConsoleFeature.reduce`).
         return []
     }

@@ -78,9 +78,11 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
                     maxTraceDetails: maxTraceDetails, keyMap: keyMap, theme: theme,
                     exportDirectory: session.configuration.console.exportDirectory))
         } catch {
+            await engine.close()
             await session.close()
             throw error
         }
+        await engine.close()
         await session.close()
         // Stopped by a signal: exit as a shell expects.
         if let stoppedBy { Foundation.exit(ExitStatus.stopped(by: stoppedBy)) }

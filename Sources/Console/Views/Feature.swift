@@ -104,6 +104,7 @@ enum ConsoleFeatures {
         [
             TraceDetailFeature.self, ProbeFeature.self, IPViewFeature.self, WatchFeature.self, CacheFeature.self,
             TracesFeature.self, EventsFeature.self, HelpFeature.self, CompareFeature.self, DoctorFeature.self,
+            AuditFeature.self,
         ]
     }
 

@@ -160,7 +160,7 @@ private func doctorMark(_ status: DoctorStatus?, glyphs: Glyphs) -> (text: Strin
 }
 
 /// Outside text (a finding quotes servers) escaped and cut to `cells`, the cut marked.
-private func clipped(_ text: String, _ cells: Int, _ glyphs: Glyphs) -> String {
+func clipped(_ text: String, _ cells: Int, _ glyphs: Glyphs) -> String {
     let safe = TerminalText.escaped(text)
     guard TerminalText.width(safe) > cells else { return safe }
     return TerminalText.prefix(safe, cells: max(0, cells - 1)) + String(glyphs.ellipsis)
