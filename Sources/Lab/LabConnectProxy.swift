@@ -98,7 +98,7 @@ final class LabConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
                     LabProxyTunnel(target: target, status: 200, time: Date(), fromPort: origin.localAddress?.port))
                 let rest = handler.value.early
                 do {
-                    try client.pipeline.syncOperations.removeHandler(handler.value).whenComplete { _ in }
+                    client.pipeline.syncOperations.removeHandler(handler.value).whenComplete { _ in }
                     try client.pipeline.syncOperations.addHandler(LabSplice(to: origin))
                     try origin.pipeline.syncOperations.addHandler(LabSplice(to: client))
                 } catch {
