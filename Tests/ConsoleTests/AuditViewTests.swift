@@ -105,8 +105,8 @@ struct AuditViewTests {
         #expect(reduce(into: &state, action: .auditStarted(AuditFixtures.setup)) == [.loadAuditReport])
         let text = render(state).text
         for essential in [
-            "http://127.0.0.1:18080/ip?host=NAME", "127.0.0.1:18053", "/tmp/ipdirect-audit/ca.pem",
-            "run 5eed1e55",
+            "http://127.0.0.1:18080/ip?host=NAME", "127.0.0.1:18053", "http://127.0.0.1:18081",
+            "/tmp/ipdirect-audit/ca.pem", "run 5eed1e55",
         ] {
             #expect(text.contains(essential), "missing \(essential):\n\(text)")
         }

@@ -122,11 +122,13 @@ private func auditMark(_ status: AuditStatus?, glyphs: Glyphs) -> (text: String,
     }
 }
 
-/// The setup lines an app needs first: the HTTPDNS endpoint, system DNS, CA and token.
+/// The setup lines an app needs first: the HTTPDNS endpoint, system DNS, the proxy trap's proxy,
+/// CA and token.
 private func auditSetupLines(_ setup: AuditSetup, width: Int, glyphs: Glyphs) -> [StyledLine] {
     let rows = [
         ("HTTPDNS", setup.httpdns["ip"] ?? setup.httpdns.values.sorted().first ?? ""),
         ("DNS", setup.dns + "  (the fallback traps' system DNS)"),
+        ("proxy", setup.proxy + "  (the proxy trap's, as if the user had set it)"),
         ("CA", setup.caPEM), ("token", setup.token),
     ]
     return rows.map { label, value in
