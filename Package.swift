@@ -78,19 +78,23 @@ let package = Package(
             dependencies: ["COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
 
+        // What ipdirect needs beyond FoundationEssentials, on the standard library and libc: the full
+        // Foundation links ICU's 38 MB of data into the binary (issue 34), so no module of ours imports it.
+        .target(name: "FoundationGaps", swiftSettings: strict),
+
         // The one sanitizer for outside text on its way to a screen (escapes, display widths).
-        .target(name: "TerminalText", swiftSettings: strict),
+        .target(name: "TerminalText", dependencies: ["FoundationGaps"], swiftSettings: strict),
 
         // Swift face of libcurl, the only module that imports CCurl: the transfer loop (one multi
         // handle per loop, driven by its owner thread), URLs, and failures classified once.
-        .target(name: "CurlTransport", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "CurlTransport", dependencies: ["CCurl", "FoundationGaps"], swiftSettings: strict),
 
         // System DNS, a chosen DNS server (c-ares), HTTPDNS providers and their registry, the resolver
         // cache, and the resolver's settings as one merged value.
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText", "LabFaults",
+                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText", "LabFaults", "FoundationGaps",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -119,11 +123,11 @@ let package = Package(
             swiftSettings: strict),
 
         // Signals as a pipe: async-signal-safe handlers, read as a stream or from a poll loop.
-        .target(name: "Signals", swiftSettings: strict),
+        .target(name: "Signals", dependencies: ["FoundationGaps"], swiftSettings: strict),
 
         // The lab's vocabulary others share: its fault switch (one enum), its suggested names, and the
         // wire formats its HTTPDNS service speaks (the provider registry's lab routes name them).
-        .target(name: "LabFaults", swiftSettings: strict),
+        .target(name: "LabFaults", dependencies: ["FoundationGaps"], swiftSettings: strict),
 
         // The interactive console: state, actions, reducer, pure render, ncurses screen.
         .target(
@@ -138,7 +142,7 @@ let package = Package(
         .target(
             name: "Lab",
             dependencies: [
-                "BundledResources", "WireCiphers", "CCAres", "LabFaults",
+                "BundledResources", "WireCiphers", "CCAres", "LabFaults", "FoundationGaps",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -277,6 +281,7 @@ let package = Package(
             exclude: ["RecordedOutputs"],
             swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
+        .testTarget(name: "FoundationGapsTests", dependencies: ["FoundationGaps"], swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Completions, man pages and the .deb, with the shells, man, dpkg and systemd-analyze.
         .testTarget(name: "PackagingTests", dependencies: ["Lab", "TestSupport"], swiftSettings: strict),

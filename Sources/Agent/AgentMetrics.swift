@@ -1,6 +1,7 @@
 // The agent's Prometheus metrics, kept in a swift-prometheus registry: outcomes and phase times
 // per target and scenario, HTTPDNS and cache health, certificate expiry; labels stay bounded.
 import Foundation
+import FoundationGaps
 import NameResolution
 import Probe
 import Prometheus

@@ -2,6 +2,7 @@
 // comments), re-read when it changes or on SIGHUP; a gone or unusable file keeps the last good list.
 import ConfigurationSources
 import Foundation
+import FoundationGaps
 import NameResolution
 import Probe
 

@@ -2,6 +2,7 @@
 // attempt, a grandchild per redirect hop with its phases as events; sent in batches, never blocking.
 import CurlTransport
 import Foundation
+import FoundationGaps
 import Logging
 import NameResolution
 import Probe

@@ -2,6 +2,7 @@
 // Prometheus text format (swift-prometheus writes it), GET /probe probes now; within its limits.
 import Crypto
 import Foundation
+import FoundationGaps
 import Logging
 import NIOCore
 import NIOHTTP1

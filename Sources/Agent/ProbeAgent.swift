@@ -1,6 +1,7 @@
 // The agent's loop: a round of probes over the target list every interval (with jitter, so a
 // fleet does not beat in phase), a bound on URLs in flight, each report handed to the exporters.
 import Foundation
+import FoundationGaps
 import Logging
 import NameResolution
 import Probe

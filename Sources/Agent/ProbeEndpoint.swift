@@ -2,6 +2,7 @@
 // multi-target pattern), within the scrape's budget and a bound on probes at once.
 import CurlTransport
 import Foundation
+import FoundationGaps
 import NameResolution
 import Probe
 import TerminalText

@@ -1,6 +1,7 @@
 // The resolvers a `/probe` request may pick besides the agent's own: a `[[providers]]` entry by
 // name, a DNS server for the system column; the configuration's kept, a request's bounded in number.
 import Foundation
+import FoundationGaps
 import NameResolution
 import Probe
 

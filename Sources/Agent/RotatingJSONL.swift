@@ -1,6 +1,7 @@
 // `agent --jsonl FILE --rotate SIZE`: the records `probe --format jsonl` writes, one per probed
 // URL, into FILE; past SIZE it becomes FILE.1 (FILE.1 becomes FILE.2 ...), the oldest dropped.
 import Foundation
+import FoundationGaps
 import Logging
 import NameResolution
 import Probe

@@ -4,6 +4,7 @@ import Audit
 import Console
 import Doctor
 import Foundation
+import FoundationGaps
 import Lab
 import LabFaults
 import NameResolution

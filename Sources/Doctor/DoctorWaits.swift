@@ -2,6 +2,7 @@
 // so a check still running at the run's bound is reported with the prerequisite it waited on.
 
 import Foundation
+import FoundationGaps
 import NameResolution
 
 /// The waits one check has open, recorded as it starts and ends them; the runner gives each check

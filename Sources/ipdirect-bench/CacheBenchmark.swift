@@ -2,6 +2,7 @@
 // thread refreshing entries, against a plain Dictionary under the same kind of lock as the peer.
 import ConfigurationSources
 import Foundation
+import FoundationGaps
 import NameResolution
 
 enum CacheBenchmark {

@@ -2,6 +2,7 @@
 // screen again when the table follows on the same terminal, so the report stands alone there.
 import Doctor
 import Foundation
+import FoundationGaps
 import NameResolution
 import Probe
 

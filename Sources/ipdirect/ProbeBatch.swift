@@ -2,6 +2,7 @@
 // progress line, and Ctrl-C (once: finish what is under way; twice: stop now, files complete).
 import ArgumentParser
 import Foundation
+import FoundationGaps
 import NameResolution
 import Probe
 import Signals

@@ -1,6 +1,7 @@
 // The one-line progress of a long `probe` batch on stderr (done/total, ok/failed, rate, elapsed,
 // time left), redrawn in place at most ten times a second and cleared at the end.
 import Foundation
+import FoundationGaps
 import NameResolution
 
 /// A progress line on a terminal; every method does nothing when it is off.

@@ -3,6 +3,7 @@
 // appends to survives a hard stop whole.
 import Agent
 import Foundation
+import FoundationGaps
 import Lab
 import Logging
 import NameResolution

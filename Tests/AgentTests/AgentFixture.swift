@@ -3,6 +3,7 @@
 import Agent
 import ConfigurationSources
 import Foundation
+import FoundationGaps
 import Lab
 import Logging
 import NameResolution

@@ -1,6 +1,7 @@
 // `--web-config-file` on the agent's listener: basic auth with bcrypt hashes (401 without, 200
 // with) and TLS, in exporter-toolkit's file format; what the reader does not take is refused.
 import Foundation
+import FoundationGaps
 import NameResolution
 import TestSupport
 import Testing

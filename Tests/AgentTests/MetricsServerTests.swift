@@ -2,6 +2,7 @@
 // one response at a time as it reads; the limits close idle, slow and oversized connections.
 import Agent
 import Foundation
+import FoundationGaps
 import NameResolution
 import TestSupport
 import Testing

@@ -3,6 +3,7 @@
 import Composition
 import ConfigurationSources
 import Foundation
+import FoundationGaps
 import Lab
 import LabFaults
 import NameResolution

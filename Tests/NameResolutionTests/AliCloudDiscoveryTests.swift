@@ -2,6 +2,7 @@
 // loopback; answers say which one answered, and a failing one is rotated past.
 import ConfigurationSources
 import Foundation
+import FoundationGaps
 import Lab
 import Testing
 

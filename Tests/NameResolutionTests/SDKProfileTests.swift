@@ -3,6 +3,7 @@
 // the captured one byte for byte, and the lab, set up as that SDK's user, answers it.
 import ConfigurationSources
 import Foundation
+import FoundationGaps
 import Lab
 import Testing
 

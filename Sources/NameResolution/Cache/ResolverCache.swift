@@ -2,6 +2,7 @@
 // served at once by a non-blocking lookup, refreshed one request per name, with system DNS
 // as the fallback and every step told as an event.
 import Foundation
+import FoundationGaps
 
 /// Where the cache reads the time; tests pass a clock they move by hand.
 public protocol ResolverClock: Sendable {

@@ -1,6 +1,7 @@
 // Batches of URLs at any size: a bounded number in flight, each report handed on as soon as
 // all its attempts finish and then forgotten; names resolved once per batch (bounded memo).
 import Foundation
+import FoundationGaps
 import NameResolution
 
 /// The order a batch hands its reports on in.

@@ -3,6 +3,7 @@
 import Crypto
 import CurlTransport
 import Foundation
+import FoundationGaps
 import NameResolution
 import SwiftASN1
 import TerminalText

@@ -1,6 +1,7 @@
 // Exports written as reports arrive: a table block, a JSON Lines line, a JSON array element or
 // HAR entries per URL, each written whole, so output and files are usable while a batch runs.
 import Foundation
+import FoundationGaps
 import NameResolution
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@
 // IPs discovered from the region's start IPs through /ss, rotated on failure, as the SDKs do.
 import CurlTransport
 import Foundation
+import FoundationGaps
 import TerminalText
 import WireCiphers
 

@@ -1,7 +1,5 @@
 // A value behind a plain mutual-exclusion lock, for the resolver cache's hot path and every module
 // above it that shares state between threads. pthread_mutex is cheaper than NSLock on that path.
-import Foundation
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
