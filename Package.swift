@@ -94,7 +94,8 @@ let package = Package(
         .target(
             name: "NameResolution",
             dependencies: [
-                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText", "LabFaults", "FoundationGaps",
+                "CurlTransport", "BundledResources", "WireCiphers", "CCAres", "TerminalText", "LabFaults",
+                "FoundationGaps",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
