@@ -1,6 +1,6 @@
 // An errno said in words with what to do about it, for every message that reports a failure of
 // the system (a file, a disk, a port) rather than strerror's terse text.
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -30,5 +30,17 @@ public enum SystemReason {
         case EMFILE, ENFILE: "too many open files: raise the limit (ulimit -n), or do less at once"
         default: String(cString: strerror(code))
         }
+    }
+
+    /// An error from a file operation (FoundationEssentials' `CocoaError`, a `POSIXError`) in
+    /// `words(_:)`'s terms; an error of ipdirect's own by its description. This is what
+    /// `localizedDescription` gave, which FoundationEssentials does not have.
+    public static func words(for error: any Error) -> String {
+        if let posix = error as? POSIXError { return words(posix.code.rawValue) }
+        if let cocoa = error as? CocoaError, let posix = cocoa.underlying as? POSIXError {
+            return words(posix.code.rawValue)
+        }
+        if let described = (error as? any LocalizedError)?.errorDescription { return described }
+        return String(describing: error)
     }
 }
