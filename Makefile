@@ -11,7 +11,7 @@ SWIFT ?= swift
 BIN := .build/debug/ipdirect
 SWIFT_SOURCES := Package.swift Sources Tests Resources
 
-.PHONY: run test deps test-deps build bench format format-check lab fuzz tsan tsan-opt asan release test-release soak-release docs install uninstall deb package-test
+.PHONY: run test deps test-deps build bench format format-check lab fuzz tsan tsan-opt asan release size test-release soak-release docs install uninstall deb package-test
 
 deps:
 	@scripts/install-deps.sh run
@@ -161,6 +161,13 @@ DOCS := out/docs
 release: deps
 	$(SWIFT) build -c release --scratch-path $(RELEASE_BUILD) --product ipdirect --static-swift-stdlib
 	@scripts/check-release.sh $(RELEASE_BIN)
+
+# What the release binary is made of: relinked with lld's map, its stripped size and the bytes of
+# each library and module in it (issue 34's size table was measured this way).
+size: release
+	$(SWIFT) build -c release --scratch-path $(RELEASE_BUILD) --product ipdirect --static-swift-stdlib \
+	  -Xlinker -Map=$(RELEASE_BUILD)/ipdirect.map
+	scripts/binary-size.py $(RELEASE_BUILD)/ipdirect.map $(RELEASE_BIN)
 
 docs: build
 	scripts/generate-docs.sh $(BIN) $(DOCS)
