@@ -1,5 +1,6 @@
 // Start-up of the shipped binary: `ipdirect --version` against `curl --version`, run alternately
-// (the machine is shared), and the binary's size: what a user of the package meets first.
+// (the machine is shared), the binary's size, and the time to the first output of the commands a
+// user starts most (the console's first screen, a probe's answer): what a user meets first.
 import Foundation
 
 enum StartupBenchmark {
@@ -35,5 +36,63 @@ enum StartupBenchmark {
                         "--version %@: ipdirect median %.2f ms, curl median %.2f ms, ratio %.2fx (aim <= 1.20x; %d runs each, alternating)",
                     figure, mine, theirs, mine / theirs, runs))
         }
+        try firstOutputs(binary, runs: max(3, runs / 4), environment: environment, scratch: scratch)
+    }
+
+    /// The time from start to the first byte each command writes, median of `runs`: the console's
+    /// first screen (under `script`, which gives it a terminal; no configuration file, so no lab),
+    /// `--help`, and `probe --lab` (which starts the embedded lab, its keys made at start, first).
+    static func firstOutputs(_ binary: String, runs: Int, environment: [String: String], scratch: String) throws {
+        var quiet = environment
+        quiet["HOME"] = scratch
+        quiet["TERM"] = "xterm-256color"
+        quiet["XDG_CONFIG_HOME"] = scratch
+        let commands: [(label: String, path: String, arguments: [String])] = [
+            ("--help", binary, ["--help"]),
+            ("the console's first screen", "/usr/bin/script", ["-qfec", "'\(binary)'", "/dev/null"]),
+            ("probe --lab https://sni-a.lab.test/", binary, ["probe", "--lab", "https://sni-a.lab.test/"]),
+        ]
+        for command in commands {
+            var times: [Double] = []
+            for _ in 0..<runs {
+                times.append(try timeToFirstByte(command.path, command.arguments, environment: quiet))
+            }
+            print(
+                String(format: "first output, %@: median %.1f ms (%d runs)", command.label, median(times) * 1e3, runs))
+        }
+    }
+
+    /// Starts a program with its stdout on a pipe, waits (at most 30 s) for its first byte, then
+    /// ends it (SIGTERM to its process group, SIGKILL after 5 s) and returns the seconds waited.
+    static func timeToFirstByte(_ path: String, _ arguments: [String], environment: [String: String]) throws -> Double {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw BenchError("cannot make a pipe: \(String(cString: strerror(errno)))") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, ends[0])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        let start = DispatchTime.now().uptimeNanoseconds
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        close(ends[1])
+        defer { close(ends[0]) }
+        guard code == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(code)))") }
+        var poller = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, 30_000)
+        let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        kill(-pid, SIGTERM)
+        ChildRun.stop(pid, with: SIGTERM)
+        guard ready == 1 else { throw BenchError("\(path) \(arguments.joined(separator: " ")) wrote nothing in 30 s") }
+        return waited
     }
 }
