@@ -1,6 +1,15 @@
 // The persistent resolver cache: one JSON file in the XDG cache folder, answers filed under the
 // provider that gave them, written atomically. What cannot be read is kept, never thrown away.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Reading and writing `cache.json`.
 ///
@@ -252,12 +261,12 @@ enum CacheFile {
         do {
             data = try encoder.encode(top)
             // A bare name (`cache_path = "cache.json"`) is in the working directory: no folder to make.
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = path.deletingLastPathComponent
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
         } catch {
-            throw .io("cannot write the cache file \(path): \(error.localizedDescription)")
+            throw .io("cannot write the cache file \(path): \(SystemReason.words(for: error))")
         }
         // 0600, fsynced, renamed into place: the file says which services this user asked about.
         try PrivateFile.write(data, to: path)
