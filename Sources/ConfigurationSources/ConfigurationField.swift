@@ -1,6 +1,6 @@
 // The configuration's field list: each setting once, with its key in the file, its variable and
 // its flag; reading the file, the environment, layering and `config show`'s keys follow from it.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TOMLKit
 
