@@ -50,6 +50,12 @@ public enum HTTPDate {
         return Date(timeIntervalSince1970: Double(seconds))
     }
 
+    /// The Gregorian date of `date` in GMT (proleptic: the calendar as it is, before 1582 too),
+    /// for text that shows a day without a formatter.
+    public static func day(of date: Date) -> (year: Int, month: Int, day: Int) {
+        civil(fromDays: Int(date.timeIntervalSince1970.rounded(.down)).floorDivided(by: 86_400))
+    }
+
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     private static func fourDigits(_ value: Int) -> String {

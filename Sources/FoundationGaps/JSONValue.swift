@@ -99,6 +99,11 @@ public struct JSONNumber: Sendable, Equatable {
         }
     }
 
+    /// The number when JSONDecoder read it as a signed 64-bit integer (`1.0` and `1e2` too).
+    public var int64: Int64? {
+        if case .integer(let value) = storage { value } else { nil }
+    }
+
     /// The number as a `Double`.
     public var doubleValue: Double {
         switch storage {
@@ -166,6 +171,27 @@ extension JSONValue: Decodable {
             self = .array(elements)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+}
+
+extension JSONValue: Encodable {
+    /// Writes the value through an Encoder (the cache file's pretty, sorted JSONEncoder): numbers
+    /// as they were read, so an integer stays an integer.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let flag): try container.encode(flag)
+        case .number(let number):
+            switch number.storage {
+            case .integer(let value): try container.encode(value)
+            case .unsigned(let value): try container.encode(value)
+            case .double(let value): try container.encode(value)
+            }
+        case .string(let text): try container.encode(text)
+        case .array(let elements): try container.encode(elements)
+        case .object(let members): try container.encode(members)
         }
     }
 }

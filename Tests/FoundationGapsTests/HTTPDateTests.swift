@@ -5,21 +5,18 @@ import FoundationGaps
 import Testing
 
 @Suite struct HTTPDateTests {
-    static let reader: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter
-    }()
+    /// The formatters ipdirect used: the provider's reader of `Date`, the lab's writer, a day.
+    static let reader = formatter("EEE, dd MMM yyyy HH:mm:ss zzz")
+    static let writer = formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'")
+    static let dayWriter = formatter("yyyy-MM-dd")
 
-    static let writer: DateFormatter = {
+    static func formatter(_ format: String) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        formatter.dateFormat = format
         return formatter
-    }()
+    }
 
     @Test func writesWhatDateFormatterWroteForWholeSeconds() {
         var generator = SystemRandomNumberGenerator()
@@ -31,6 +28,9 @@ import Testing
             let date = Date(timeIntervalSince1970: TimeInterval(second))
             #expect(HTTPDate.string(from: date) == Self.writer.string(from: date), "\(second)")
             #expect(HTTPDate.date(from: HTTPDate.string(from: date)) == date, "\(second)")
+            let day = HTTPDate.day(of: date)
+            let written = String(format: "%04d-%02d-%02d", day.year, day.month, day.day)
+            #expect(written == Self.dayWriter.string(from: date), "\(second)")
         }
     }
 

@@ -106,4 +106,14 @@ import Testing
         #expect(Array(before) == value.encoded())
         #expect(JSONValue(parsing: value.encoded()) == value)
     }
+
+    /// Through an Encoder (the cache file's way) a value is written back as it was read: an
+    /// integer stays an integer, a fraction a fraction, a number past Int64 exact.
+    @Test func encodesThroughJSONEncoderAsItWasRead() throws {
+        let text = #"{"a":[1,2.5,null,true,"x"],"b":{"c":18446744073709551615},"d":-7}"#
+        let value = try #require(JSONValue(parsing: Array(text.utf8)))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        #expect(String(decoding: try encoder.encode(value), as: UTF8.self) == text)
+    }
 }
