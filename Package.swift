@@ -105,12 +105,13 @@ let package = Package(
         .target(
             name: "ConfigurationSources",
             dependencies: [
-                "NameResolution", "BundledResources", .product(name: "TOMLKit", package: "TOMLKit"),
+                "NameResolution", "BundledResources", "FoundationGaps", .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strict),
 
         // Test doubles at the resolver's seams: a manual clock and a scripted provider.
-        .target(name: "NameResolutionTesting", dependencies: ["NameResolution"], swiftSettings: strict),
+        .target(
+            name: "NameResolutionTesting", dependencies: ["NameResolution", "FoundationGaps"], swiftSettings: strict),
 
         // Scenarios, URL rewriting, traces, verdicts, exporters.
         .target(

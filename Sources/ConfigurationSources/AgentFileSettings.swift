@@ -1,6 +1,6 @@
 // The agent's settings in the configuration file (`[[agent.targets]]`): read here with the rest of
 // the file as written, judged by the agent, which knows scenarios, methods and headers.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TOMLKit
 

@@ -1,6 +1,7 @@
 // The configuration's field list: each setting once, with its key in the file, its variable and
 // its flag; reading the file, the environment, layering and `config show`'s keys follow from it.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import TOMLKit
 
@@ -80,7 +81,7 @@ extension SettingType where T == String {
             return text.isEmpty ? nil : text
         },
         readVariable: { text, _ in
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let trimmed = text.trimmingWhitespace()
             return trimmed.isEmpty ? nil : trimmed
         })
 

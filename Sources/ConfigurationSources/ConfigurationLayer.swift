@@ -1,7 +1,7 @@
 // The settings one source gives (the bundled defaults, the file, the environment, the command
 // line), layered one over another and resolved; every resolver setting follows `ConfigurationField.all`.
 import BundledResources
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TOMLKit
 

@@ -1,8 +1,17 @@
 // Where the configuration comes from: the file at its XDG path, the environment and the command
 // line, merged over the bundled defaults; and `config init`'s commented file.
 import BundledResources
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Where ipdirect keeps its files, following the XDG base directory convention.
 public enum ConfigurationPaths {
@@ -19,7 +28,7 @@ public enum ConfigurationPaths {
     private static func base(_ variable: String, fallback: String, _ env: [String: String]) -> String {
         // XDG says a relative value is invalid and must be ignored.
         if let value = env[variable], value.hasPrefix("/") { return value }
-        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/" + fallback
     }
 }
@@ -83,17 +92,20 @@ public enum ConfigurationLoader {
         if manager.fileExists(atPath: path), !force { throw .exists(path) }
         // A bare name (`--config bare.toml`) is in the working directory: there is no folder
         // to make, and asking Foundation to make "" fails with "the file doesn't exist".
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.deletingLastPathComponent
         do {
             if !directory.isEmpty { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         } catch {
-            throw .io("cannot write \(path): \(error.localizedDescription)")
+            throw .io("cannot write \(path): \(SystemReason.words(for: error))")
         }
         // Created private from the start (no moment at 0644): the file is where the signing secret goes.
         try PrivateFile.write(Data(contents.utf8), to: path)
     }
 
     static func permissions(of path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        // lstat, as FileManager's attributesOfItem: a symlink's own mode, not its file's.
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return Int(info.st_mode & ~S_IFMT)
     }
 }

@@ -1,6 +1,6 @@
 // The console's settings in the configuration file (`theme`, `[keys]`, `export_dir`): read here with the rest of
 // the file, judged by the Console module, which knows its actions and keys.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TOMLKit
 

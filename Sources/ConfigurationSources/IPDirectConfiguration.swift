@@ -1,6 +1,6 @@
 // Everything the configuration says, merged from every source: the resolver's settings, and the
 // console's, the agent's and the probe's sections, which the resolver never sees.
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// The configuration in force: `resolver` for name resolution, and the sections that belong to

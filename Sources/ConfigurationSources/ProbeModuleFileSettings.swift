@@ -1,6 +1,6 @@
 // The `/probe` endpoint's modules in the configuration file (`[modules.NAME]`): read here with the
 // rest of the file as written, judged by the agent, which knows scenarios, methods and statuses.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TOMLKit
 

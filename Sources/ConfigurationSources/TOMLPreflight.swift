@@ -1,6 +1,6 @@
 // Refuses, with a sentence, the configuration-file shapes that make the TOML library abort the
 // process (found by `make fuzz`), before the text reaches it: a user's file must never crash ipdirect.
-import Foundation
+import FoundationEssentials
 
 /// Checks a configuration file's text for what TOMLKit's parser (toml++) cannot survive.
 ///

@@ -1,7 +1,8 @@
 // How a connection attempt failed, read from the errno the kernel gave: the one classification
 // the doctor, `probe`, `resolve` and the console share, so "refused" is only ever a refusal.
 
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
@@ -93,7 +94,7 @@ public enum ConnectionFailure: Sendable, Equatable, Hashable {
     static func words(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(cFormat: "%.1f", seconds)
     }
 }
 

@@ -1,7 +1,7 @@
 // The values a transfer is described and answered with: what to send (`TransferSpec`) and what
 // happened (`TransferRecord`), plain Sendable values on both sides of the loop thread.
 internal import CCurl
-import Foundation
+import FoundationEssentials
 
 /// An HTTP header as sent or received.
 public struct HeaderField: Sendable, Codable, Equatable, Hashable {

@@ -1,7 +1,9 @@
 // The one place that drives libcurl's multi API: one multi handle per loop, driven by one owner
 // thread and fed through a locked queue. Easy handles are created, run, read and reused there only.
 internal import CCurl
-import Foundation
+import Dispatch
+import FoundationEssentials
+import FoundationGaps
 
 /// A libcurl multi loop. Safe to share: the only state touched from outside is the incoming
 /// queue, behind a lock; the multi handle and every easy handle belong to the loop thread.
@@ -14,13 +16,16 @@ public final class TransferLoop: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let maxActive: Int
-    private let lock = NSLock()
-    // Behind `lock`.
-    private var incoming: [Transfer] = []
-    private var stopping = false
-    /// Set by the loop thread, under the lock, just before it cleans the multi handle up:
-    /// from then on nobody may wake it.
-    private var closed = false
+    private let queue = Locked(Queue())
+
+    /// What other threads hand the loop thread.
+    private struct Queue {
+        var incoming: [Transfer] = []
+        var stopping = false
+        /// Set by the loop thread just before it cleans the multi handle up: from then on nobody
+        /// may wake it.
+        var closed = false
+    }
     /// Held while a transfer's continuation is resumed, and taken once by the waiting task when
     /// its await returns. The resume happens before the task goes on (the language promises it),
     /// but when the resume wins the race with the task's own suspension, Swift's runtime (6.3)
@@ -29,7 +34,7 @@ public final class TransferLoop: @unchecked Sendable {
     /// TSan then took the task's next use of its own memory (the next continuation, set up where
     /// the last one lived; the record this thread built) for a race. This lock states the order
     /// in terms TSan sees, for every caller, instead of hiding reports.
-    private let handOff = NSLock()
+    private let handOff = Locked(())
 
     // Owned by the loop thread.
     /// Transfers not yet started, oldest at `waitingHead` (the slots before it are spent).
@@ -51,18 +56,16 @@ public final class TransferLoop: @unchecked Sendable {
         }
         self.multi = multi
         self.maxActive = max(1, maxActive)
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        detachThread(named: name) { [self] in run() }
     }
 
     /// Asks the thread to finish once nothing is running or waiting; transfers submitted after
     /// it has finished fail at once.
     public func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        stopping = true
-        if !closed { curl_multi_wakeup(multi) }
+        queue.withLock { queue in
+            queue.stopping = true
+            if !queue.closed { curl_multi_wakeup(multi) }
+        }
     }
 
     /// Performs one exchange on the loop thread.
@@ -72,18 +75,18 @@ public final class TransferLoop: @unchecked Sendable {
     public func perform(_ spec: TransferSpec) async -> TransferRecord {
         let record = await withUnsafeContinuation { continuation in
             let transfer = Transfer(spec: spec, continuation: continuation, handOff: handOff)
-            lock.lock()
-            guard !closed else {
-                lock.unlock()
-                transfer.fail(CurlError(code: CURLE_FAILED_INIT, message: "the transfer loop has stopped"))
-                return
+            let queued = queue.withLock { queue in
+                guard !queue.closed else { return false }
+                queue.incoming.append(transfer)
+                curl_multi_wakeup(multi)
+                return true
             }
-            incoming.append(transfer)
-            curl_multi_wakeup(multi)
-            lock.unlock()
+            if !queued {
+                transfer.fail(CurlError(code: CURLE_FAILED_INIT, message: "the transfer loop has stopped"))
+            }
         }
         // After the resumer's unlock: everything it did for this transfer is ordered before what follows.
-        handOff.withLock {}
+        handOff.withLock { _ in }
         return record
     }
 
@@ -100,15 +103,16 @@ public final class TransferLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            lock.lock()
-            if stopping && incoming.isEmpty && active.isEmpty && waitingHead == waiting.count {
-                closed = true
-                lock.unlock()
-                break
+            let finished = queue.withLock { queue in
+                if queue.stopping && queue.incoming.isEmpty && active.isEmpty && waitingHead == waiting.count {
+                    queue.closed = true
+                    return true
+                }
+                waiting.append(contentsOf: queue.incoming)
+                queue.incoming.removeAll(keepingCapacity: true)
+                return false
             }
-            waiting.append(contentsOf: incoming)
-            incoming.removeAll(keepingCapacity: true)
-            lock.unlock()
+            if finished { break }
             startWaiting()
 
             var running: Int32 = 0
@@ -193,7 +197,7 @@ private final class Transfer {
     let spec: TransferSpec
     let continuation: UnsafeContinuation<TransferRecord, Never>
     /// The loop's `handOff` lock, held while `continuation` is resumed.
-    private let handOff: NSLock
+    private let handOff: Locked<Void>
     private(set) var easy: EasyHandle?
     private var check: UnsafeMutablePointer<ccurl_tls_check>?
     private var unmanaged: Unmanaged<Transfer>?
@@ -210,7 +214,7 @@ private final class Transfer {
     var responseBytes = 0
     var log = CurlLog()
 
-    init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>, handOff: NSLock) {
+    init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>, handOff: Locked<Void>) {
         self.spec = spec
         self.continuation = continuation
         self.handOff = handOff
@@ -304,9 +308,7 @@ private final class Transfer {
 
     /// Hands `record` to the waiting task, under `handOff` (see TransferLoop.handOff).
     private func resume(_ record: TransferRecord) {
-        handOff.lock()
-        continuation.resume(returning: record)
-        handOff.unlock()
+        handOff.withLock { _ in continuation.resume(returning: record) }
     }
 
     /// Reads the handle and resumes the waiting task.

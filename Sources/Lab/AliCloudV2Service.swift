@@ -1,6 +1,7 @@
 // The lab's Alibaba Cloud HTTPDNS v2 service: /v2/d plain, signed and sealed (AES-CBC, AES-GCM)
 // with the service's error codes, answered from the zone. Keys are made at lab start-up.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import WireCiphers
 
 /// The keys and ids a lab made at start-up; `ipdirect lab` prints them all.
@@ -108,7 +109,8 @@ extension HTTPDNSService {
         var clientIP = query["cip"] ?? request.remoteAddress ?? "127.0.0.1"
         if mode != .plain {
             guard let enc = query["enc"], let sealed = Hex.decode(enc), let plain = try? mode.open(sealed, key: key),
-                let object = try? JSONSerialization.jsonObject(with: Data(plain)) as? [String: String]
+                let members = JSONValue(parsing: plain)?.object,
+                case let object = members.compactMapValues(\.string), object.count == members.count
             else {
                 // The client sealed with another key, so no name can be read. The SDK sources do not
                 // say what the service answers then; the lab answers nothing, sealed with the
@@ -176,10 +178,6 @@ extension HTTPDNSService {
 
     /// An RFC 9110 IMF-fixdate for the `Date` header.
     static func httpDate(_ seconds: Int) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        HTTPDate.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 }

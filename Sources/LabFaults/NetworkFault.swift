@@ -1,7 +1,7 @@
 // The network faults the lab can fake, one for each doctor check, combinable; set at start with
 // `ipdirect lab --fault` (or `doctor --lab --fault`), beside the HTTPDNS service's own fault modes.
 
-import Foundation
+import FoundationGaps
 
 /// A way the network between a client and its HTTPDNS service goes wrong.
 public enum NetworkFault: String, Sendable, Codable, CaseIterable {
@@ -37,7 +37,7 @@ public struct LabFaultSet: Sendable, Equatable {
         var set = LabFaultSet()
         var modes: [HTTPDNSFault] = []
         for word in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let name = word.trimmingCharacters(in: .whitespaces).lowercased()
+            let name = word.trimmingWhitespace().lowercased()
             if let fault = NetworkFault(rawValue: name) {
                 set.network.insert(fault)
             } else if let mode = HTTPDNSFault(rawValue: name) {

@@ -1,6 +1,6 @@
 // Signals delivered through a pipe (the self-pipe trick): the handler only write(2)s the signal
 // number, and the owner reads it as an async stream, a callback, or from its own poll loop.
-import Foundation
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
@@ -29,10 +29,14 @@ public final class SignalPipe: @unchecked Sendable {
     /// The end to poll for readability in a loop of one's own; read it with `drain()`.
     public let readDescriptor: Int32
     private let writeDescriptor: Int32
-    private let lock = NSLock()
-    private var previous: [Int32: sigaction] = [:]
-    private var stopped = false
-    private var readerStarted = false
+    private let state = Locked(State())
+
+    /// What `stop()` puts back and whether it has, and whether a reader has started.
+    private struct State {
+        var previous: [Int32: sigaction] = [:]
+        var stopped = false
+        var readerStarted = false
+    }
 
     /// Installs a handler for each of `signals`.
     ///
@@ -49,8 +53,11 @@ public final class SignalPipe: @unchecked Sendable {
         // The handler must never block: a full pipe drops the byte (the signal is already pending).
         _ = fcntl(writeDescriptor, F_SETFL, fcntl(writeDescriptor, F_GETFL) | O_NONBLOCK)
         for descriptor in ends { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        SignalTable.lock.lock()
-        defer { SignalTable.lock.unlock() }
+        try SignalTable.lock.withLock { _ in try install(signals, chaining: chaining) }
+    }
+
+    /// Installs the handlers; the caller holds the table's lock.
+    private func install(_ signals: [Int32], chaining: Set<Int32>) throws {
         for number in signals {
             guard number > 0, number < SignalTable.capacity else {
                 uninstall(holdingTableLock: true)
@@ -75,7 +82,7 @@ public final class SignalPipe: @unchecked Sendable {
             _ = sigaction(number, nil, &old)
             if chaining.contains(number) { SignalTable.chained[Int(number)] = Self.function(of: old) }
             _ = sigaction(number, &action, nil)
-            previous[number] = old
+            state.withLock { $0.previous[number] = old }
         }
     }
 
@@ -86,19 +93,17 @@ public final class SignalPipe: @unchecked Sendable {
 
     /// The signals received from now until `stop()`, in order. Call it once: one reader per pipe.
     public func received() -> AsyncStream<Int32> {
-        lock.lock()
-        let first = !readerStarted
-        readerStarted = true
-        lock.unlock()
+        let first = state.withLock { state in
+            defer { state.readerStarted = true }
+            return !state.readerStarted
+        }
         precondition(first, "SignalPipe.received() is called once per pipe")
         return AsyncStream { continuation in
             // A blocking read ends with end-of-file when stop() closes the write end.
-            let thread = Thread { [self] in
+            detachThread(named: "ipdirect signals") { [self] in
                 while let number = self.next() { continuation.yield(number) }
                 continuation.finish()
             }
-            thread.name = "ipdirect signals"
-            thread.start()
         }
     }
 
@@ -125,9 +130,7 @@ public final class SignalPipe: @unchecked Sendable {
     ///
     /// Safe to call more than once; also done when the pipe is released.
     public func stop() {
-        SignalTable.lock.lock()
-        uninstall(holdingTableLock: true)
-        SignalTable.lock.unlock()
+        SignalTable.lock.withLock { _ in uninstall(holdingTableLock: true) }
     }
 
     /// The next signal, waiting for it; nil once the pipe is stopped.
@@ -141,18 +144,18 @@ public final class SignalPipe: @unchecked Sendable {
     }
 
     private func uninstall(holdingTableLock: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
-        for (number, old) in previous {
-            var old = old
-            _ = sigaction(number, &old, nil)
-            SignalTable.writeEnds[Int(number)] = -1
-            SignalTable.chained[Int(number)] = nil
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.stopped = true
+            for (number, old) in state.previous {
+                var old = old
+                _ = sigaction(number, &old, nil)
+                SignalTable.writeEnds[Int(number)] = -1
+                SignalTable.chained[Int(number)] = nil
+            }
+            state.previous = [:]
+            close(writeDescriptor)
         }
-        previous = [:]
-        close(writeDescriptor)
     }
 
     private static func function(of action: sigaction) -> (@convention(c) (Int32) -> Void)? {
@@ -187,11 +190,12 @@ public enum SignalPipeError: Error, CustomStringConvertible {
 }
 
 /// What the handler reads: per signal, the pipe to write to and the handler to call first.
-/// Fixed-size tables allocated once, written only under `lock` while the handler is not yet
+/// Fixed-size tables allocated once, written only under `lock` (which guards them: it holds no
+/// value of its own) while the handler is not yet
 /// (or no longer) installed for that signal, so the handler never allocates or locks.
 private enum SignalTable {
     static let capacity: Int32 = 65
-    static let lock = NSLock()
+    static let lock = Locked(())
     nonisolated(unsafe) static let writeEnds: UnsafeMutablePointer<Int32> = {
         let table = UnsafeMutablePointer<Int32>.allocate(capacity: Int(capacity))
         table.initialize(repeating: -1, count: Int(capacity))

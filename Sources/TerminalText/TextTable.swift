@@ -1,6 +1,6 @@
 // Aligned plain-text tables for the command line: `probe`'s attempts and rankings, `resolve`'s
 // names and providers, `cache list`'s entries and the doctor's report print through this one function.
-import Foundation
+import FoundationEssentials
 
 /// Columns padded to their widest cell (in terminal cells), two spaces apart, trailing
 /// spaces trimmed. Cells from outside must already be escaped (`TerminalText.escaped`).

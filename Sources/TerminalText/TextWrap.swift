@@ -1,6 +1,6 @@
 // Text broken into lines that fit a width in terminal cells: the console's panels and the
 // command line's table (verdicts, error sentences) wrap through this one function.
-import Foundation
+import FoundationEssentials
 
 extension TerminalText {
     /// Breaks `text` into lines of at most `width` cells at spaces; a word longer than a line

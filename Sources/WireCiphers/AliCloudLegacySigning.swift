@@ -1,7 +1,7 @@
 // Alibaba Cloud HTTPDNS's legacy request signatures (`/sign_d`, `/sign_resolve`, a signed `/ss`), in
 // one place for the provider that signs and the lab that checks: lowercase hex MD5 of "x-secret-t".
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The `s` parameter of `/{account}/sign_d`, `/sign_resolve` and `/ss`, as the SDKs compute it.
 public enum AliCloudLegacySigning {

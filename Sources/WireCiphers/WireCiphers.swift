@@ -2,7 +2,7 @@
 // single DES from OpenSSL 3's legacy provider) and swift-crypto (HMAC-SHA256). No cipher by hand.
 import COpenSSL
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Why a cipher operation failed, in words.
 public enum WireCipherError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 // Per-family TTLs, as every Alibaba SDK keeps them: an A that lives 120 s beside an AAAA that
 // lives 60 s stays cached and served after the AAAA expires, and only the AAAA is asked again.
 import Foundation
+import FoundationGaps
 import Lab
 import NameResolutionTesting
 import Testing
@@ -50,7 +51,7 @@ struct FamilyTTLTests {
         let body = Array(
             #"{"cip":"10.0.0.9","answers":[{"dn":"a.test","v4":{"ips":["192.0.2.1"],"ttl":120},"v6":{"ips":[],"ttl":60}}]}"#
                 .utf8)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        let object = try #require(JSONValue(parsing: body)?.object)
         let answer = try #require(
             try AliCloudV2Provider.answers(object, hosts: ["a.test"], families: [.v4, .v6], ms: 1, server: "lab")[
                 "a.test"]?.get())

@@ -2,7 +2,7 @@
 // TLS times, how a blocked one was blocked, the service's `Date`, its trace and the curl that repeats it.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText

@@ -1,6 +1,15 @@
 // The persistent resolver cache: one JSON file in the XDG cache folder, answers filed under the
 // provider that gave them, written atomically. What cannot be read is kept, never thrown away.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Reading and writing `cache.json`.
 ///
@@ -20,7 +29,7 @@ enum CacheFile {
 
     /// One stored answer: its JSON, written back as it was, and the answer when it reads as one.
     struct Stored {
-        var json: StoredJSON
+        var json: JSONValue
         var answer: Result<CacheEntrySnapshot, Unreadable>
     }
 
@@ -31,14 +40,14 @@ enum CacheFile {
 
     /// One provider's part of the file: its JSON as it was, and the answers read from it.
     struct Filed {
-        var json: StoredJSON
+        var json: JSONValue
         var answers: [Stored]
     }
 
     /// A version-2 file as read.
     struct Contents {
         /// Top-level fields other than `version`, `savedAt` and `providers`, kept as they were.
-        var otherFields: [String: StoredJSON] = [:]
+        var otherFields: [String: JSONValue] = [:]
         /// Identity → that provider's part.
         var providers: [String: Filed] = [:]
     }
@@ -66,10 +75,12 @@ enum CacheFile {
         } catch {
             return .unusable(reason: error.reason)
         }
-        guard let top = try? JSONDecoder().decode([String: StoredJSON].self, from: Data(bytes)) else {
+        guard let top = JSONValue(parsing: bytes)?.object else {
             return .corrupt(reason: "it is not a JSON object")
         }
-        guard case .int(let version)? = top["version"] else { return .corrupt(reason: "it has no version number") }
+        guard case .number(let number)? = top["version"], let version = number.int64 else {
+            return .corrupt(reason: "it has no version number")
+        }
         if version == 1 { return .belongsToNobody }
         if version > Self.version { return .newer(version: Int(clamping: version)) }
         guard version == Self.version else { return .corrupt(reason: "version \(version) is not one ipdirect writes") }
@@ -92,7 +103,7 @@ enum CacheFile {
 
     /// One stored answer, read and screened: every address must be an IP literal of its family,
     /// and every number in range (`outOfRange`), so no time computed from it can trap.
-    static func answer(from json: StoredJSON) -> Result<CacheEntrySnapshot, Unreadable> {
+    static func answer(from json: JSONValue) -> Result<CacheEntrySnapshot, Unreadable> {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         let entry: CacheEntrySnapshot
@@ -227,9 +238,17 @@ enum CacheFile {
         }
         let sorted = entries.sorted { ($0.host, $0.family.rawValue) < ($1.host, $1.family.rawValue) }
         let kept = (contents.providers[identity]?.answers ?? []).filter { (try? $0.answer.get()) == nil }.map(\.json)
-        let answers = sorted.compactMap(StoredJSON.init(encoding:)) + kept
+        let answers = sorted.compactMap(json(encoding:)) + kept
         contents.providers[identity] = answers.isEmpty ? nil : Filed(json: .array(answers), answers: [])
         try write(contents, to: path, now: now)
+    }
+
+    /// The JSON `entry` encodes to (how a fresh answer joins kept ones); nil if it cannot be encoded.
+    static func json(encoding entry: CacheEntrySnapshot) -> JSONValue? {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        guard let data = try? encoder.encode(entry) else { return nil }
+        return JSONValue(parsing: data)
     }
 
     /// Renames a file that is not a cache file to `path.bad` (replacing an older one).
@@ -243,8 +262,8 @@ enum CacheFile {
     /// Writes `contents` whole, sorted and indented, as version 2.
     static func write(_ contents: Contents, to path: String, now: Date) throws(ConfigurationError) {
         var top = contents.otherFields
-        top["version"] = .int(Int64(version))
-        top["savedAt"] = .double(now.timeIntervalSince1970)
+        top["version"] = .number(JSONNumber(version))
+        top["savedAt"] = .number(JSONNumber(now.timeIntervalSince1970))
         top["providers"] = .object(contents.providers.mapValues(\.json))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
@@ -252,12 +271,12 @@ enum CacheFile {
         do {
             data = try encoder.encode(top)
             // A bare name (`cache_path = "cache.json"`) is in the working directory: no folder to make.
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = path.deletingLastPathComponent
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
         } catch {
-            throw .io("cannot write the cache file \(path): \(error.localizedDescription)")
+            throw .io("cannot write the cache file \(path): \(SystemReason.words(for: error))")
         }
         // 0600, fsynced, renamed into place: the file says which services this user asked about.
         try PrivateFile.write(data, to: path)
@@ -266,85 +285,6 @@ enum CacheFile {
     static func newerSentence(_ path: String, version: Int) -> String {
         "the cache file \(path) was written by a newer ipdirect (version \(version); this one reads version "
             + "\(Self.version)): its answers are not used, and it is left as it is, not written"
-    }
-}
-
-/// A JSON value as read, to be written back as it was: integers stay integers, and nothing is
-/// dropped for being unknown to this version.
-indirect enum StoredJSON: Codable, Equatable {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case double(Double)
-    case string(String)
-    case array([StoredJSON])
-    case object([String: StoredJSON])
-
-    /// The JSON `value` encodes to (how a fresh answer joins kept ones); nil if it cannot be encoded.
-    init?(encoding value: some Encodable) {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        guard let data = try? encoder.encode(value), let json = try? JSONDecoder().decode(Self.self, from: data)
-        else { return nil }
-        self = json
-    }
-
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    init(from decoder: any Decoder) throws {
-        if let object = try? decoder.container(keyedBy: Key.self) {
-            var fields: [String: StoredJSON] = [:]
-            for key in object.allKeys { fields[key.stringValue] = try object.decode(StoredJSON.self, forKey: key) }
-            self = .object(fields)
-        } else if var list = try? decoder.unkeyedContainer() {
-            var items: [StoredJSON] = []
-            while !list.isAtEnd { items.append(try list.decode(StoredJSON.self)) }
-            self = .array(items)
-        } else {
-            let value = try decoder.singleValueContainer()
-            if value.decodeNil() {
-                self = .null
-            } else if let bool = try? value.decode(Bool.self) {
-                self = .bool(bool)
-            } else if let int = try? value.decode(Int64.self) {
-                self = .int(int)
-            } else if let double = try? value.decode(Double.self) {
-                self = .double(double)
-            } else {
-                self = .string(try value.decode(String.self))
-            }
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        switch self {
-        case .null:
-            var value = encoder.singleValueContainer()
-            try value.encodeNil()
-        case .bool(let bool):
-            var value = encoder.singleValueContainer()
-            try value.encode(bool)
-        case .int(let int):
-            var value = encoder.singleValueContainer()
-            try value.encode(int)
-        case .double(let double):
-            var value = encoder.singleValueContainer()
-            try value.encode(double)
-        case .string(let string):
-            var value = encoder.singleValueContainer()
-            try value.encode(string)
-        case .array(let items):
-            var list = encoder.unkeyedContainer()
-            for item in items { try list.encode(item) }
-        case .object(let fields):
-            var object = encoder.container(keyedBy: Key.self)
-            for (name, value) in fields { try object.encode(value, forKey: Key(stringValue: name)) }
-        }
     }
 }
 

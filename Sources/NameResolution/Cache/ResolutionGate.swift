@@ -1,6 +1,6 @@
 // At most so many lookups at once, the rest waiting their turn in order: bounds resolution in a
 // batch (a thread per system lookup, a request per HTTPDNS query) so names cannot exhaust descriptors.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 
 /// A counting gate: `enter` waits (without blocking a thread) while `limit` holders are inside.

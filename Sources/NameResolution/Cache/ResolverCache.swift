@@ -1,8 +1,17 @@
 // The resolver an app would embed: HTTPDNS answers cached per name and family for their TTL,
 // served at once by a non-blocking lookup, refreshed one request per name, with system DNS
 // as the fallback and every step told as an event.
-import Foundation
+import Dispatch
+import FoundationEssentials
 import FoundationGaps
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Where the cache reads the time; tests pass a clock they move by hand.
 public protocol ResolverClock: Sendable {

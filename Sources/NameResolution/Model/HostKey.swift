@@ -1,6 +1,6 @@
 // The resolver cache's key: a host name normalised (lowercase, no trailing dot) and hashed in
 // the same single pass over its bytes, so a lookup reads the name once.
-import Foundation
+import FoundationEssentials
 
 /// A normalised host name with its hash worked out once, as the cache's dictionary key.
 ///

@@ -1,6 +1,7 @@
 // Validation of IP literals: every address an HTTPDNS service returns is untrusted input
 // and must parse as IPv4 or IPv6 before it reaches a URL, CURLOPT_RESOLVE or the cache.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
@@ -154,7 +155,7 @@ public enum IPLiteral {
         valid.reserveCapacity(candidates.count)
         for raw in candidates {
             // Most lists are clean: the trimmed copy is made only for text that does not parse as it is.
-            if let address = parse(raw) ?? parse(raw.trimmingCharacters(in: .whitespaces)), address.family == family {
+            if let address = parse(raw) ?? parse(raw.trimmingWhitespace()), address.family == family {
                 if !valid.contains(address) { valid.append(address) }
             } else {
                 rejected.append(raw)

@@ -1,7 +1,8 @@
 // Why a resolution failed, as values a person can read: every HTTPDNS and system DNS
 // failure maps to one case, and each case to one sentence. Nobody reads "error 28".
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 
 /// A failed HTTPDNS or system DNS resolution.
@@ -105,7 +106,7 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// Seconds as people write them: "2", "0.5".
     public static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(cFormat: "%.1f", seconds)
     }
 
     /// Maps a libcurl failure on a request to `endpoint` to what it means for a resolver.

@@ -2,7 +2,7 @@
 // comparison of system DNS with HTTPDNS, cache entries and resolver events.
 // Shapes follow the JSON contract of `ipdirect resolve --format json`.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 
 /// Which address families to ask for.
 public enum AddressFamily: String, Sendable, Codable, CaseIterable {

@@ -1,7 +1,9 @@
 // The seam between the resolver cache and an HTTPDNS service: one protocol, one small type
 // per wire format, and the factory that builds one through the provider registry.
 import CurlTransport
-import Foundation
+import Dispatch
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 
 /// What an HTTPDNS service said about one name, already screened: only IP literals remain.
@@ -60,7 +62,7 @@ public struct ProviderAnswer: Sendable, Equatable {
     /// - Throws: `.notAnIP` naming the junk, `.noSuchName` when there was nothing.
     static func screened(
         host: String, rawV4: [String], rawV6: [String], ttl: FamilyTTL, answered: Set<IPFamily>, ms: Double,
-        clientIP: Any? = nil, sent: [IPFamily: Int] = [:]
+        clientIP: JSONValue? = nil, sent: [IPFamily: Int] = [:]
     ) throws(ResolutionError) -> ProviderAnswer {
         let v4 = IPLiteral.screen(rawV4, family: .v4)
         let v6 = IPLiteral.screen(rawV6, family: .v6)
@@ -101,8 +103,13 @@ public struct ProviderAnswer: Sendable, Equatable {
     }
 
     /// A client address from the service, when it is an IP literal (else nil: never shown raw).
-    static func shownClientIP(_ value: Any?) -> IPAddress? {
-        (value as? String).flatMap(IPAddress.init)
+    static func shownClientIP(_ value: JSONValue?) -> IPAddress? {
+        value?.string.flatMap(IPAddress.init)
+    }
+
+    /// A client address from the service's text (Tencent's `|ip`), when it is an IP literal.
+    static func shownClientIP(_ text: String?) -> IPAddress? {
+        text.flatMap(IPAddress.init)
     }
 
     private static let cutNoteEnd = "are kept (ipdirect's limit per answer)"
@@ -325,9 +332,7 @@ struct HTTPDNSTransport: Sendable {
 
 /// Percent-encodes a query value (host names are ASCII, but the input is the user's).
 func queryEscaped(_ value: String) -> String {
-    var allowed = CharacterSet.alphanumerics
-    allowed.insert(charactersIn: "-._~")
-    return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    value.percentEncoded(keeping: "-._~")
 }
 
 /// Drops a trailing slash so paths can be appended.
@@ -339,13 +344,13 @@ func trimmedBase(_ endpoint: String) -> String {
 
 /// Reads the `code` of a JSON error body (`{"code":"InvalidAccount"}`), if it is one, cleaned.
 func serviceCode(_ body: [UInt8]) -> String? {
-    serviceCode(in: try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+    serviceCode(in: JSONValue(parsing: body)?.object)
 }
 
 /// The `code` (or `Code`) of a service's JSON answer, cleaned where it enters: escaped by
 /// `TerminalText` and cut, since it reaches sentences, the cache's notes and every output.
-func serviceCode(in object: [String: Any]?) -> String? {
-    ((object?["code"] as? String) ?? (object?["Code"] as? String)).map {
+func serviceCode(in object: [String: JSONValue]?) -> String? {
+    (object?["code"]?.string ?? object?["Code"]?.string).map {
         TerminalText.escaped($0, cutAt: serviceCodeLimit)
     }
 }

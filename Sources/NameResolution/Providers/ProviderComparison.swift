@@ -1,6 +1,7 @@
 // Every configured provider asked for one name at once, beside the system column (getaddrinfo or
 // the DNS server): answers, TTLs, times, client IPs, errors, and which of them agree.
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// A provider ready to be compared: its setting, and the built provider or why it could not be built.
 public struct ComparedProvider: Sendable {

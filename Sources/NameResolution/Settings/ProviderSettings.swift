@@ -1,6 +1,6 @@
 // A provider named for comparison (a `[[providers]]` table, or one of the lab's): a full provider
 // setting whose secrets live in environment variables it names, or in memory for the lab's.
-import Foundation
+import FoundationEssentials
 
 /// One provider named for comparison (`[[providers]]`). Secrets are never in the file: the
 /// table names the environment variables that hold them (`secret_env`, `key_env`, `token_env`).

@@ -1,7 +1,7 @@
 // The resolver's settings, already merged (the ConfigurationSources module reads them from the file, the
 // environment and the command line), and the public services they can name. Secrets never leave.
 import BundledResources
-import Foundation
+import FoundationEssentials
 
 /// Everything the resolver needs to know, already merged from every source (the Configuration
 /// module's `ConfigurationLayer`, which also holds the built-in defaults).
@@ -238,7 +238,8 @@ public struct ProviderPreset: Sendable, Codable, Equatable {
 
     /// The preset with this name (case-insensitive), if any.
     public static func named(_ name: String) -> ProviderPreset? {
-        all.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        // Preset names are ASCII, where lower-casing both is what a case-insensitive comparison does.
+        all.first { $0.name.lowercased() == name.lowercased() }
     }
 
     /// The preset used when nothing is configured.

@@ -1,6 +1,6 @@
 // Whose requests the Alibaba providers send (`--sdk`, `sdk` in the configuration): ipdirect's own,
 // or byte for byte what one of Alibaba's SDKs sends, so a user reproduces their app's exact request.
-import Foundation
+import FoundationEssentials
 
 /// A client whose HTTPDNS requests ipdirect can send exactly: parameters and their order, `v`,
 /// the signature's lifetime, identity parameters, User-Agent and the encoding of `q`/`query`.

@@ -1,6 +1,7 @@
 // Public doors onto the parsers that take bytes from outside (each HTTPDNS answer format, the
 // persistent cache file), for the fuzz targets and their corpus replay test; nothing else calls them.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import WireCiphers
 
 /// Runs one parser over untrusted bytes and throws the result away: a fuzz target only looks
@@ -32,9 +33,11 @@ public enum ParserEntryPoints {
             (2, sealedGCM.map { [UInt8](repeating: 2, count: 12) + $0 }), (1, body), (2, body),
         ] {
             guard let sealed else { continue }
-            let answer: [String: Any] = ["code": "success", "mode": mode, "data": Data(sealed).base64EncodedString()]
-            guard let bytes = try? JSONSerialization.data(withJSONObject: answer) else { continue }
-            parse(Array(bytes))
+            let answer: JSONValue = [
+                "code": "success", "mode": .number(JSONNumber(mode)),
+                "data": .string(Data(sealed).base64EncodedString()),
+            ]
+            parse(answer.encoded())
         }
         let start = AliCloudServiceIPs.Base(url: "https://203.107.1.1", label: "203.107.1.1")
         _ = try? AliCloudServiceIPs.serviceIPs(body, start: start, serviceName: "fuzz.lab.test")

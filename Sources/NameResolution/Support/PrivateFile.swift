@@ -1,6 +1,7 @@
 // Every file ipdirect writes is a regular file it creates or replaces, the user's alone (mode 0600): whole
 // files go to a temporary file, flushed, then renamed; a device, FIFO or socket at the path is refused.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
@@ -39,7 +40,7 @@ public enum PrivateFile {
     /// - Throws: `Unwritable` with the reason.
     public static func open(_ path: String, flags: Int32) throws(Unwritable) -> Int32 {
         try refuseSpecial(path)
-        let descriptor = Foundation.open(path, (flags & ~O_TRUNC) | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, mode)
+        let descriptor = Glibc.open(path, (flags & ~O_TRUNC) | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, mode)
         guard descriptor >= 0 else {
             let code = errno
             try refuseSpecial(path)
@@ -84,7 +85,7 @@ public enum PrivateFile {
             else { return current }
             current =
                 target.hasPrefix("/")
-                ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+                ? target : current.deletingLastPathComponent.appendingPathComponent(target)
         }
         return current
     }
@@ -102,21 +103,21 @@ public enum PrivateFile {
         }
         // Through a symlink to the file it names: the link is kept, its file replaced.
         let target = destination(path)
-        let directory = (target as NSString).deletingLastPathComponent
-        let name = (target as NSString).lastPathComponent
+        let directory = target.deletingLastPathComponent
+        let name = target.lastPathComponent
         let temporary =
             (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         func failure(_ what: String) -> ConfigurationError {
             return .io("cannot \(what) \(path): \(SystemReason.words(errno))")
         }
-        let descriptor = Foundation.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        let descriptor = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw failure("write") }
         var written = 0
         let complete = data.withUnsafeBytes { buffer -> Bool in
             // Only an empty buffer has no address, and it has nothing to write.
             guard let base = buffer.baseAddress else { return true }
             while written < buffer.count {
-                let count = Foundation.write(descriptor, base + written, buffer.count - written)
+                let count = Glibc.write(descriptor, base + written, buffer.count - written)
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { return false }
                 written += count

@@ -1,8 +1,16 @@
 // DNS messages for RFC 8484 DoH and a chosen DNS server, built and read by c-ares: a query for
 // one name and family, and a reply's addresses with their TTLs (CNAME chains followed by c-ares).
 import CCAres
-import Foundation
+import FoundationEssentials
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What a DNS reply said about one name and family, before the IP-literal screen.
 struct DNSReplyAddresses: Sendable, Equatable {

@@ -2,7 +2,7 @@
 // more, with a plain socket, which it was (a refusal from the server, a local firewall, no route).
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

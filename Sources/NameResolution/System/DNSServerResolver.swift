@@ -2,7 +2,9 @@
 // is truncated), or TCP only, with its own timeout, in place of getaddrinfo for the "system" column.
 import CCAres
 import CurlTransport
-import Foundation
+import Dispatch
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 
 #if canImport(Glibc)
@@ -32,7 +34,7 @@ public struct DNSServer: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `ConfigurationError` saying what form is expected.
     public static func parse(_ text: String, setting: String = "the DNS server") throws(ConfigurationError) -> DNSServer
     {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         func bad(_ why: String) -> ConfigurationError {
             .io(
                 "\(setting): '\(trimmed)' \(why); give an IP address and optional port, like 223.5.5.5, 127.0.0.1:5353 or [::1]:53"
@@ -124,14 +126,12 @@ public struct DNSServerResolver: Sendable {
         await gate?.enter()
         var answer: SystemAnswer = await withCheckedContinuation { continuation in
             // c-ares blocks in poll(); a thread of its own keeps it off the cooperative pool.
-            let thread = Thread {
+            detachThread(named: "ipdirect.c-ares") {
                 let answer = Self.lookup(
                     host, families: families, server: server, transport: transport, timeout: timeout)
                 gate?.leave()
                 continuation.resume(returning: answer)
             }
-            thread.name = "ipdirect.c-ares"
-            thread.start()
         }
         answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         answer.resolver = .dns(server)

@@ -1,6 +1,6 @@
 // An address and port as the kernel takes them (sockaddr_in or sockaddr_in6 in a
 // sockaddr_storage): the one place a socket's address is filled in, for IPv4 and IPv6 alike.
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,8 @@
 // System DNS through getaddrinfo, which can block for seconds: each lookup runs on a thread
 // of its own, and the caller gets an answer at the timeout whether or not the thread is done.
-import Foundation
+import Dispatch
+import FoundationEssentials
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
@@ -36,12 +38,10 @@ public struct SystemResolver: Sendable {
                 // A place at the gate first: a batch of names must not start a thread each at once.
                 Task { [lookups] in
                     await lookups.enter()
-                    let thread = Thread {
+                    detachThread(named: "ipdirect.getaddrinfo") {
                         done(Self.lookup(host, families: families))
                         lookups.leave()
                     }
-                    thread.name = "ipdirect.getaddrinfo"
-                    thread.start()
                 }
             }
             ?? SystemAnswer(error: .systemDNS(.timedOut(seconds: timeout.inSeconds, lookups: lookups.limit)))

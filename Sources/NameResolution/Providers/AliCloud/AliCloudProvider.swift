@@ -1,7 +1,8 @@
 // Alibaba Cloud HTTPDNS, legacy API: /{account}/d, signed /{account}/sign_d whenever a
 // secret is configured, and batch /{account}/resolve or signed /sign_resolve (5 names a request).
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 import WireCiphers
 
@@ -149,7 +150,7 @@ public struct AliCloudProvider: HTTPDNSProvider {
     ) throws(ResolutionError)
         -> ProviderAnswer
     {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+        guard let object = JSONValue(parsing: body)?.object else {
             throw .malformed(detail: "expected a JSON object, got \(preview(body))")
         }
         if let code = serviceCode(in: object) { throw ResolutionError.fromStatus(200, code: code, account: nil) }
@@ -188,17 +189,16 @@ public struct AliCloudProvider: HTTPDNSProvider {
     static func parseBatch(
         _ body: [UInt8], hosts: [String], families: Set<IPFamily>, ms: Double
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let records = object["dns"] as? [[String: Any]]
+        guard let object = JSONValue(parsing: body)?.object, let records = object["dns"]?.objects
         else { throw .malformed(detail: "expected {\"dns\":[...]}, got \(preview(body))") }
         var v4: [String: [String]] = [:]
         var v6: [String: [String]] = [:]
         var ttls: [String: FamilyTTL] = [:]
-        var clientIPs: [String: Any] = [:]
+        var clientIPs: [String: JSONValue] = [:]
         var originTTLs: [String: FamilyTTL] = [:]
         var extras: [String: String] = [:]
         for record in records {
-            guard let host = (record["host"] as? String)?.lowercased() else { continue }
+            guard let host = record["host"]?.string?.lowercased() else { continue }
             clientIPs[host] = record["client_ip"]
             if let extra = decodedExtra(record["extra"]) { extras[host] = extra }
             let ips = try strings(record["ips"], field: "ips")
@@ -234,8 +234,8 @@ let extraLimit = 512
 /// `extra` as the C SDK reads it: the service HTML-encodes it, and the SDK decodes `&amp;`,
 /// `&lt;`, `&gt;`, `&quot;` and `&apos;` (aliyun/alibabacloud-httpdns-c-sdk, src/hdns_resolver.c,
 /// `decode_html`), once. Escaped and cut where it enters, as every text a service sends.
-func decodedExtra(_ value: Any?) -> String? {
-    guard let text = value as? String, !text.isEmpty else { return nil }
+func decodedExtra(_ value: JSONValue?) -> String? {
+    guard let text = value?.string, !text.isEmpty else { return nil }
     let entities: [(String, String)] = [
         ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"),
     ]
@@ -257,16 +257,16 @@ func decodedExtra(_ value: Any?) -> String? {
 }
 
 /// A JSON array of strings; anything else in it is kept as text so it is named as junk.
-func strings(_ value: Any?, field: String) throws(ResolutionError) -> [String] {
-    guard let value, !(value is NSNull) else { return [] }
-    guard let array = value as? [Any] else { throw .malformed(detail: "'\(field)' is not a list") }
-    return array.map { ($0 as? String) ?? "\($0)" }
+func strings(_ value: JSONValue?, field: String) throws(ResolutionError) -> [String] {
+    guard let value, !value.isNull else { return [] }
+    guard let array = value.array else { throw .malformed(detail: "'\(field)' is not a list") }
+    return array.map { $0.string ?? $0.description }
 }
 
-/// A JSON number or numeric string as an integer.
-func integer(_ value: Any?) -> Int? {
-    if let n = value as? NSNumber { return n.intValue }
-    if let s = value as? String { return Int(s) }
+/// A JSON number (`true` as 1, a fraction cut) or numeric string as an integer.
+func integer(_ value: JSONValue?) -> Int? {
+    if let number = value?.intValue { return number }
+    if let text = value?.string { return Int(text) }
     return nil
 }
 

@@ -1,7 +1,7 @@
 // Where both Alibaba providers (v2 and legacy) send their queries: one fixed endpoint, or the service
 // IPs discovered from the region's start IPs through /ss, rotated on failure, as the SDKs do.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import TerminalText
 import WireCiphers
@@ -298,11 +298,11 @@ final class AliCloudServiceIPs: Sendable {
     /// by the network's stack; we try both). The scheme is the start IP's; the port is the
     /// start IP's unless the answer gives `service_port` (the lab does: it cannot use 80/443).
     static func serviceIPs(_ body: [UInt8], start: Base, serviceName: String) throws(ResolutionError) -> [Base] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+        guard let object = JSONValue(parsing: body)?.object else {
             throw .malformed(detail: "the /ss answer is not a JSON object: \(preview(body))")
         }
-        let v4 = (object["service_ip"] as? [Any] ?? []).compactMap { $0 as? String }
-        let v6 = (object["service_ipv6"] as? [Any] ?? []).compactMap { $0 as? String }
+        let v4 = (object["service_ip"]?.array ?? []).compactMap(\.string)
+        let v6 = (object["service_ipv6"]?.array ?? []).compactMap(\.string)
         let screened4 = IPLiteral.screen(v4, family: .v4)
         let screened6 = IPLiteral.screen(v6, family: .v6)
         let junk = screened4.rejected + screened6.rejected

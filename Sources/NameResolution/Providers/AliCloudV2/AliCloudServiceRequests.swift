@@ -1,6 +1,7 @@
 // The Alibaba providers' requests for a caller that sends them itself and reads every exchange
 // (`ipdirect doctor`): start addresses, `/ss` and its answer, one name's query signed or not.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 /// What `alicloud` and `alicloud-legacy` send, built by the code they send it with, so a check
 /// that looks at each exchange (status, `Date`, the service's code) asks exactly what they ask.
@@ -91,7 +92,7 @@ public enum AliCloudServiceRequests {
     /// What an answer says about itself: the service's `code` (cleaned) and, for v2, the `mode`
     /// its data is sealed with (0 plain, 1 AES-CBC, 2 AES-GCM).
     public static func reading(_ body: [UInt8]) -> (code: String?, mode: Int?) {
-        let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        let object = JSONValue(parsing: body)?.object
         return (serviceCode(in: object), object.flatMap { integer($0["mode"]) })
     }
 

@@ -1,7 +1,8 @@
 // Alibaba Cloud HTTPDNS v2, what the current SDKs speak: GET /v2/d, signed with HMAC-SHA256,
 // optionally sealed with AES-CBC (m=1) or AES-GCM (m=2), up to 5 names a request.
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 import WireCiphers
 
@@ -202,9 +203,10 @@ public struct AliCloudV2Provider: BatchResolving {
 
     /// `enc`: hex of the sealed JSON of the parameters that travel only inside it.
     private func sealed(_ object: [String: String]) throws(ResolutionError) -> String {
-        let json = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        // Byte for byte what JSONSerialization wrote with .sortedKeys: the SDK vectors check it.
+        let json = JSONValue.object(object.mapValues(JSONValue.string)).encoded()
         do {
-            return Hex.encode(try mode.seal(Array(json), key: key))
+            return Hex.encode(try mode.seal(json, key: key))
         } catch {
             throw .misconfigured("the AES key cannot seal the query: \(error)")
         }
@@ -234,7 +236,7 @@ public struct AliCloudV2Provider: BatchResolving {
         status: Int, body: [UInt8], date: String?, hosts: [String], families: Set<IPFamily>, ms: Double,
         server: String
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
-        let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        let object = JSONValue(parsing: body)?.object
         let code = serviceCode(in: object)
         guard (200..<300).contains(status), code == "success" else {
             if let code, code != "success" {
@@ -244,11 +246,11 @@ public struct AliCloudV2Provider: BatchResolving {
             if !(200..<300).contains(status) { throw .http(status: status, code: nil) }
             throw .malformed(detail: "expected {\"code\":\"success\",...}, got \(preview(body))")
         }
-        let dataObject: [String: Any]
+        let dataObject: [String: JSONValue]
         let responseMode = integer(object?["mode"]) ?? 0
         switch AliCloudV2Mode(rawValue: responseMode) {
         case .plain:
-            guard let plain = object?["data"] as? [String: Any] else {
+            guard let plain = object?["data"]?.object else {
                 throw .malformed(detail: "no 'data' object in the answer")
             }
             dataObject = plain
@@ -261,13 +263,13 @@ public struct AliCloudV2Provider: BatchResolving {
     }
 
     /// Opens `data` = base64(IV ‖ ciphertext) of the data object.
-    func open(_ data: Any?, mode: AliCloudV2Mode) throws(ResolutionError) -> [String: Any] {
+    func open(_ data: JSONValue?, mode: AliCloudV2Mode) throws(ResolutionError) -> [String: JSONValue] {
         guard !key.isEmpty else {
             throw .undecryptable(
                 detail:
                     "the answer is encrypted (mode \(mode.rawValue)) but no AES key is set: set IPDIRECT_HTTPDNS_KEY")
         }
-        guard let text = data as? String, let sealed = Data(base64Encoded: text) else {
+        guard let text = data?.string, let sealed = Data(base64Encoded: text) else {
             throw .undecryptable(
                 detail: "the encrypted answer is not base64: the service or something on the way mangled it")
         }
@@ -277,7 +279,7 @@ public struct AliCloudV2Provider: BatchResolving {
         } catch {
             throw .undecryptable(detail: "the answer could not be decrypted: check the AES key (\(error))")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(plain)) as? [String: Any] else {
+        guard let object = JSONValue(parsing: plain)?.object else {
             throw .undecryptable(detail: "the answer could not be decrypted: check the AES key (it opened to non-JSON)")
         }
         return object
@@ -286,19 +288,19 @@ public struct AliCloudV2Provider: BatchResolving {
     /// `{"cip","answers":[{"dn","v4":{"ips","ttl","extra","no_ip_code"},"v6":{...}}]}`, one
     /// result per asked name.
     static func answers(
-        _ data: [String: Any], hosts: [String], families: Set<IPFamily>, ms: Double, server: String
+        _ data: [String: JSONValue], hosts: [String], families: Set<IPFamily>, ms: Double, server: String
     ) throws(ResolutionError) -> [String: Result<ProviderAnswer, ResolutionError>] {
         // iOS 3.4.2 reads cip from each answer's own "data" (always absent); the service puts it
         // beside "answers", where Android and we read it.
-        let clientIP = data["cip"] as? String
-        guard let answers = data["answers"] as? [[String: Any]] else {
+        let clientIP = data["cip"]
+        guard let answers = data["answers"]?.objects else {
             throw .malformed(detail: "no 'answers' list in the answer")
         }
-        var byName: [String: [String: Any]] = [:]
+        var byName: [String: [String: JSONValue]] = [:]
         var unasked: [String] = []
         let asked = Set(hosts.map { $0.lowercased() })
         for answer in answers {
-            guard let name = (answer["dn"] as? String)?.lowercased() else { continue }
+            guard let name = answer["dn"]?.string?.lowercased() else { continue }
             if asked.contains(name) { byName[name] = answer } else { unasked.append(name) }
         }
         var results: [String: Result<ProviderAnswer, ResolutionError>] = [:]
@@ -320,19 +322,19 @@ public struct AliCloudV2Provider: BatchResolving {
                 var notes: [String] = []
                 for family in families.sorted(by: { $0.rawValue < $1.rawValue }) {
                     let field = family == .v4 ? "v4" : "v6"
-                    guard let part = answer[field] as? [String: Any] else { continue }
+                    guard let part = answer[field]?.object else { continue }
                     raw[family] = try strings(part["ips"], field: "\(field).ips")
                     // TTL <= 0 means 60, as both SDKs do (Android `HostItem`).
                     let given = integer(part["ttl"]) ?? 0
                     ttl[family] = given <= 0 ? 60 : given
-                    if let code = part["no_ip_code"] as? String, !code.isEmpty {
+                    if let code = part["no_ip_code"]?.string, !code.isEmpty {
                         notes.append(
                             "no \(family == .v4 ? "A" : "AAAA") record (the service says \(TerminalText.quoted(code)))")
                     } else if raw[family]?.isEmpty ?? true {
                         notes.append("no \(family == .v4 ? "A" : "AAAA") record")
                     }
-                    if let extra = part["extra"], !(extra is NSNull) {
-                        let text = (extra as? String) ?? String(describing: extra)
+                    if let extra = part["extra"], !extra.isNull {
+                        let text = extra.string ?? extra.description
                         if !text.isEmpty { notes.append("extra: \(TerminalText.quoted(text))") }
                     }
                 }
@@ -419,11 +421,7 @@ enum AliCloudV2Errors {
 
     /// An RFC 9110 IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`.
     static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
+        HTTPDate.date(from: text)
     }
 }
 

@@ -1,7 +1,8 @@
 // DNS over HTTPS, JSON flavour (Google, Cloudflare, AliDNS): GET ?name=H&type=A|AAAA with
 // Accept: application/dns-json, one request per family, asked side by side.
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 /// A DoH JSON resolver.
 public struct DoHJSONProvider: HTTPDNSProvider {
@@ -71,7 +72,7 @@ public struct DoHJSONProvider: HTTPDNSProvider {
     ) throws(ResolutionError) -> (
         raw: [String], ttl: Int?
     ) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+        guard let object = JSONValue(parsing: body)?.object else {
             throw .malformed(detail: "expected a DoH JSON object, got \(preview(body))")
         }
         guard let status = integer(object["Status"]) else { throw .malformed(detail: "no 'Status' in the answer") }
@@ -80,8 +81,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         let wanted = family == .v4 ? 1 : 28
         var raw: [String] = []
         var ttl: Int?
-        for record in (object["Answer"] as? [[String: Any]]) ?? [] where integer(record["type"]) == wanted {
-            raw.append((record["data"] as? String) ?? "\(record["data"] ?? "")")
+        for record in object["Answer"]?.objects ?? [] where integer(record["type"]) == wanted {
+            raw.append(record["data"]?.string ?? record["data"]?.description ?? "")
             if let t = integer(record["TTL"]) { ttl = min(ttl ?? t, t) }
         }
         return (raw, ttl)

@@ -1,7 +1,7 @@
 // DNS over HTTPS in the DNS wire format (RFC 8484): a c-ares query sent as ?dns=BASE64URL by GET
 // or as the body of a POST, the application/dns-message reply read by c-ares, A and AAAA side by side.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import TerminalText
 
 /// How RFC 8484 queries travel.
@@ -43,8 +43,7 @@ public struct DoHWireProvider: HTTPDNSProvider {
 
     static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+            .replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
     }
 
     public func resolve(_ host: String, families: Set<IPFamily>) async throws(ResolutionError) -> ProviderAnswer {

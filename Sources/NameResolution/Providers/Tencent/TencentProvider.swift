@@ -1,7 +1,8 @@
 // Tencent DNSPod D+ HTTPDNS: GET /d?dn=H answers "ip1;ip2,ttl|clientip" as plain text (with
 // type=addrs "v4ips,ttl-v6ips,ttl"); the production form seals the name and answer with DES or AES.
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import WireCiphers
 
 /// Tencent's DNSPod D+ service: the plain debug form, the encrypted production form (DES or
@@ -119,7 +120,7 @@ public struct TencentProvider: BatchResolving {
         guard (200..<300).contains(response.status) else {
             throw ResolutionError.fromStatus(response.status, code: serviceCode(response.body), account: account)
         }
-        var text = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = String(decoding: response.body, as: UTF8.self).trimmingWhitespaceAndNewlines()
         if case .encrypted(let algorithm, let key) = form {
             if text.isEmpty {
                 throw .undecryptable(
@@ -150,7 +151,7 @@ public struct TencentProvider: BatchResolving {
         var byName: [String: String] = [:]
         let lines = text.split(whereSeparator: \.isNewline).map(String.init)
         for line in lines {
-            if let mark = line.range(of: ".:") {
+            if let mark = line.firstRange(of: ".:") {
                 byName[line[..<mark.lowerBound].lowercased()] = String(line[mark.upperBound...])
             } else if hosts.count == 1, lines.count == 1 {
                 byName[hosts[0].lowercased()] = line
@@ -187,7 +188,7 @@ public struct TencentProvider: BatchResolving {
     ) throws(ResolutionError)
         -> ProviderAnswer
     {
-        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: body, as: UTF8.self).trimmingWhitespaceAndNewlines()
         if text.isEmpty || text == "0" || text == "0-0" { throw .noSuchName(host: host, families: families) }
         if text.hasPrefix("{") || text.hasPrefix("<") || text.contains("\n") || text.contains("|") {
             throw .malformed(detail: "expected 'ip;ip,ttl', got \(preview(body))")
