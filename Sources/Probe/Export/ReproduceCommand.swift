@@ -1,6 +1,7 @@
 // The shell command that reproduces one exchange of an attempt with stock tools (curl, and
 // openssl s_client where curl cannot do what the attempt did), quoted for a POSIX shell.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 
 /// Builds the command a person pastes into a shell to repeat what an attempt did.
@@ -280,7 +281,10 @@ public enum ReproduceCommand {
     /// `IPDIRECT_` plus the name in upper case, anything but letters and digits as `_`.
     static func variableName(_ prefix: String, _ name: String) -> String {
         let body = name.unicodeScalars.map { scalar -> String in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar)) ? String(scalar).uppercased() : "_"
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9": String(scalar).uppercased()
+            default: "_"
+            }
         }
         return prefix + "_" + body.joined()
     }
@@ -312,7 +316,7 @@ public enum ReproduceCommand {
     public static func quoted(_ text: String) -> String {
         if !text.isEmpty, text.utf8.allSatisfy({ $0 < 0x80 && safeBytes[Int($0)] }) { return text }
         guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
-        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// The ASCII bytes a word may hold bare, by value (every reproduce command quotes several
@@ -333,11 +337,11 @@ public enum ReproduceCommand {
 
     /// A printf format writing exactly these bytes (octal escapes, `%` doubled), quoted.
     private static func octalFormat(_ bytes: [UInt8]) -> String {
-        "'" + bytes.map { String(format: "\\%03o", $0) }.joined() + "'"
+        "'" + bytes.map { String(cFormat: "\\%03o", $0) }.joined() + "'"
     }
 
     private static func seconds(_ duration: Duration) -> String {
         let value = duration.inSeconds
-        return value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
+        return value == value.rounded() ? String(Int(value)) : String(cFormat: "%.3g", value)
     }
 }
