@@ -151,7 +151,7 @@ public enum ProbeJSON {
     /// ISO 8601 with milliseconds, UTC (`2026-11-23T08:00:00.123Z`), as `ISO8601DateFormatter`
     /// writes it with internet date-time and fractional seconds: to the nearest millisecond, a
     /// half rounded up. Written by hand: a formatter per record was a tenth of a probe's CPU.
-    static func timestamp(_ date: Date) -> String {
+    public static func timestamp(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.5).rounded(.down)
         // Years 1583 to 9999 here (the formatter's calendar is Julian before October 1582);
         // anything else the way it was always written.
@@ -190,6 +190,14 @@ public enum ProbeJSON {
         put(millis, digits: 3)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ISO 8601 to the second, UTC (`2026-11-23T08:00:00Z`), as `ISO8601DateFormatter` writes
+    /// it by default: the moment rounded to the millisecond, then its milliseconds left out.
+    public static func timestampToTheSecond(_ date: Date) -> String {
+        var text = timestamp(date)
+        text.removeSubrange(text.index(text.endIndex, offsetBy: -5)..<text.index(before: text.endIndex))
+        return text
     }
 
     /// A date before 1583 or after 9999 as the formatter wrote it: the whole seconds by
