@@ -300,9 +300,11 @@ public enum ReproduceCommand {
         for piece in pieces {
             switch piece {
             case .text(let text):
-                for character in text {
-                    if "$`\"\\".contains(character) { out.append("\\") }
-                    out.append(character)
+                // By scalar: a `$` or `` ` `` with a combining mark after it is one Character
+                // that no special character equals, and the shell would still see it.
+                for scalar in text.unicodeScalars {
+                    if "$`\"\\".unicodeScalars.contains(scalar) { out.append("\\") }
+                    out.unicodeScalars.append(scalar)
                 }
             case .variable(let name):
                 out += "${\(name)}"
@@ -312,11 +314,12 @@ public enum ReproduceCommand {
     }
 
     /// One word for a POSIX shell: bare when it is made of safe characters, else in single
-    /// quotes (a single quote inside as `'\''`).
+    /// quotes (a single quote inside as `'\''`, found by scalar: with a combining mark after it,
+    /// a quote is part of a longer Character, and the shell still ends the quotes there).
     public static func quoted(_ text: String) -> String {
         if !text.isEmpty, text.utf8.allSatisfy({ $0 < 0x80 && safeBytes[Int($0)] }) { return text }
         guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
-        return "'" + text.replacing("'", with: "'\\''") + "'"
+        return "'" + String(text.unicodeScalars.replacing("'".unicodeScalars, with: "'\\''".unicodeScalars)) + "'"
     }
 
     /// The ASCII bytes a word may hold bare, by value (every reproduce command quotes several
