@@ -1,6 +1,7 @@
 // The frame the pure render produces: a grid of cells (character, colors, attributes).
 // The ncurses screen copies it to the terminal; tests read it back as text.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 
 /// The eight colors every terminal has; `.default` leaves the terminal's own color.
@@ -120,7 +121,7 @@ public struct CellBuffer: Sendable, Equatable {
     private static func scalar(_ character: Character) -> Unicode.Scalar {
         let scalars = character.unicodeScalars
         if scalars.count == 1, let only = scalars.first { return only }
-        let composed = String(character).precomposedStringWithCanonicalMapping.unicodeScalars
+        let composed = String(character).canonicallyComposed.unicodeScalars
         return (composed.count == 1 ? composed.first : scalars.first) ?? "?"
     }
 

@@ -2,7 +2,7 @@
 // back. Composition's LiveConsoleEngine puts the real probe engine, resolver cache and lab behind it.
 import Audit
 import Doctor
-import Foundation
+import FoundationEssentials
 import LabFaults
 import NameResolution
 import Probe

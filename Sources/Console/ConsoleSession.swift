@@ -1,10 +1,19 @@
 // Runs the console: one thread owns ncurses and the state; engine work runs in tasks whose
 // results come back as actions through a queue that wakes the loop (a self-pipe).
 import CNcurses
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import Signals
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// How the console was started.
 public struct ConsoleOptions: Sendable {
@@ -42,15 +51,31 @@ public struct ConsoleOptions: Sendable {
         self.initialTarget = initialTarget
     }
 
-    /// `directory` as an absolute path without `~` or a trailing `/`: relative to the working
-    /// directory, which it is when nil.
+    /// `directory` as an absolute path without `~`, `.`, `..`, empty components or a trailing
+    /// `/`: relative to the working directory, which it is when nil. `~` and `~/...` are the
+    /// home directory (`HOME`), `~name/...` that user's; symbolic links are kept as written.
     public static func absoluteDirectory(_ directory: String?) -> String {
         let working = FileManager.default.currentDirectoryPath
         guard let directory, !directory.isEmpty else { return working }
-        let expanded = (directory as NSString).expandingTildeInPath
-        let absolute = expanded.hasPrefix("/") ? expanded : working + "/" + expanded
-        let standard = (absolute as NSString).standardizingPath
-        return standard.count > 1 && standard.hasSuffix("/") ? String(standard.dropLast()) : standard
+        var path = directory
+        if path.hasPrefix("~") {
+            let user = path.dropFirst().prefix { $0 != "/" }
+            let home =
+                user.isEmpty
+                ? FileManager.default.homeDirectoryForCurrentUser.path
+                : FileManager.default.homeDirectory(forUser: String(user))?.path
+            if let home { path = home + path.dropFirst(1 + user.count) }
+        }
+        if !path.hasPrefix("/") { path = working + "/" + path }
+        var components: [Substring] = []
+        for component in path.split(separator: "/") {
+            switch component {
+            case ".": continue
+            case "..": _ = components.popLast()
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
     }
 
     /// Whether the environment asks for no color (https://no-color.org: set and not empty).
@@ -77,9 +102,8 @@ public enum ConsoleStartError: Error, CustomStringConvertible {
 }
 
 /// Actions from other threads, handed to the console loop; posting wakes it at once.
-final class ActionQueue: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending: [ConsoleAction] = []
+final class ActionQueue: Sendable {
+    private let pending = Locked<[ConsoleAction]>([])
     let readDescriptor: Int32
     let writeDescriptor: Int32
 
@@ -102,10 +126,10 @@ final class ActionQueue: @unchecked Sendable {
     }
 
     func post(_ action: ConsoleAction) {
-        lock.lock()
-        let wasEmpty = pending.isEmpty
-        pending.append(action)
-        lock.unlock()
+        let wasEmpty = pending.withLock { pending in
+            defer { pending.append(action) }
+            return pending.isEmpty
+        }
         if wasEmpty {
             var byte: UInt8 = 1
             _ = write(writeDescriptor, &byte, 1)
@@ -115,11 +139,10 @@ final class ActionQueue: @unchecked Sendable {
     func drain() -> [ConsoleAction] {
         var bytes = [UInt8](repeating: 0, count: 64)
         while read(readDescriptor, &bytes, bytes.count) > 0 {}
-        lock.lock()
-        defer { lock.unlock() }
-        let actions = pending
-        pending.removeAll(keepingCapacity: true)
-        return actions
+        return pending.withLock { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
     }
 }
 
@@ -145,7 +168,7 @@ public enum ConsoleSession {
         }
         let ended = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<Int32?, any Error>, Never>) in
-            let thread = Thread {
+            detachThread(named: "ipdirect console") {
                 do {
                     let loop = try ConsoleLoop(engine: engine, options: options, glyphs: glyphs, queue: queue)
                     continuation.resume(returning: .success(loop.run()))
@@ -153,8 +176,6 @@ public enum ConsoleSession {
                     continuation.resume(returning: .failure(error))
                 }
             }
-            thread.name = "ipdirect console"
-            thread.start()
         }
         events.cancel()
         return try ended.get()
@@ -354,22 +375,19 @@ final class ConsoleLoop {
 }
 
 /// Whether a cache snapshot is being loaded.
-final class CacheLoadFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var loading = false
+final class CacheLoadFlag: Sendable {
+    private let loading = Locked(false)
 
     /// Marks a load as started; false when one is already under way.
     func begin() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if loading { return false }
-        loading = true
-        return true
+        loading.withLock { loading in
+            if loading { return false }
+            loading = true
+            return true
+        }
     }
 
     func clear() {
-        lock.lock()
-        loading = false
-        lock.unlock()
+        loading.withLock { $0 = false }
     }
 }

@@ -1,6 +1,6 @@
 // The few non-ASCII characters the views draw, with ASCII stand-ins for terminals whose
 // locale is not UTF-8 (chosen once at start from nl_langinfo(CODESET)).
-import Foundation
+import FoundationEssentials
 
 /// The line, bar and marker characters of one character set.
 public struct Glyphs: Sendable, Equatable {
@@ -28,7 +28,7 @@ public struct Glyphs: Sendable, Equatable {
 
     /// Picks the set for a locale's codeset name ("UTF-8", "ANSI_X3.4-1968", ...).
     public static func forCodeset(_ codeset: String) -> Glyphs {
-        let normalized = codeset.uppercased().replacingOccurrences(of: "-", with: "")
+        let normalized = codeset.uppercased().replacing("-", with: "")
         return normalized == "UTF8" ? .unicode : .ascii
     }
 

@@ -2,7 +2,8 @@
 // key map; engine events arrive as actions; what must reach the engine leaves as effects.
 import Audit
 import Doctor
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 
@@ -254,7 +255,7 @@ private func typingCommand(_ command: Command, state: inout ConsoleState) -> [Co
             state.mode = state.modeBeforePrompt
             return []
         }
-        let typed = state.input.trimmingCharacters(in: .whitespaces)
+        let typed = state.input.trimmingWhitespace()
         guard !typed.isEmpty else { return [] }
         let target = asciiTarget(typed)
         state.input = ""
@@ -450,9 +451,9 @@ private func applyProbeEvent(_ event: ProbeEvent, runID: Int, state: inout Conso
 /// sit in the same directory (`/tmp/x/a.jsonl and a.har`).
 func filesSentence(_ paths: [String]) -> String {
     guard let first = paths.first else { return "no file" }
-    let directory = (first as NSString).deletingLastPathComponent
+    let directory = first.deletingLastPathComponent
     let rest = paths.dropFirst().map { path in
-        (path as NSString).deletingLastPathComponent == directory ? (path as NSString).lastPathComponent : path
+        path.deletingLastPathComponent == directory ? path.lastPathComponent : path
     }
     return ([first] + rest).joined(separator: " and ")
 }
@@ -498,6 +499,6 @@ func exportStamp(_ date: Date, timeZone: TimeZone) -> String {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = timeZone
     let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-    func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+    func two(_ n: Int?) -> String { String(cFormat: "%02d", n ?? 0) }
     return "\(c.year ?? 0)\(two(c.month))\(two(c.day))-\(two(c.hour))\(two(c.minute))\(two(c.second))"
 }

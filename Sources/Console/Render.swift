@@ -1,6 +1,7 @@
 // The pure render: state and size in, a cell buffer out. No terminal, no clock, no engine:
 // the same state always draws the same frame, which is what the snapshot tests rely on.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import TerminalText
@@ -288,9 +289,9 @@ private func drawStatusBar(_ state: ConsoleState, _ layout: StatusLayout, y: Int
 
 /// Milliseconds for a table cell: "0.8ms", "42ms", "1.25s".
 func formatMilliseconds(_ ms: Double) -> String {
-    if ms < 10 { return String(format: "%.1fms", ms) }
-    if ms < 1000 { return String(format: "%.0fms", ms) }
-    return String(format: "%.2fs", ms / 1000)
+    if ms < 10 { return String(cFormat: "%.1fms", ms) }
+    if ms < 1000 { return String(cFormat: "%.0fms", ms) }
+    return String(cFormat: "%.2fs", ms / 1000)
 }
 
 /// A span of seconds, short: "42s", "4m05s", "2h03m".
@@ -298,15 +299,15 @@ func formatSeconds(_ seconds: Int) -> String {
     let s = abs(seconds)
     let sign = seconds < 0 ? "-" : ""
     if s < 60 { return "\(sign)\(s)s" }
-    if s < 3600 { return sign + String(format: "%dm%02ds", s / 60, s % 60) }
-    return sign + String(format: "%dh%02dm", s / 3600, (s % 3600) / 60)
+    if s < 3600 { return sign + String(cFormat: "%dm%02ds", s / 60, s % 60) }
+    return sign + String(cFormat: "%dh%02dm", s / 3600, (s % 3600) / 60)
 }
 
 /// "HH:MM:SS" of a moment in a zone, without a formatter (the traces list draws many).
 func clockTime(_ date: Date, _ timeZone: TimeZone) -> String {
     let local = Int(date.timeIntervalSince1970.rounded(.down)) + timeZone.secondsFromGMT(for: date)
     let day = ((local % 86_400) + 86_400) % 86_400
-    return String(format: "%02d:%02d:%02d", day / 3600, (day % 3600) / 60, day % 60)
+    return String(cFormat: "%02d:%02d:%02d", day / 3600, (day % 3600) / 60, day % 60)
 }
 
 /// The color an outcome is drawn in.

@@ -1,6 +1,6 @@
 // The reproduce panel: `c` on a selected attempt or trace shows the shell command that repeats
 // it, laid out so a mouse selection copies runnable text, and asks the screen to copy it too.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText

@@ -1,8 +1,16 @@
 // The ncurses screen: copies cell buffers to the terminal (only the rows that changed) and
 // turns key codes into keys. Owned by the one thread that runs the console loop.
 import CNcurses
-import Foundation
+import FoundationEssentials
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What the terminal sent.
 enum TerminalInput {

@@ -1,6 +1,6 @@
 // The console's one state value: everything the views draw, changed only by the reducer.
 // Engine data arrives as copies (cache snapshots, attempts, events), never references.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

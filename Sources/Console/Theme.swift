@@ -1,7 +1,7 @@
 // Light and dark themes: the views draw in the eight basic colours; a theme maps them to ones
 // that read on the terminal's background. Meaning is always in the text too, never colour alone.
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// The colours the console draws with, for a dark or a light terminal background.

@@ -4,11 +4,19 @@ import Agent
 import ArgumentParser
 import Composition
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
 import Logging
 import NameResolution
 import Probe
 import Signals
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension AgentLogFormat: ExpressibleByArgument {}
 
@@ -214,7 +222,7 @@ struct AgentCommand: AsyncParsableCommand, CommandExamples {
             await session.close()
         }
         logger.info("agent stopped", metadata: ["event": "agent-stopped"])
-        Foundation.exit(0)
+        Glibc.exit(0)
     }
 
     /// The settings `validate()` cannot check without parsing them: labels and the rotation size,

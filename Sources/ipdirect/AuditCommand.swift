@@ -3,10 +3,19 @@
 import ArgumentParser
 import Audit
 import Composition
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import Signals
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 struct AuditCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
@@ -110,7 +119,7 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
             }
         }
         let chosen = format ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json)
-        FileHandle.standardOutput.write(
+        StandardStream.output.write(
             chosen == .text ? Data(AuditTable.setup(session.setup).utf8) : session.setup.jsonLine())
 
         await Self.wait(for: duration, orSignalFrom: termination)
@@ -119,9 +128,9 @@ struct AuditCommand: AsyncParsableCommand, CommandExamples {
         switch chosen {
         case .text:
             let style = TerminalSize.tableStyle(color: colour.color, toFile: false)
-            FileHandle.standardOutput.write(Data(("\n" + AuditTable.render(report, style: style)).utf8))
+            StandardStream.output.write("\n" + AuditTable.render(report, style: style))
         case .json:
-            FileHandle.standardOutput.write(report.json(pretty: false))
+            StandardStream.output.write(report.json(pretty: false))
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
     }

@@ -1,7 +1,7 @@
 // `--cacert`: the CA file for origins' TLS named on the command line, else the bundle the
 // environment names as curl reads it; both checked before libcurl reads them.
 import Composition
-import Foundation
+import FoundationEssentials
 
 /// The origins' CA file the command line and the environment name.
 enum CAFileOption {

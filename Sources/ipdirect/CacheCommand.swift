@@ -2,7 +2,7 @@
 // what it holds, with TTLs left, emptying it, and where it lives.
 import ArgumentParser
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText
@@ -84,13 +84,12 @@ struct CacheCommand: AsyncParsableCommand {
             }
             let now = Date()
             let header = ["HOST", "FAMILY", "ADDRESSES", "TTL", "LEFT", "RESOLVED", "PROVIDER"]
-            let formatter = ISO8601DateFormatter()
             let rows = entries.map { stored -> [String] in
                 let e = stored.entry
                 let left = e.secondsLeft(at: now, rounded: .down)
                 return [
                     e.host, e.family.rawValue, e.ips.isEmpty ? "(none)" : e.ips.joined(separator: ", "), "\(e.ttl)s",
-                    e.remaining(at: now) > 0 ? "\(left)s" : "expired", formatter.string(from: e.resolvedAt),
+                    e.remaining(at: now) > 0 ? "\(left)s" : "expired", ProbeJSON.timestampToTheSecond(e.resolvedAt),
                     stored.provider,
                 ].map(TerminalText.escaped)
             }

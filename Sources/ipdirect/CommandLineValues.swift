@@ -1,9 +1,17 @@
 // The closed sets the command line takes (output formats, families, scenarios, methods) as
 // enums ArgumentParser checks, and the options more than one command shares.
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `--type`: the four families, and dig's record types (`A` is v4, `AAAA` is v6) in any case.
 extension AddressFamily: ExpressibleByArgument {

@@ -2,7 +2,7 @@
 // and show the configuration in force after every source is merged, secret redacted.
 import ArgumentParser
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TerminalText
 

@@ -1,7 +1,16 @@
 // `ipdirect config init` on a terminal: asks for the provider, account, endpoint and secret (the
 // secret without echo), and writes them into the commented default file.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The answers `config init` asks for on a terminal, and the file they make.
 struct ConfigAnswers {
@@ -68,7 +77,7 @@ struct ConfigAnswers {
             case "\"": text += "\\\""
             case "\\": text += "\\\\"
             case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                text += String(format: "\\u%04X", scalar.value)
+                text += String(cFormat: "\\u%04X", scalar.value)
             default: text.unicodeScalars.append(scalar)
             }
         }
@@ -76,7 +85,7 @@ struct ConfigAnswers {
     }
 
     /// Writes `text` to the terminal at once (the question stands before the answer is typed).
-    private static func say(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+    private static func say(_ text: String) { StandardStream.output.write(text) }
 
     /// One line from the terminal after `question`, blanks around it dropped; nil at end of input.
     /// Without echo, the terminal's echo is off while the line is typed and restored after.
@@ -94,6 +103,6 @@ struct ConfigAnswers {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
             say("\n")
         }
-        return line?.trimmingCharacters(in: .whitespaces)
+        return line?.trimmingWhitespace()
     }
 }

@@ -3,8 +3,16 @@
 import ArgumentParser
 import Composition
 import Console
-import Foundation
+import FoundationEssentials
 import Probe
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
@@ -85,6 +93,6 @@ struct ConsoleCommand: AsyncParsableCommand, CommandExamples {
         await engine.close()
         await session.close()
         // Stopped by a signal: exit as a shell expects.
-        if let stoppedBy { Foundation.exit(ExitStatus.stopped(by: stoppedBy)) }
+        if let stoppedBy { Glibc.exit(ExitStatus.stopped(by: stoppedBy)) }
     }
 }

@@ -4,11 +4,20 @@ import ArgumentParser
 import Composition
 import CurlTransport
 import Doctor
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import LabFaults
 import NameResolution
 import Probe
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 struct DoctorCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
@@ -131,10 +140,10 @@ struct DoctorCommand: AsyncParsableCommand, CommandExamples {
         case .table:
             progress.clearIfTableFollows()
             let style = TerminalSize.tableStyle(color: colour.color, toFile: false)
-            FileHandle.standardOutput.write(Data(DoctorTable.render(report, style: style).utf8))
+            StandardStream.output.write(DoctorTable.render(report, style: style))
         case .json:
             let pretty = formatting.pretty ?? (isatty(STDOUT_FILENO) == 1)
-            FileHandle.standardOutput.write(report.json(pretty: pretty))
+            StandardStream.output.write(report.json(pretty: pretty))
         }
         if report.exitCode != 0 { throw ExitCode(report.exitCode) }
     }

@@ -1,10 +1,18 @@
 // The doctor's progress on a terminal's stderr: a line per check as it finishes, taken off the
 // screen again when the table follows on the same terminal, so the report stands alone there.
 import Doctor
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Progress lines on stderr; every method does nothing when stderr is not a terminal.
 final class DoctorProgress: Sendable {
@@ -51,6 +59,6 @@ final class DoctorProgress: Sendable {
 
     private static func write(_ text: String) {
         var bytes = Array(text.utf8)
-        _ = Foundation.write(STDERR_FILENO, &bytes, bytes.count)
+        _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)
     }
 }

@@ -1,9 +1,18 @@
 // The ipdirect executable: command-line parsing and wiring of the engine's front ends.
 // Each subcommand lives in its own file beside this one; exit statuses are written down here only.
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 @main
 struct IPDirect: AsyncParsableCommand {
@@ -33,13 +42,13 @@ struct IPDirect: AsyncParsableCommand {
         // curl's. The text is ArgumentParser's (the configuration's version and a newline).
         if arguments == ["--version"] {
             print(IPDirectVersion.string)
-            Foundation.exit(0)
+            Glibc.exit(0)
         }
         let typed = CommandPath.walk(arguments)
         if let unknown = typed.unknownSubcommand {
             ErrorVoice.say(unknown)
             ErrorVoice.say("see '\(typed.names.joined(separator: " ")) --help' for the commands")
-            Foundation.exit(ExitStatus.usage)
+            Glibc.exit(ExitStatus.usage)
         }
         do {
             var command = try parseAsRoot(arguments)
@@ -50,26 +59,26 @@ struct IPDirect: AsyncParsableCommand {
             }
         } catch let error as UsageError {
             if let message = error.message { ErrorVoice.say(message) }
-            Foundation.exit(ExitStatus.usage)
+            Glibc.exit(ExitStatus.usage)
         } catch let error as CommandFailure {
             ErrorVoice.say(error.sentence)
-            Foundation.exit(ExitStatus.failed)
+            Glibc.exit(ExitStatus.failed)
         } catch let error as ExitCode {
-            Foundation.exit(error.rawValue)
+            Glibc.exit(error.rawValue)
         } catch {
             switch exitCode(for: error) {
             case .success:
                 // --help and --version: ArgumentParser's text, and a command's examples after its help.
                 print(fullMessage(for: error))
                 if typed.asksForHelp, let examples = typed.command.examplesBlock { print(examples) }
-                Foundation.exit(0)
+                Glibc.exit(0)
             case .validationFailure:
                 ErrorVoice.say(message(for: error))
                 ErrorVoice.say("see '\(typed.names.joined(separator: " ")) --help'")
-                Foundation.exit(ExitStatus.usage)
+                Glibc.exit(ExitStatus.usage)
             default:
                 ErrorVoice.say(SystemFailure.sentence(for: error))
-                Foundation.exit(ExitStatus.failed)
+                Glibc.exit(ExitStatus.failed)
             }
         }
     }
@@ -146,7 +155,7 @@ enum ExitStatus {
 enum ErrorVoice {
     /// Writes `sentence` to stderr after `ipdirect: `, escaped: it may quote a server or a file.
     static func say(_ sentence: String) {
-        FileHandle.standardError.write(Data("ipdirect: \(TerminalText.escapedLines(sentence))\n".utf8))
+        StandardStream.error.write("ipdirect: \(TerminalText.escapedLines(sentence))\n")
     }
 }
 

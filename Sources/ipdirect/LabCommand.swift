@@ -1,7 +1,8 @@
 // `ipdirect lab`: runs the embedded lab alone, prints its endpoints (a summary with ready-made command
 // lines on a terminal, one JSON line otherwise), logs every HTTPDNS query to stderr, serves until a signal.
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import Lab
 import LabFaults
 import Logging
@@ -9,6 +10,14 @@ import NameResolution
 import Probe
 import Signals
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension HTTPDNSFault: ExpressibleByArgument {}
 
@@ -148,12 +157,12 @@ struct LabCommand: AsyncParsableCommand, CommandExamples {
         }
         let chosen = format ?? (isatty(STDOUT_FILENO) == 1 ? .text : .json)
         if chosen == .text {
-            FileHandle.standardOutput.write(Data(Self.summary(endpoints, examples: (try? Lab.examples()) ?? []).utf8))
+            StandardStream.output.write(Self.summary(endpoints, examples: (try? Lab.examples()) ?? []))
         } else {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let line = String(decoding: try encoder.encode(endpoints), as: UTF8.self)
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            StandardStream.output.write((line + "\n"))
         }
         logger.info(
             "check it as a service from another process (its DNS server as the system resolver): \(endpoints.doctor ?? "")"
@@ -208,7 +217,7 @@ extension LabCommand {
 
     /// Where `doctor.toml` goes: beside the lab's CA file, in its state directory.
     static func configurationPath(_ endpoints: LabEndpoints) -> String {
-        ((endpoints.ca as NSString).deletingLastPathComponent as NSString).appendingPathComponent("doctor.toml")
+        endpoints.ca.deletingLastPathComponent.appendingPathComponent("doctor.toml")
     }
 
     /// The command lines that work against a running lab from another shell, each with what it

@@ -1,12 +1,20 @@
 // A `probe` batch from start to end: reports streamed to stdout and files as URLs finish, the
 // progress line, and Ctrl-C (once: finish what is under way; twice: stop now, files complete).
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe
 import Signals
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Runs one batch of `ipdirect probe` and says how it ended.
 enum ProbeBatch {
@@ -192,6 +200,6 @@ enum ProbeBatch {
                 }
             }
         }
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStream.error.write(text)
     }
 }

@@ -4,10 +4,19 @@
 import ArgumentParser
 import Composition
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 struct ProbeCommand: AsyncParsableCommand, CommandExamples {
     static let configuration = CommandConfiguration(
@@ -364,7 +373,8 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
             return nil
         }
         // libcurl takes one CA file: the user's and the lab's together.
-        let path = NSTemporaryDirectory() + "ipdirect-ca-\(UUID().uuidString).pem"
+        let path = FileManager.default.temporaryDirectory.path.appendingPathComponent(
+            "ipdirect-ca-\(UUID().uuidString).pem")
         let joined =
             (FileManager.default.contents(atPath: originCA.path) ?? Data()) + Data("\n".utf8)
             + (FileManager.default.contents(atPath: labCA) ?? Data())
@@ -379,7 +389,7 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
         do {
             done = try ProbeExport.urlsDone(inJSONLines: resume)
         } catch {
-            throw UsageError("cannot read --resume \(resume): \(error.localizedDescription)")
+            throw UsageError("cannot read --resume \(resume): \(SystemReason.words(for: error))")
         }
         // Reports carry the URL as parsed (and redacted): compare like with like.
         let left = targets.filter { text in
@@ -395,7 +405,7 @@ struct ProbeCommand: AsyncParsableCommand, CommandExamples {
     private func watchRounds(_ url: String, every seconds: Double, engine: ProbeEngine) async -> Bool {
         var last: URLReport?
         for await (round, report) in Watch(engine: engine, url: url).rounds(every: { seconds }, count: count) {
-            FileHandle.standardOutput.write(round.jsonLine())
+            StandardStream.output.write(round.jsonLine())
             last = report
         }
         return !(last?.verdict.works.isEmpty ?? true)

@@ -1,8 +1,16 @@
 // The one-line progress of a long `probe` batch on stderr (done/total, ok/failed, rate, elapsed,
 // time left), redrawn in place at most ten times a second and cleared at the end.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A progress line on a terminal; every method does nothing when it is off.
 ///
@@ -84,7 +92,7 @@ final class ProgressLine: Sendable {
         let left = rate > 0 ? Double(total - state.done) / rate : nil
         var line =
             "\(state.done)/\(total) done · \(state.ok) ok · \(state.failed) failed · "
-            + String(format: "%.0f/s", rate) + " · \(Self.clock(now)) elapsed"
+            + String(cFormat: "%.0f/s", rate) + " · \(Self.clock(now)) elapsed"
         if let left, state.done < total { line += " · ~\(Self.clock(left)) left" }
         let width = Self.terminalWidth
         if line.count >= width { line = String(line.prefix(max(0, width - 1))) }
@@ -96,7 +104,7 @@ final class ProgressLine: Sendable {
     static func clock(_ seconds: Double) -> String {
         let whole = Int(seconds.rounded(.down))
         let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60)
-        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+        return h > 0 ? String(cFormat: "%d:%02d:%02d", h, m, s) : String(cFormat: "%d:%02d", m, s)
     }
 
     private static var terminalWidth: Int { TerminalSize.columns(of: STDERR_FILENO) ?? 80 }

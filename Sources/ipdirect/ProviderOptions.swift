@@ -3,7 +3,8 @@
 import ArgumentParser
 import Composition
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import LabFaults
 import NameResolution
 import Probe
@@ -185,7 +186,7 @@ struct ProviderOptions: ParsableArguments {
 /// and providers said.
 struct ResolutionOutput: SessionWarnings {
     static func warn(_ line: String) {
-        FileHandle.standardError.write(Data((TerminalText.escapedLines(line) + "\n").utf8))
+        StandardStream.error.write((TerminalText.escapedLines(line) + "\n"))
     }
 
     /// A session's warning, as `warning: ...`.

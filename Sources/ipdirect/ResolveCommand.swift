@@ -3,7 +3,8 @@
 import ArgumentParser
 import Composition
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import TerminalText
@@ -261,7 +262,7 @@ enum ResolutionTable {
             + ")"
     }
 
-    static func milliseconds(_ ms: Double) -> String { String(format: "%.1f", ms) }
+    static func milliseconds(_ ms: Double) -> String { String(cFormat: "%.1f", ms) }
 }
 
 /// `resolve --cached`: the SDKs' non-blocking read, one row per name and family.

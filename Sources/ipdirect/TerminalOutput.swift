@@ -1,8 +1,16 @@
 // What the command line's output looks like on a terminal: its width (for wrapping, the progress
 // line) and whether to colour it (`--color never|auto|always`, NO_COLOR, TERM=dumb).
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Probe
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `--color`: colour the table always, never, or when standard output is a terminal.
 enum ColorChoice: String, ExpressibleByArgument, CaseIterable {

@@ -188,6 +188,13 @@ struct FirstScreenKeysTests {
         #expect(ConsoleOptions.absoluteDirectory("out/") == working + "/out")
         #expect(ConsoleOptions.absoluteDirectory("/srv/exports/") == "/srv/exports")
         #expect(ConsoleOptions.absoluteDirectory("~/exports") == NSHomeDirectory() + "/exports")
+        // As NSString's standardizingPath left them: `.`, `..` and empty components gone.
+        #expect(ConsoleOptions.absoluteDirectory("~") == NSHomeDirectory())
+        #expect(ConsoleOptions.absoluteDirectory("/srv/./old/../exports//x/") == "/srv/exports/x")
+        #expect(ConsoleOptions.absoluteDirectory("/..") == "/")
+        #expect(
+            ConsoleOptions.absoluteDirectory("~root/exports")
+                == ("~root/exports" as NSString).expandingTildeInPath)
     }
 
     @Test("a long message above the status bar keeps the selected trace in sight")

@@ -75,6 +75,23 @@ struct ReproduceCommandTests {
         #expect(result.output == "it's $HOME\nBearer s3cr3t\n")
     }
 
+    @Test("a quote or a backtick followed by a combining mark is still escaped: the text stays one word")
+    func combiningMarks() async throws {
+        // `'` or `` ` `` with a combining mark (U+0301) is one Character; escaping by Character
+        // left it bare, so the shell ended the quotes there and ran what followed.
+        let text = "it'\u{301}s; echo INJECTED '\u{301}"
+        let single = "printf '%s\\n' " + ReproduceCommand.quoted(text)
+        #expect(try await ChildProcess.shell(single).output == text + "\n", "\(single)")
+
+        let url = try ProbeURL.parse("https://api.lab.test/x?token=abc123&note=`\u{301}id`\u{301}")
+        let command = ReproduceCommand.command(for: .init(scenario: .directSNI, url: url, ip: "127.0.0.1"))
+        let word = try #require(command.split(separator: " ").last { $0.hasPrefix("\"https://") })
+        let double = "printf '%s\\n' " + word
+        let result = try await ChildProcess.shell(double, environment: ["IPDIRECT_QUERY_TOKEN": "abc123"])
+        #expect(!result.output.contains("uid="), "\(double)")
+        #expect(result.output.hasSuffix("&note=`\u{301}id`\u{301}\n"), "\(double)")
+    }
+
     static let names = [
         "plain.lab.test", "single.lab.test", "sni-a.lab.test", "wrong-name.lab.test", "expired.lab.test",
         "self-signed.lab.test", "untrusted.lab.test", "slow.lab.test", "redirect.lab.test", "dual.lab.test",

@@ -30,12 +30,25 @@ struct TimestampTests {
             0, 1, -1, 0.0005, 0.9999, 1_795_420_800.123, 1_795_420_800.9996, 951_782_400.5, -86_400.25,
             4_102_444_799.999, 1_700_000_000.001, -12_219_292_800.5, -8_274_817_434.3155, 1_795_420_800.5678,
             253_402_300_799.9996,
+            // Before AD 1 (written as the year of its era) and past 9999: Date.ISO8601FormatStyle's path.
+            -62_135_596_801.4, -62_167_219_200.5, -70_000_000_000.3, 300_000_000_000.0625,
         ])
     func matchesTheFormatter(secondsSince1970: Double) throws {
         let date = Date(timeIntervalSince1970: secondsSince1970)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         #expect(try written(date) == formatter.string(from: date))
+    }
+
+    @Test(
+        "the cache's times to the second are written as the formatter writes them by default",
+        arguments: [
+            0, 0.9999, -0.0001, 1_795_420_800.4999, 1_795_420_800.9996, -12_219_292_800.5, 253_402_300_799.9996,
+            -70_000_000_000.3,
+        ])
+    func toTheSecondMatchesTheFormatter(secondsSince1970: Double) {
+        let date = Date(timeIntervalSince1970: secondsSince1970)
+        #expect(ProbeJSON.timestampToTheSecond(date) == ISO8601DateFormatter().string(from: date))
     }
 
     @Test("a run of real clock readings is written as the formatter writes them")

@@ -1,6 +1,6 @@
 // The console's views as features: each owns its state, keys, reduce step, drawing and hint line
 // in its folder here; the reducer, the key map and the render ask `ConsoleFeatures.all`.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

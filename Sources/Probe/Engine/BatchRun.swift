@@ -1,6 +1,6 @@
 // Batches of URLs at any size: a bounded number in flight, each report handed on as soon as
 // all its attempts finish and then forgotten; names resolved once per batch (bounded memo).
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 

@@ -2,7 +2,7 @@
 // names, issuer, validity and SHA-256 fingerprint, parsed with swift-certificates.
 import Crypto
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import SwiftASN1

@@ -1,6 +1,8 @@
 // IPs ranked as the HTTPDNS SDKs rank them: a TCP connect to the URL's port on every address
 // (non-blocking connect, poll, 2 s timeout, a few at once), fastest first, failures last.
-import Foundation
+import Dispatch
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import TerminalText
 
@@ -162,11 +164,9 @@ public enum TCPConnectTimer {
     /// - Returns: one timing per address, in the order given.
     public static func measure(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) async -> [Timing] {
         await withCheckedContinuation { continuation in
-            let thread = Thread {
+            detachThread(named: "ipdirect-connect-timer") {
                 continuation.resume(returning: measureBlocking(ips, port: port, timeout: timeout, parallel: parallel))
             }
-            thread.name = "ipdirect-connect-timer"
-            thread.start()
         }
     }
 
@@ -273,7 +273,7 @@ extension IPRanking {
         let rows = ips.enumerated().map { index, entry in
             [
                 "\(index + 1)", entry.ip.text, entry.sources.map(\.rawValue).joined(separator: "+"),
-                entry.connectMs.map { String(format: "%.1f", $0) } ?? "failed",
+                entry.connectMs.map { String(cFormat: "%.1f", $0) } ?? "failed",
                 entry.sdkRank.map { "\($0)" } ?? "-",
                 entry.usedBy.isEmpty ? "-" : entry.usedBy.map(\.rawValue).joined(separator: ","),
             ].map(TerminalText.escaped)

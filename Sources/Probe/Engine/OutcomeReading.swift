@@ -1,8 +1,16 @@
 // Reads a finished exchange into an outcome and the sentence a person reads ("certificate is
 // for default.lab.test, not sni-a.lab.test; no SNI was sent"), never a bare curl code.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum OutcomeReading {
     /// The outcome of one exchange and, unless it is `ok`, why.

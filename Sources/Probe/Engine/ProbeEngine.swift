@@ -1,7 +1,7 @@
 // The probe engine: resolves a URL's host both ways, plans one attempt per scenario and IP,
 // runs them over the multi loop (following redirects hop by hop) and writes the verdict.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TerminalText
 

@@ -1,6 +1,6 @@
 // What ipdirect itself can run out of (descriptors, memory), told apart from a target's failure:
 // an attempt that could not open a socket says nothing about the server it was meant for.
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 // Writes the verdict for one URL: which direct techniques worked, the one to use and why, how
 // system DNS and HTTPDNS compared, and the notes a person needs (proxy, IPv6, redirects).
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 enum VerdictWriting {

@@ -1,6 +1,6 @@
 // Watching a host over time: one probe a round, a bounded history of what each scenario did,
 // and the rounds where the verdict changed. Shared by the console, `probe --watch` and an agent.
-import Foundation
+import FoundationEssentials
 
 /// A fixed-capacity buffer keeping the newest elements; the oldest fall off.
 public struct RingBuffer<Element: Sendable>: Sendable, RandomAccessCollection {

@@ -1,7 +1,7 @@
 // Compact JSON for JSON Lines, written straight into bytes as `encode(to:)` produces it: the
 // same bytes Foundation's JSONEncoder gives with ProbeJSON's settings, at a fraction of its cost.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 
 /// Encodes a value as one line of compact JSON, byte for byte what `ProbeJSON.foundation(_:pretty:
 /// false)` writes (keys in encoding order, slashes not escaped, dates as `ProbeJSON.timestamp`,

@@ -1,6 +1,6 @@
 // Foundation's JSONEncoder with one policy added: the absent values of `AbsentAsNull` types are
 // written as null. The pretty exports, and the compact one's fallback, encode through it.
-import Foundation
+import FoundationEssentials
 
 /// Wraps the encoder a value is given: its containers pass everything to Foundation's, and an
 /// `AbsentAsNull` value's `encodeIfPresent` of nil writes null. Nested values are wrapped in

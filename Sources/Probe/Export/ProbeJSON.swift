@@ -1,6 +1,14 @@
 // The JSON shape of probe results: absent values of the model's types are written as null (a
 // script reads `"sni": null` as "no SNI was sent"), dates as ISO 8601 with milliseconds.
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A type whose JSON has a key for every optional field, `null` where the value is absent, where
 /// a synthesised `encode(to:)` leaves the key out. The type keeps its synthesised conformance
@@ -143,14 +151,12 @@ public enum ProbeJSON {
     /// ISO 8601 with milliseconds, UTC (`2026-11-23T08:00:00.123Z`), as `ISO8601DateFormatter`
     /// writes it with internet date-time and fractional seconds: to the nearest millisecond, a
     /// half rounded up. Written by hand: a formatter per record was a tenth of a probe's CPU.
-    static func timestamp(_ date: Date) -> String {
+    public static func timestamp(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.5).rounded(.down)
         // Years 1583 to 9999 here (the formatter's calendar is Julian before October 1582);
         // anything else the way it was always written.
         guard milliseconds >= -12_212_553_600_000, milliseconds < 253_402_300_800_000 else {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return formatter.string(from: date)
+            return distantTimestamp(date, milliseconds: milliseconds)
         }
         let whole = Int(milliseconds)
         var seconds = time_t(whole.quotientRoundingDown(by: 1000))
@@ -184,6 +190,37 @@ public enum ProbeJSON {
         put(millis, digits: 3)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ISO 8601 to the second, UTC (`2026-11-23T08:00:00Z`), as `ISO8601DateFormatter` writes
+    /// it by default: the moment rounded to the millisecond, then its milliseconds left out.
+    public static func timestampToTheSecond(_ date: Date) -> String {
+        var text = timestamp(date)
+        text.removeSubrange(text.index(text.endIndex, offsetBy: -5)..<text.index(before: text.endIndex))
+        return text
+    }
+
+    /// A date before 1583 or after 9999 as the formatter wrote it: the whole seconds by
+    /// `Date.ISO8601FormatStyle` (Julian before October 1582, as the formatter's calendar), the
+    /// rounded milliseconds by hand (the style truncates), and a year before 1 as the year of its
+    /// era (`0250` for 250 BC, where the style writes `-0249`). The style's calendar stops at
+    /// 4713 BC and about AD 500,000: dates beyond are written as the style clamps them.
+    private static func distantTimestamp(_ date: Date, milliseconds: Double) -> String {
+        let style = Date.ISO8601FormatStyle()
+        guard milliseconds.isFinite, milliseconds.magnitude < 1e17 else {
+            return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+        }
+        let whole = Int(milliseconds)
+        let seconds = whole.quotientRoundingDown(by: 1000)
+        var text = style.format(Date(timeIntervalSince1970: Double(seconds)))
+        text.removeLast()  // the "Z", written after the milliseconds
+        let millis = String(whole - seconds * 1000)
+        text += "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
+        guard let dash = text.dropFirst().firstIndex(of: "-"), let year = Int(text[..<dash]), year <= 0 else {
+            return text
+        }
+        let yearOfEra = String(1 - year)
+        return String(repeating: "0", count: max(0, 4 - yearOfEra.count)) + yearOfEra + text[dash...]
     }
 }
 

@@ -1,6 +1,7 @@
 // The human table `probe` prints: per scenario the phases as httpstat shows them (DNS, connect,
 // TLS, first byte, total), colour on a terminal, sentences wrapped to its width, skips on one line.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import TerminalText
 
 /// How the table is laid out: for a terminal (its width, colour) or for a file (neither).
@@ -109,10 +110,10 @@ public enum ProbeTable {
         let t = attempt.timings
         func span(_ end: Double?, after start: Double?) -> String {
             guard let end else { return "-" }
-            return String(format: "%.1f", max(0, end - (start ?? 0)))
+            return String(cFormat: "%.1f", max(0, end - (start ?? 0)))
         }
         let total =
-            attempt.hops.isEmpty ? "-" : String(format: "%.1f ms", attempt.hops.map(\.timings.total).reduce(0, +))
+            attempt.hops.isEmpty ? "-" : String(cFormat: "%.1f ms", attempt.hops.map(\.timings.total).reduce(0, +))
         return [
             span(t.nameLookup, after: nil), span(t.connect, after: t.nameLookup), span(t.tlsDone, after: t.connect),
             span(t.firstByte, after: t.preTransfer ?? t.tlsDone ?? t.connect), total,

@@ -1,6 +1,7 @@
 // Keeps secrets out of traces and exports: cookies, passwords in URLs, and the values of headers and
 // query parameters whose names hold a secret word or one `redact` adds. `--no-redact` turns it off.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 /// Which names are secret: a header, query parameter or cookie whose name holds one of the
 /// built-in words or one the configuration adds (`redact = [...]`), in any case.
@@ -114,14 +115,16 @@ public enum Redaction {
 
     private static func withoutPassword(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "@")), let range = passwordRange(text) else { return text }
-        return text.replacingCharacters(in: range, with: marker)
+        var hidden = text
+        hidden.replaceSubrange(range, with: marker)
+        return hidden
     }
 
     /// The password written in a URL's user information, as written and decoded.
     static func password(in text: String) -> [String] {
         guard let range = passwordRange(text), !range.isEmpty else { return [] }
         let written = String(text[range])
-        let decoded = written.removingPercentEncoding ?? written
+        let decoded = written.percentDecoded ?? written
         return decoded == written ? [written] : [written, decoded]
     }
 
@@ -152,7 +155,7 @@ public enum Redaction {
         var copy = hop
         let secrets = secrets.filter { $0.count >= 3 && $0 != marker }
         func scrub(_ text: String) -> String {
-            secrets.isEmpty ? text : secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: marker) }
+            secrets.isEmpty ? text : secrets.reduce(text) { $0.replacing($1, with: marker) }
         }
         copy.url = scrub(url(hop.url, names))
         copy.originalURL = scrub(url(hop.originalURL, names))
@@ -189,9 +192,7 @@ public enum Redaction {
         let queryItems = url.text.utf8.contains(UInt8(ascii: "?")) ? url.queryItems : []
         for item in queryItems where isSecretParameter(item.name, names) && !item.value.isEmpty {
             values.append(item.value)
-            if let encoded = item.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
-                values.append(encoded)
-            }
+            values.append(item.value.percentEncoded())
         }
         return values.sorted { $0.count > $1.count }
     }

@@ -1,6 +1,6 @@
 // The one seam every export goes through: each probed URL's report in, in whatever form the
 // exporter writes (a file, a metrics registry, traces), and a finish that completes and flushes it.
-import Foundation
+import FoundationEssentials
 
 /// What an exporter is told beside the report: which target it was for and when its probe began.
 public struct ReportContext: Sendable, Equatable {

@@ -1,6 +1,7 @@
 // The shell command that reproduces one exchange of an attempt with stock tools (curl, and
 // openssl s_client where curl cannot do what the attempt did), quoted for a POSIX shell.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 
 /// Builds the command a person pastes into a shell to repeat what an attempt did.
@@ -280,7 +281,10 @@ public enum ReproduceCommand {
     /// `IPDIRECT_` plus the name in upper case, anything but letters and digits as `_`.
     static func variableName(_ prefix: String, _ name: String) -> String {
         let body = name.unicodeScalars.map { scalar -> String in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar)) ? String(scalar).uppercased() : "_"
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9": String(scalar).uppercased()
+            default: "_"
+            }
         }
         return prefix + "_" + body.joined()
     }
@@ -296,9 +300,11 @@ public enum ReproduceCommand {
         for piece in pieces {
             switch piece {
             case .text(let text):
-                for character in text {
-                    if "$`\"\\".contains(character) { out.append("\\") }
-                    out.append(character)
+                // By scalar: a `$` or `` ` `` with a combining mark after it is one Character
+                // that no special character equals, and the shell would still see it.
+                for scalar in text.unicodeScalars {
+                    if "$`\"\\".unicodeScalars.contains(scalar) { out.append("\\") }
+                    out.unicodeScalars.append(scalar)
                 }
             case .variable(let name):
                 out += "${\(name)}"
@@ -308,11 +314,12 @@ public enum ReproduceCommand {
     }
 
     /// One word for a POSIX shell: bare when it is made of safe characters, else in single
-    /// quotes (a single quote inside as `'\''`).
+    /// quotes (a single quote inside as `'\''`, found by scalar: with a combining mark after it,
+    /// a quote is part of a longer Character, and the shell still ends the quotes there).
     public static func quoted(_ text: String) -> String {
         if !text.isEmpty, text.utf8.allSatisfy({ $0 < 0x80 && safeBytes[Int($0)] }) { return text }
         guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
-        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + String(text.unicodeScalars.replacing("'".unicodeScalars, with: "'\\''".unicodeScalars)) + "'"
     }
 
     /// The ASCII bytes a word may hold bare, by value (every reproduce command quotes several
@@ -333,11 +340,11 @@ public enum ReproduceCommand {
 
     /// A printf format writing exactly these bytes (octal escapes, `%` doubled), quoted.
     private static func octalFormat(_ bytes: [UInt8]) -> String {
-        "'" + bytes.map { String(format: "\\%03o", $0) }.joined() + "'"
+        "'" + bytes.map { String(cFormat: "\\%03o", $0) }.joined() + "'"
     }
 
     private static func seconds(_ duration: Duration) -> String {
         let value = duration.inSeconds
-        return value == value.rounded() ? String(Int(value)) : String(format: "%.3g", value)
+        return value == value.rounded() ? String(Int(value)) : String(cFormat: "%.3g", value)
     }
 }

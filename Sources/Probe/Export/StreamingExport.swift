@@ -1,6 +1,6 @@
 // Exports written as reports arrive: a table block, a JSON Lines line, a JSON array element or
 // HAR entries per URL, each written whole, so output and files are usable while a batch runs.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 
@@ -222,7 +222,7 @@ public final class ReportWriter: ReportExporter {
         guard let base = buffer.baseAddress else { return }
         var offset = 0
         while offset < buffer.count {
-            let count = Foundation.write(descriptor, base + offset, buffer.count - offset)
+            let count = Glibc.write(descriptor, base + offset, buffer.count - offset)
             if count < 0 {
                 if errno == EINTR { continue }
                 if state.failure == nil { state.failure = SystemReason.words(errno) }

@@ -1,7 +1,16 @@
 // Why an attempt, one of its hops or a ranked address got no good answer, as a value: the engine
 // decides by its case, and `sentence` writes it only where text is shown (views, exports, the table).
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Why an attempt (`Attempt.error`), a hop (`Hop.error`) or the TCP connect of a ranked address
 /// (`RankedIP.error`) failed, or why the attempt was not made.
@@ -260,7 +269,7 @@ public enum AttemptFailure: SentencedFailure {
     private static func words(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     /// A timeout in seconds as the sentences write it: "2", "0.5".
-    private static func seconds(_ duration: Duration) -> String { String(format: "%g", duration.inSeconds) }
+    private static func seconds(_ duration: Duration) -> String { String(cFormat: "%g", duration.inSeconds) }
 
     /// The names a certificate is for, as the sentences list them ("?" when none was kept).
     private static func names(_ names: [String]?) -> String { names?.joined(separator: ", ") ?? "?" }
@@ -275,10 +284,9 @@ public enum AttemptFailure: SentencedFailure {
 
     private static func sniClause(_ sni: String?) -> String { sni.map { "SNI \($0) was sent" } ?? "no SNI was sent" }
 
-    /// A date as a calendar day ("2026-11-25").
+    /// A date as a calendar day ("2026-11-25"): the export's timestamp up to its time, which is
+    /// what ISO8601DateFormatter's full date wrote (the date rounded to the millisecond first).
     private static func day(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        return formatter.string(from: date)
+        String(ProbeJSON.timestamp(date).prefix { $0 != "T" })
     }
 }

@@ -1,7 +1,7 @@
 // The values a probe produces: scenarios, outcomes, attempts with their traces, verdicts and
 // the per-URL report. Field names follow the JSON contract of `ipdirect probe --format json`.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// The ways of making one request; the raw values are used everywhere (flags, JSON, HAR).

@@ -1,6 +1,6 @@
 // What a probe is asked to do (scenarios, method, body, headers, limits) and the events it
 // reports while it runs, for the console and the batch command alike.
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// How to probe: the same for every URL of a run.

@@ -1,7 +1,8 @@
 // URLs as the probe uses them: parsed and rewritten with libcurl's URL API (`CurlURL`), so
 // only the authority's host ever changes and path, query and port stay exactly as written.
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 
 /// Why a URL cannot be probed, in words a person reads.
@@ -178,7 +179,7 @@ public struct ProbeURL: Sendable, Hashable, CustomStringConvertible {
     private static func percentDecoded(_ text: Substring) -> String {
         let written = String(text)
         guard text.utf8.contains(UInt8(ascii: "%")) else { return written }
-        return written.removingPercentEncoding ?? written
+        return written.percentDecoded ?? written
     }
 
     /// Where the `://` after a URL's scheme is, found on bytes (Foundation's `range(of:)` was
@@ -251,7 +252,7 @@ public enum IDNA {
 
     /// Each label not in ASCII punycode-encoded.
     private static func encoded(_ host: String) -> Result<String, Problem> {
-        let labels = host.precomposedStringWithCanonicalMapping.lowercased()
+        let labels = host.canonicallyComposed.lowercased()
             .split(separator: ".", omittingEmptySubsequences: false)
         var out: [String] = []
         for label in labels {

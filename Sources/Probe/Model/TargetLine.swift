@@ -1,7 +1,8 @@
 // One line of a `--input` list: a URL, then optional `key=value` words that set that URL's own
 // scenarios, method and headers (`scenario=direct-sni method=HEAD header="X-A: b"`); one header parser.
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 /// The methods a probe may send; accepted in any case (`head` is HEAD).
 public enum RequestMethod: String, Sendable, Codable, CaseIterable, Hashable {
@@ -31,13 +32,13 @@ extension HeaderField {
     /// - Throws: `TargetSettingError` when there is no name before a colon.
     public init(parsing line: String) throws(TargetSettingError) {
         guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-            !line[..<colon].trimmingCharacters(in: .whitespaces).isEmpty
+            !line[..<colon].trimmingWhitespace().isEmpty
         else {
             throw TargetSettingError("a header is 'Name: value', not \(InputQuote.quoted(line))")
         }
         self.init(
-            name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-            value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            name: String(line[..<colon]).trimmingWhitespace(),
+            value: line[line.index(after: colon)...].trimmingWhitespace())
     }
 }
 
@@ -77,7 +78,7 @@ public struct TargetSettings: Sendable, Hashable {
     /// - Throws: `TargetSettingError` naming a scenario not in the set.
     public static func scenario(_ text: String) throws(TargetSettingError) -> [Scenario] {
         var found: [Scenario] = []
-        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+        for name in text.split(separator: ",").map({ $0.trimmingWhitespace() }) where !name.isEmpty {
             guard let scenario = Scenario(rawValue: name) else {
                 throw TargetSettingError(
                     "\(InputQuote.quoted(name)) is not a scenario; use \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))"
@@ -139,7 +140,7 @@ public struct TargetLine: Sendable, Hashable {
     public static func entries(_ text: String) -> [(line: Int, text: String)] {
         var found: [(Int, String)] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let entry = withoutComment(line).trimmingCharacters(in: .whitespacesAndNewlines)
+            let entry = withoutComment(line).trimmingWhitespaceAndNewlines()
             if !entry.isEmpty { found.append((index + 1, entry)) }
         }
         return found

@@ -1,7 +1,7 @@
 // The audit view (`A`): `ipdirect audit`'s traps in a lab beside the console, the setup an app
 // needs to reach them, and each trap's verdict filling in on the console's tick as the app runs.
 import Audit
-import Foundation
+import FoundationEssentials
 import TerminalText
 
 /// The audit as the view shows it: asked for, started (its setup), and the latest report.

@@ -1,6 +1,6 @@
 // The cache view: every resolver cache entry with a TTL that counts down live, its source
 // and state; sorted by the column `s` picks, filtered by `/`.
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 func drawCacheView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {

@@ -1,6 +1,6 @@
 // The compare view (`v`): every configured provider asked for the selected host at once, beside
 // the system column; answer, TTL, time, client IP seen and error, with agreements in letters.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

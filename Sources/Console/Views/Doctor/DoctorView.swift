@@ -1,7 +1,7 @@
 // The doctor view (`D`): every check of the network as a row, filled in as each finishes, the
 // summary and exit code at the end; Enter shows what one check sent and saw, `e` exports the report.
 import Doctor
-import Foundation
+import FoundationEssentials
 import TerminalText
 
 /// One doctor run as the view shows it: the findings in so far, and the report once all are.

@@ -1,6 +1,6 @@
 // The events view: what the resolver did (hit, miss, refresh, expired, fallback, error) and
 // where exports went, newest first, each line whole; with --lab, the lab's fault switch on top.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import TerminalText
 

@@ -1,6 +1,6 @@
 // The help view: every key binding of the key map, grouped by where it applies, in one or two
 // columns; generated from the KeyMap so a key cannot work and be missing here.
-import Foundation
+import FoundationEssentials
 
 func drawHelpView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout CellBuffer) {
     let columns = helpColumns(state, width: buffer.width)

@@ -1,6 +1,6 @@
 // The IP view (`i`): every address of the probed host from HTTPDNS and system DNS, ranked by
 // TCP connect time as the SDKs rank them, with which scenario used which; Enter probes one IP.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText

@@ -1,7 +1,7 @@
 // The probe view: the input line, then per probed URL the scenarios against the two IP
 // sources (system DNS, HTTPDNS) with outcome, status and time, and the verdict in words.
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText
@@ -40,7 +40,7 @@ func drawProbeView(_ state: ConsoleState, rows: Range<Int>, into buffer: inout C
             state.engine.lab
             ? ["Try the lab's names:"]
                 + suggested.map {
-                    "  " + $0.typed.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.shows
+                    "  " + $0.typed.padded(width) + "  " + $0.shows
                 }
             : [
                 "Type a host (example.com) or a URL (https://example.com/path) and press Enter.",

@@ -1,6 +1,7 @@
 // The traces view: every request, newest first, and the detail of one: a waterfall of its
 // phases drawn to scale, headers, the certificate chain and the name checked, hops, curl's log.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 
@@ -175,14 +176,14 @@ private func phaseLines(_ attempt: Attempt, glyphs g: Glyphs, width: Int) -> [St
         for column in 0..<barWidth {
             bar.append(column >= start && column < start + length ? g.barFull : " ")
         }
-        let numbers = String(format: "%7.1f to %7.1f", phase.start, phase.end)
+        let numbers = String(cFormat: "%7.1f to %7.1f", phase.start, phase.end)
         lines.append([
             Span(" " + phase.name.padded(labelWidth)), Span(numbers.padded(numbersWidth), .dim), Span(" "),
             Span(String(bar), phaseStyle(phase.name)),
         ])
     }
     lines.append([
-        Span(" " + "total".padded(labelWidth), .bold), Span(String(format: "%18.1f ms", attempt.timings.total), .bold),
+        Span(" " + "total".padded(labelWidth), .bold), Span(String(cFormat: "%18.1f ms", attempt.timings.total), .bold),
     ])
     return lines
 }
@@ -260,7 +261,7 @@ private func logLines(_ attempt: Attempt) -> [StyledLine] {
         + log.map { entry in
             [
                 // The widest kind ("header-out") is 10 columns; one more keeps it off the text.
-                Span(String(format: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(11), .dim),
+                Span(String(cFormat: "  %8.1f ", entry.atMs), .dim), Span(entry.kind.rawValue.padded(11), .dim),
                 Span(entry.text),
             ]
         }
@@ -268,7 +269,7 @@ private func logLines(_ attempt: Attempt) -> [StyledLine] {
 
 /// A URL without `https://`: the scheme shows in the scenario, the room goes to the host.
 func withoutScheme(_ url: String) -> String {
-    guard let range = url.range(of: "://") else { return url }
+    guard let range = url.firstRange(of: "://") else { return url }
     return String(url[range.upperBound...])
 }
 
@@ -300,7 +301,7 @@ private func dayString(_ date: Date) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1
     let m = mp < 10 ? mp + 3 : mp - 9
     let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-    return String(format: "%04d-%02d-%02d", y, m, d)
+    return String(cFormat: "%04d-%02d-%02d", y, m, d)
 }
 
 /// Adds an attempt to the traces, keeping the filter's matches and the selection in step.

@@ -1,6 +1,6 @@
 // The watch view (`w`): the probed host re-probed every few seconds, each scenario's outcome
 // strip and latency sparkline, and the rounds where the verdict changed (Watch.swift's history).
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText
@@ -293,7 +293,7 @@ private func drawWatchChanges(
     var index = changed.count - 1 - scroll
     while index >= 0 && y < rows.upperBound {
         let round = changed[index]
-        let said = round.changes.joined(separator: "; ").replacingOccurrences(of: " \u{2192} ", with: g.arrow)
+        let said = round.changes.joined(separator: "; ").replacing(" \u{2192} ", with: g.arrow)
         let style: CellStyle = round.recommended == nil ? .fg(.red) : .fg(.green)
         for (part, text) in wrap(said, width: buffer.width - 19).enumerated() where y < rows.upperBound {
             let lead: StyledLine =
