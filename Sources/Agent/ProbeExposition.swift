@@ -1,6 +1,6 @@
 // One `/probe` answer in the Prometheus text format: the series of a single probe, under
 // blackbox_exporter's names and units where they mean the same, beside ipdirect's own per scenario.
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 
@@ -230,7 +230,7 @@ public enum ProbeExposition {
     static func tlsVersion(_ hop: Hop) -> String? {
         let marker = "SSL connection using TLSv"
         for line in hop.log {
-            guard let range = line.text.range(of: marker) else { continue }
+            guard let range = line.text.firstRange(of: marker) else { continue }
             let number = line.text[range.upperBound...].prefix { $0 == "." || $0.isASCII && $0.isNumber }
             return number.isEmpty ? nil : "TLS \(number)"
         }
