@@ -163,6 +163,7 @@ let package = Package(
             name: "Agent",
             dependencies: [
                 "Probe", "NameResolution", "ConfigurationSources", "CurlTransport", "Signals", "TerminalText", "CCrypt",
+                "FoundationGaps",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

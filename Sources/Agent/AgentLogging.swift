@@ -1,9 +1,16 @@
 // The agent's log through swift-log: one line per event on standard error, as text for people
 // or as JSON (`--log-format json`) for a log shipper.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import Logging
 import Probe
 import TerminalText
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// How log lines are written.
 public enum AgentLogFormat: String, Sendable, CaseIterable {
@@ -60,23 +67,23 @@ public struct AgentLogHandler: LogHandler {
 
 /// Whole lines to a descriptor, one writer at a time.
 private final class LineSink: Sendable {
-    private let descriptor: Int32
-    private let lock = NSLock()
+    /// The descriptor, behind a lock so lines from different threads never interleave.
+    private let descriptor: Locked<Int32>
 
-    init(descriptor: Int32) { self.descriptor = descriptor }
+    init(descriptor: Int32) { self.descriptor = Locked(descriptor) }
 
     func write(_ line: String) {
         let bytes = Array(line.utf8)
-        lock.lock()
-        defer { lock.unlock() }
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { buffer in
-                buffer.baseAddress.map { Foundation.write(descriptor, $0, buffer.count) } ?? 0
+        descriptor.withLock { descriptor in
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes[offset...].withUnsafeBytes { buffer in
+                    buffer.baseAddress.map { Glibc.write(descriptor, $0, buffer.count) } ?? 0
+                }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return }
+                offset += count
             }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return }
-            offset += count
         }
     }
 }

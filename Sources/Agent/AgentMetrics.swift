@@ -1,6 +1,6 @@
 // The agent's Prometheus metrics, kept in a swift-prometheus registry: outcomes and phase times
 // per target and scenario, HTTPDNS and cache health, certificate expiry; labels stay bounded.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe

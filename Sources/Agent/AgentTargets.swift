@@ -1,10 +1,16 @@
 // The agent's target list: the `probe --input` format (a URL a line with its own settings, '#'
 // comments), re-read when it changes or on SIGHUP; a gone or unusable file keeps the last good list.
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// One URL the agent probes, with the label that names it in metrics and spans.
 public struct AgentTarget: Sendable, Hashable {

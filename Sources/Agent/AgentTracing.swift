@@ -1,7 +1,7 @@
 // Each probe as an OpenTelemetry trace over OTLP/HTTP protobuf: a span per URL, a child per
 // attempt, a grandchild per redirect hop with its phases as events; sent in batches, never blocking.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import Logging
 import NameResolution
@@ -245,7 +245,7 @@ public final class AgentTracing: ReportExporter {
         attributes["network.protocol.name"] = .string("http")
         attributes["ipdirect.redirects"] = .int(max(0, attempt.hops.count - 1))
         if let leaf = attempt.certificate?.chain.first {
-            attributes["tls.server.not_after"] = .string(ISO8601DateFormatter().string(from: leaf.notAfter))
+            attributes["tls.server.not_after"] = .string(Date.ISO8601FormatStyle().format(leaf.notAfter))
             attributes["tls.server.subject"] = .string(leaf.subject)
         }
         if !attempt.outcome.reachedServer {
@@ -320,7 +320,7 @@ struct OTLPDelivery: Sendable, Equatable {
             let name = parts[0].trimmedSpaces
             let value = parts[1].trimmedSpaces
             guard !name.isEmpty else { continue }
-            headers.append(HeaderField(name: name, value: value.removingPercentEncoding ?? value))
+            headers.append(HeaderField(name: name, value: value.percentDecoded ?? value))
         }
         if let text = variable("TIMEOUT"), let milliseconds = Int(text), milliseconds > 0 {
             timeout = .milliseconds(milliseconds)

@@ -1,7 +1,8 @@
 // `--web-config-file`: TLS and basic auth for the agent's listener in the file format of
 // Prometheus' exporter-toolkit (`tls_server_config`, `basic_auth_users` with bcrypt hashes).
 import CCrypt
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 
 /// What the listener asks of its clients, read from an exporter-toolkit web configuration.
@@ -40,13 +41,13 @@ public struct ListenerWebConfig: Sendable {
         var seen: [String: Int] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = Self.uncommented(raw)
-            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            if line.trimmingWhitespace().isEmpty { continue }
             func problem(_ what: String) -> AgentSettingError {
                 AgentSettingError(.webConfigFile, value: path, " line \(index + 1): \(what)")
             }
             guard let colon = line.firstIndex(of: ":") else { throw problem("expected 'name: value'") }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-            let value = Self.unquoted(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            let name = line[..<colon].trimmingWhitespace()
+            let value = Self.unquoted(line[line.index(after: colon)...].trimmingWhitespace())
             let place = (line.hasPrefix(" ") ? (section ?? "") + "." : "") + name
             if let first = seen[place] {
                 throw problem("'\(name)' is given twice (first on line \(first)); keep one")
@@ -150,7 +151,7 @@ public struct ListenerWebConfig: Sendable {
     /// The user and password an `Authorization: Basic` header names; nil for any other header.
     static func credentials(_ header: String?) -> (user: String, password: String)? {
         guard let header, header.lowercased().hasPrefix("basic "),
-            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingWhitespace()),
             let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":")
         else { return nil }
         return (String(pair[..<colon]), String(pair[pair.index(after: colon)...]))

@@ -1,6 +1,6 @@
 // What the /metrics listener lets its network have: a connection cap kept clear of the
 // descriptors probing needs, timeouts, a request size, and the table that enforces the cap.
-import Foundation
+import FoundationEssentials
 import Logging
 import NIOCore
 import Probe

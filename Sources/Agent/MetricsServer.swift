@@ -1,7 +1,8 @@
 // A tiny NIO HTTP/1.1 server for `--metrics-listen`: GET /metrics renders the registry in the
 // Prometheus text format (swift-prometheus writes it), GET /probe probes now; within its limits.
 import Crypto
-import Foundation
+import Dispatch
+import FoundationEssentials
 import FoundationGaps
 import Logging
 import NIOCore
@@ -453,7 +454,7 @@ public final class ListenerAuth: Sendable {
                 hash.split(separator: "$", omittingEmptySubsequences: false).dropFirst(2).first.flatMap { Int($0) }
             }.max() ?? 10
         // OpenBSD's test vectors' salt: 22 characters of bcrypt's alphabet, the last one canonical.
-        standIn = String(format: "$2b$%02d$", cost) + "CCCCCCCCCCCCCCCCCCCCC."
+        standIn = String(cFormat: "$2b$%02d$", cost) + "CCCCCCCCCCCCCCCCCCCCC."
         thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
     }

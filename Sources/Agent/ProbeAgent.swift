@@ -1,6 +1,6 @@
 // The agent's loop: a round of probes over the target list every interval (with jitter, so a
 // fleet does not beat in phase), a bound on URLs in flight, each report handed to the exporters.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import Logging
 import NameResolution
@@ -287,7 +287,7 @@ public final class ProbeAgent: Sendable {
             state.withLock { $0.rounds += 1 }
             sinks.metrics?.roundFinished(seconds: seconds, targets: targets.count)
             logger.info(
-                "round \(number): \(done) targets probed, \(ok) with a working direct technique, in \(String(format: "%.1f", seconds)) s",
+                "round \(number): \(done) targets probed, \(ok) with a working direct technique, in \(String(cFormat: "%.1f", seconds)) s",
                 metadata: ["event": "round-finished"])
             wake.yield(.roundDone)
         }

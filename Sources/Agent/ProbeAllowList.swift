@@ -1,6 +1,7 @@
 // What `/probe` may reach (`--probe-allow`): address ranges and host globs, checked against the
 // target's name and every address resolution gives, so an HTTPDNS answer cannot lead elsewhere.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 
@@ -49,7 +50,7 @@ public struct ProbeAllowList: Sendable, Equatable {
     ///
     /// - Throws: `AgentSettingError` naming an entry that is none of these.
     public init(parsing entries: [String]) throws(AgentSettingError) {
-        for entry in entries.flatMap({ $0.split(separator: ",") }).map({ $0.trimmingCharacters(in: .whitespaces) })
+        for entry in entries.flatMap({ $0.split(separator: ",") }).map({ $0.trimmingWhitespace() })
         where !entry.isEmpty {
             let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
             if let bytes = Self.bytes(String(parts[0])) {

@@ -1,7 +1,7 @@
 // `GET /probe?target=...`: one probe now, answered as that probe's series (blackbox_exporter's
 // multi-target pattern), within the scrape's budget and a bound on probes at once.
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe
@@ -62,7 +62,7 @@ public struct ProbeEndpointSettings: Sendable, Equatable {
     ///   - header: `X-Prometheus-Scrape-Timeout-Seconds` as sent.
     ///   - cap: the module's timeout.
     func budget(header: String?, cap: Double) -> Double {
-        guard let header, let scrape = Double(header.trimmingCharacters(in: .whitespaces)), scrape.isFinite,
+        guard let header, let scrape = Double(header.trimmingWhitespace()), scrape.isFinite,
             scrape > 0
         else { return cap }
         // A budget too short for any exchange still runs, and answers probe_success 0 in time.
@@ -282,7 +282,7 @@ public final class ProbeEndpoint: Sendable {
         -> String
     {
         var out =
-            "Probe of \(TerminalText.escaped(target)), module \(module), within \(String(format: "%.2f", budget)) s\n\n"
+            "Probe of \(TerminalText.escaped(target)), module \(module), within \(String(cFormat: "%.2f", budget)) s\n\n"
         if let report {
             out += ProbeExport.table([report])
             for attempt in report.attempts where !attempt.hops.isEmpty {
@@ -290,7 +290,7 @@ public final class ProbeEndpoint: Sendable {
                 for hop in attempt.hops {
                     for line in hop.log {
                         out +=
-                            "  \(String(format: "%8.1f", line.atMs)) ms \(line.kind.rawValue): \(TerminalText.escaped(line.text))\n"
+                            "  \(String(cFormat: "%8.1f", line.atMs)) ms \(line.kind.rawValue): \(TerminalText.escaped(line.text))\n"
                     }
                 }
                 out += "\n"

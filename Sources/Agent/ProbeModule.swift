@@ -1,7 +1,8 @@
 // `/probe` modules: named settings a request picks with `module=` (scenarios, method, headers,
 // timeout, all IPs, which statuses count, TLS required), checked once at start.
 import ConfigurationSources
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 
@@ -91,7 +92,7 @@ public struct ProbeModule: Sendable, Equatable {
     /// `200` or `200-299`.
     private static func statusRange(_ text: String) throws(TargetSettingError) -> ClosedRange<Int> {
         let bounds = text.split(separator: "-", omittingEmptySubsequences: false).map {
-            Int($0.trimmingCharacters(in: .whitespaces))
+            Int($0.trimmingWhitespace())
         }
         guard (1...2).contains(bounds.count), let low = bounds.first ?? nil, let high = bounds.last ?? nil,
             (100...599).contains(low), (low...599).contains(high)

@@ -1,6 +1,6 @@
 // The resolvers a `/probe` request may pick besides the agent's own: a `[[providers]]` entry by
 // name, a DNS server for the system column; the configuration's kept, a request's bounded in number.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe

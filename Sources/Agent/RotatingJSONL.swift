@@ -1,6 +1,6 @@
 // `agent --jsonl FILE --rotate SIZE`: the records `probe --format jsonl` writes, one per probed
 // URL, into FILE; past SIZE it becomes FILE.1 (FILE.1 becomes FILE.2 ...), the oldest dropped.
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import Logging
 import NameResolution
@@ -18,7 +18,7 @@ public enum ByteSize {
     ///
     /// - Throws: `AgentSettingError` when `text` is not a size.
     public static func parse(_ text: String) throws(AgentSettingError) -> Int64 {
-        let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let lowered = text.trimmingWhitespace().lowercased()
         let digits = lowered.prefix { $0.isNumber || $0 == "." }
         var unit = String(lowered.dropFirst(digits.count))
         for suffix in ["ib", "b"] where unit.hasSuffix(suffix) {
@@ -112,7 +112,7 @@ public final class RotatingJSONL: ReportExporter {
                 guard let base = buffer.baseAddress else { return nil }  // empty: nothing to write
                 var offset = 0
                 while offset < buffer.count {
-                    let count = Foundation.write(state.descriptor, base + offset, buffer.count - offset)
+                    let count = Glibc.write(state.descriptor, base + offset, buffer.count - offset)
                     if count < 0 {
                         if errno == EINTR { continue }
                         return errno
