@@ -1,5 +1,7 @@
 // What a program the doctor asks about the machine (`resolvectl status`) writes, run with
 // posix_spawn: its standard output read to the end, its errors discarded, nothing else passed on.
+import FoundationGaps
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -24,34 +26,15 @@ enum ProgramOutput {
         // Not into other programs ipdirect starts meanwhile (the Glibc module has no pipe2).
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        _ = closeFrom?(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        close(writeEnd)
-        guard spawned == 0 else {
+        let pid: pid_t
+        do {
+            pid = try spawnProgram(path, arguments, output: .descriptor(writeEnd))
+        } catch {
+            close(writeEnd)
             close(readEnd)
             return nil
         }
+        close(writeEnd)
 
         // Read to the end (a program blocked on a full pipe would never exit), keep `limit`.
         var output: [UInt8] = []
@@ -72,11 +55,3 @@ enum ProgramOutput {
         return String(decoding: output, as: UTF8.self)
     }
 }
-
-/// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module
-/// does not export; nil where the C library lacks it.
-private let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt)? = {
-    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-    return unsafeBitCast(
-        symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt).self)
-}()
