@@ -7,11 +7,11 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny")
 ]
 
-// `strict`, and a member (a method, a property) visible only from a module the file imports
-// itself. Without it a module that imports FoundationEssentials alone still calls the full
-// Foundation's `StringProtocol.contains` whenever any module in the build imports Foundation, and
-// links ICU's data into the binary with it (issue 34); with it the compiler takes the standard
-// library's and says when a member needs an import.
+// `strict`, and a member (a method, a property) visible only in files that import its module.
+// Without it a file that imports FoundationEssentials alone still calls the full Foundation's
+// `StringProtocol.contains` when any module it depends on imports Foundation, and so links ICU's
+// data into the binary (issue 34); with it the compiler takes the standard library's, and says
+// when a member needs an import.
 let strictImports = strict + [.enableUpcomingFeature("MemberImportVisibility")]
 
 // The release binary's link (lld, the toolchain's): no symbol table exported for dlsym (the
