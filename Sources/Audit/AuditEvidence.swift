@@ -1,6 +1,7 @@
 // What the lab's ledger saw during a run, filtered by name: the HTTPDNS queries, the DNS server's
 // queries, the TLS handshakes and the requests each trap's verdict rests on, and their lines.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import Lab
 
 /// The ledger of one run, as the traps read it.
@@ -60,7 +61,7 @@ public struct AuditEvidence: Sendable {
     func port(of name: String) -> Int? { urls[name].flatMap { URLComponents(string: $0)?.port } }
 
     /// `+1.234s`: a time relative to the run's start.
-    func at(_ time: Date) -> String { String(format: "+%.3fs", time.timeIntervalSince(startedAt)) }
+    func at(_ time: Date) -> String { String(cFormat: "+%.3fs", time.timeIntervalSince(startedAt)) }
 
     /// One line per query, request or handshake, as a report's evidence shows them.
     func line(_ query: LabHTTPDNSQuery) -> String {

@@ -1,6 +1,6 @@
 // What an app under audit needs, as `ipdirect audit` prints it: the lab's HTTPDNS endpoints in
 // every format (NAME stands for the name asked), the system DNS, the CA, the token and the traps.
-import Foundation
+import FoundationEssentials
 import Lab
 
 /// The endpoints, CA, token and trap URLs of one audit run.

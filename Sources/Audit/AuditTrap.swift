@@ -1,5 +1,6 @@
 // The seam every audit trap plugs into, and the list of traps a run sets. Adding a trap is one
 // file under Traps/, one case in `AuditTrapID` and one line in `AuditTraps.all`.
+import FoundationGaps
 import Lab
 
 /// One trap of `ipdirect audit`: names arranged in the lab to catch one integration mistake, and
@@ -49,7 +50,7 @@ public struct AuditNames: Sendable {
     }
 
     /// A fresh token.
-    public static func newToken() -> String { String(format: "%08x", UInt32.random(in: 0...UInt32.max)) }
+    public static func newToken() -> String { String(cFormat: "%08x", UInt32.random(in: 0...UInt32.max)) }
 
     /// The name of a trap, or of another name a trap uses (`label`).
     public func name(_ label: String) -> String { "\(label).\(token).audit.lab.test" }

@@ -2,7 +2,7 @@
 // needs, and the report the traps give on the lab's ledger. `ipdirect audit` and the tests use it.
 import Audit
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import Lab
 
 /// A running audit. Start one with `start`, read `report()` when the app is done, then `shutdown()`.

@@ -1,6 +1,6 @@
 // CA files the user names (--cacert, --httpdns-ca, ca_file, curl's CURL_CA_BUNDLE and SSL_CERT_FILE):
 // checked where they are named, before libcurl reads them (it would block on a FIFO, never end on a device).
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// The check every CA file setting shares.

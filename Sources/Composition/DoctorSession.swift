@@ -1,7 +1,8 @@
 // What a doctor run reads, built from the session a front end already has: the provider as
 // configured (or the lab's), the lab's facts with the lab. The console's doctor view and `doctor` share it.
+import ConfigurationSources
 import Doctor
-import Foundation
+import FoundationEssentials
 import Lab
 import NameResolution
 import Probe

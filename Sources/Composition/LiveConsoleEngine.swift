@@ -1,9 +1,10 @@
 // The real engine behind the console's seam: probes through `ProbeEngine`, names through the
 // session's resolver cache, faults through its in-process lab, exports to files.
 import Audit
+import ConfigurationSources
 import Console
 import Doctor
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import Lab
 import LabFaults

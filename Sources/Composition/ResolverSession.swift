@@ -2,7 +2,8 @@
 // from the registry, the resolver cache. Every front end (commands, console, agent, doctor) starts one.
 import ConfigurationSources
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import Lab
 import LabFaults
 import NameResolution
@@ -136,7 +137,8 @@ public struct ResolverSession: Sendable {
             // One provider of each kind the lab serves, for comparing providers.
             configuration.providers = LabProviders.settings(e)
             // The lab's names would only pollute the user's own cache file.
-            let directory = NSTemporaryDirectory() + "ipdirect-lab-" + UUID().uuidString
+            let directory = FileManager.default.temporaryDirectory.path.appendingPathComponent(
+                "ipdirect-lab-" + UUID().uuidString)
             temporary = directory
             configuration.cachePath = directory + "/cache.json"
         }

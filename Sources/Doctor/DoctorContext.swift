@@ -1,7 +1,7 @@
 // What every doctor check may read: the provider's settings, the names to look at, the process
 // environment and the files that describe this machine's network, and the run's time bound.
 
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// The inputs of one doctor run, the same for every check.

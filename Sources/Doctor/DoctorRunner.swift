@@ -2,7 +2,7 @@
 // terminal's progress, the console's rows), and a check still running at the bound is reported.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// Runs checks concurrently within the context's budget.

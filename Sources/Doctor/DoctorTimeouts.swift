@@ -1,6 +1,7 @@
 // How long one step of a check (a query, a request) may wait: a share of the run's bound, so a
 // check of a few steps ends within it even when an address never answers.
 
+import CurlTransport
 import NameResolution
 
 extension DoctorContext {

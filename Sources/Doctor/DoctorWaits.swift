@@ -1,7 +1,7 @@
 // What each running check is waiting for (the system resolver, a service address, the provider),
 // so a check still running at the run's bound is reported with the prerequisite it waited on.
 
-import Foundation
+import FoundationEssentials
 import FoundationGaps
 import NameResolution
 

@@ -1,6 +1,6 @@
 // The lab's alicloud service discovery: `GET /{account}/ss` names its service addresses (127.0.0.2
 // first, then 127.0.0.1, unless started with others; same ports, plain and TLS), one of which can fail.
-import Foundation
+import FoundationEssentials
 import WireCiphers
 
 extension HTTPDNSService {

@@ -1,7 +1,9 @@
 // The lab's HTTPDNS service: the Alibaba Cloud legacy API, Tencent's text format, DoH JSON and wire,
 // all answered from the zone. Pure request-to-answer logic; the fault switch is applied on top.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import LabFaults
+import NIOHTTP1
 import WireCiphers
 
 /// Answers HTTPDNS queries the way the real services do.
@@ -221,7 +223,7 @@ func json(_ text: String) -> String {
         case "\n": out += "\\n"
         case "\r": out += "\\r"
         case "\t": out += "\\t"
-        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+        case _ where scalar.value < 0x20: out += String(cFormat: "\\u%04x", scalar.value)
         default: out.unicodeScalars.append(scalar)
         }
     }

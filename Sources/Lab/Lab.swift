@@ -1,11 +1,21 @@
 // The embedded lab: starts the HTTPDNS service, the fault switch and every origin on loopback (or
 // an address given), with a CA made at start-up, and tears it all down again. `ipdirect lab`,
 // `--lab` and tests use it.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A running lab. Start one with `Lab.start`, stop it with `shutdown()`.
 public final class Lab: Sendable {
@@ -60,7 +70,7 @@ public final class Lab: Sendable {
             writingTo: directory, permitting: ownAddresses.compactMap(LabAddress.bytes))
         let account = options.account ?? "139450"
         let secret =
-            options.secret ?? (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            options.secret ?? (0..<16).map { _ in String(cFormat: "%02x", UInt8.random(in: 0...255)) }.joined()
         let ledger = LabLedger(fault: options.fault)
         ledger.failingNames = Dictionary(
             options.extraNames.filter(\.failsHTTPDNS).map { ($0.record.name.lowercased(), $0.failureDelay) }
@@ -182,17 +192,17 @@ public final class Lab: Sendable {
                 commonName: "ipdirect untrusted CA \(tag)", constrainedToLab: false)
             let interceptorCA = try LabCertificateAuthority.make(
                 commonName: "ipdirect lab interceptor CA \(tag)", constrainedToLab: false)
-            let caPath = (directory as NSString).appendingPathComponent("ca.pem")
+            let caPath = directory.appendingPathComponent("ca.pem")
             do {
                 try ca.pem().write(toFile: caPath, atomically: true, encoding: .utf8)
             } catch {
-                throw LabError("cannot write the lab CA to \(caPath): \(error.localizedDescription)")
+                throw LabError("cannot write the lab CA to \(caPath): \(fileFailure(error))")
             }
             return LabAuthorities(ca: ca, untrustedCA: untrustedCA, interceptorCA: interceptorCA, caPath: caPath)
         }
 
         /// Where `writeDER` puts the trusted CA's certificate as DER.
-        func derPath(in directory: String) -> String { (directory as NSString).appendingPathComponent("ca.der") }
+        func derPath(in directory: String) -> String { directory.appendingPathComponent("ca.der") }
 
         /// Writes the trusted CA's certificate as DER (`ca.der`), for a device's trust store.
         func writeDER(to directory: String) throws {
@@ -200,7 +210,7 @@ public final class Lab: Sendable {
             do {
                 try Data(try ca.der()).write(to: URL(fileURLWithPath: path))
             } catch {
-                throw LabError("cannot write the lab CA to \(path): \(error.localizedDescription)")
+                throw LabError("cannot write the lab CA to \(path): \(fileFailure(error))")
             }
         }
     }
@@ -483,12 +493,12 @@ public final class Lab: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw LabError("cannot create the lab state directory \(path): \(error.localizedDescription)")
+                throw LabError("cannot create the lab state directory \(path): \(fileFailure(error))")
             }
             return (path, false)
         }
         var template = Array(
-            (NSTemporaryDirectory() as NSString).appendingPathComponent("ipdirect-lab-XXXXXX").utf8CString)
+            FileManager.default.temporaryDirectory.path.appendingPathComponent("ipdirect-lab-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw LabError("cannot create a temporary directory for the lab CA")
         }
@@ -497,17 +507,25 @@ public final class Lab: Sendable {
 }
 
 /// Something that happens once (shutdown), whoever asks first.
-final class LabOnce: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
+final class LabOnce: Sendable {
+    private let done = Locked(false)
 
     /// True for the first caller only.
     func claim() -> Bool {
-        lock.withLock {
+        done.withLock { done in
             defer { done = true }
             return !done
         }
     }
+}
+
+/// A file operation's failure in the C library's words, as the lab's other system failures are
+/// said (strerror): FoundationEssentials' file errors carry the errno beneath.
+private func fileFailure(_ error: any Error) -> String {
+    if let posix = (error as? POSIXError) ?? ((error as? CocoaError)?.underlying as? POSIXError) {
+        return String(cString: strerror(posix.code.rawValue))
+    }
+    return "\(error)"
 }
 
 /// The HTTPDNS listeners (plain and TLS), which the `down` fault takes off their reserved ports
@@ -627,7 +645,7 @@ private func controlResponder(ledger: LabLedger, listeners: HTTPDNSListeners) ->
             return loop.makeSucceededFuture(.json(200, #"{"fault":"\#(ledger.fault.rawValue)"}"#))
         case ("POST", "/fault"), ("PUT", "/fault"):
             let mode = request.query["mode"] ?? String(decoding: request.body, as: UTF8.self)
-            guard let fault = HTTPDNSFault(rawValue: mode.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard let fault = HTTPDNSFault(rawValue: mode.trimmingWhitespaceAndNewlines()) else {
                 let modes = HTTPDNSFault.allCases.map(\.rawValue).joined(separator: ", ")
                 return loop.makeSucceededFuture(
                     .json(400, #"{"error":"unknown fault mode \#(mode); use one of \#(modes)"}"#))

@@ -1,6 +1,9 @@
 // PEM files for a server the lab does not run itself (the benchmarks' nginx origin): a CA made
 // as the lab makes its own, and a certificate it signs for lab names, written to a directory.
-import Foundation
+import Crypto
+import FoundationEssentials
+import FoundationGaps
+import SwiftASN1
 import X509
 
 /// A lab-style CA and one server certificate it signed, as PEM files.
@@ -23,9 +26,9 @@ public struct LabCertificateFiles: Sendable {
         let ca = try LabCertificateAuthority.make(commonName: "ipdirect bench CA", constrainedToLab: true)
         let server = try ca.issue(dnsNames: dnsNames)
         let files = LabCertificateFiles(
-            caFile: (directory as NSString).appendingPathComponent("ca.pem"),
-            certificateFile: (directory as NSString).appendingPathComponent("server.pem"),
-            keyFile: (directory as NSString).appendingPathComponent("server.key"))
+            caFile: directory.appendingPathComponent("ca.pem"),
+            certificateFile: directory.appendingPathComponent("server.pem"),
+            keyFile: directory.appendingPathComponent("server.key"))
         try ca.pem().write(toFile: files.caFile, atomically: true, encoding: .utf8)
         try server.certificate.serializeAsPEM().pemString.write(
             toFile: files.certificateFile, atomically: true, encoding: .utf8)

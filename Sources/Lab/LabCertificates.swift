@@ -1,7 +1,7 @@
 // The lab's private CAs and the certificate of every TLS origin, made fresh at each start.
 // P-256 keys keep start-up fast; the trusted CA is name-constrained to lab names and loopback.
 import Crypto
-import Foundation
+import FoundationEssentials
 import NIOSSL
 import SwiftASN1
 import X509

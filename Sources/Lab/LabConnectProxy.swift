@@ -1,6 +1,6 @@
 // The lab's recording HTTP CONNECT proxy (for the audit's proxy trap): each CONNECT's target is
 // recorded in the ledger, then bytes are spliced both ways, to the lab's own addresses only.
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOPosix
 

@@ -1,6 +1,6 @@
 // The lab's connectivity check URL (the generate_204 convention Android uses: 204, empty body), on
 // the plain origin, and the captive portal that answers it in its place under `captive-portal`.
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// The lab's connectivity check and its captive portal.

@@ -1,7 +1,15 @@
 // DNS messages on the lab side: a query's question read with c-ares, a reply written out (c-ares
 // 1.18 builds queries, not replies). Shared by the lab's DNS server and its RFC 8484 endpoint.
 import CCAres
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A question the lab was asked.
 struct LabDNSQuery: Sendable, Equatable {

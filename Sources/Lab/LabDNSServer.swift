@@ -1,6 +1,7 @@
 // The lab's stand-in for a carrier's LocalDNS: a UDP and TCP DNS server on loopback that agrees
 // with HTTPDNS for most names and hijacks, misroutes, denies, stalls or mangles a few (zone `localdns`).
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NIOCore
 import NIOPosix
 
@@ -101,7 +102,7 @@ public enum LabNAT64 {
     public static let synthesized = ["64:ff9b::c000:aa", "64:ff9b::c000:ab"]
 
     static func isDiscoveryName(_ name: String) -> Bool {
-        name.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) == discoveryName
+        name.lowercased().trimming(charactersIn: ".") == discoveryName
     }
 
     /// A, or AAAA only with DNS64 on (NODATA otherwise, as a resolver without DNS64 answers).

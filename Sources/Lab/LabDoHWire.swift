@@ -1,6 +1,7 @@
 // The lab's RFC 8484 endpoint: `GET /dns-query?dns=BASE64URL` and `POST /dns-query` with an
 // application/dns-message body, answered from the zone (CNAME chains included) as DNS messages.
-import Foundation
+import FoundationEssentials
+import NIOHTTP1
 
 extension HTTPDNSService {
     static let dnsMessage = "application/dns-message"
@@ -39,7 +40,7 @@ extension HTTPDNSService {
 
     /// Base64url without padding (RFC 4648 section 5), as RFC 8484 sends it.
     static func base64URLDecoded(_ text: String) -> [UInt8]? {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var standard = text.replacing("-", with: "+").replacing("_", with: "/")
         while standard.count % 4 != 0 { standard += "=" }
         return Data(base64Encoded: standard).map { Array($0) }
     }

@@ -1,7 +1,8 @@
 // Names a lab serves beyond its bundled zone, each with an origin of its own: the certificate,
 // the addresses and the behaviour a caller (the audit's traps) arranges to catch one mistake.
 import Crypto
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 /// A name the lab answers (HTTPDNS in every format, `/ip`, its DNS server) and serves at an origin
 /// of its own, on a free port, whose handshakes and requests the ledger records under the name.
@@ -48,7 +49,7 @@ public struct LabExtraName: Sendable {
 
     /// Lowercase hex SHA-256, as `LabOriginRequest.bodySHA256` holds it.
     public static func sha256(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: bytes).map { String(cFormat: "%02x", $0) }.joined()
     }
 }
 

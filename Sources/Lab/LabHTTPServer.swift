@@ -1,6 +1,7 @@
 // The lab's NIO plumbing: one listener per origin or service, plain HTTP or TLS with the
 // certificate chosen from the client's SNI, and a handler that turns each request into a response.
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -67,20 +68,19 @@ struct LabTLS: Sendable {
 }
 
 /// The channels a lab has accepted, so shutdown and `down` can close them all.
-final class LabConnections: @unchecked Sendable {
-    private let lock = NSLock()
-    private var channels: [ObjectIdentifier: any Channel] = [:]
+final class LabConnections: Sendable {
+    private let channels = Locked<[ObjectIdentifier: any Channel]>([:])
 
     func add(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
-        lock.withLock { channels[id] = channel }
+        channels.withLock { $0[id] = channel }
         channel.closeFuture.whenComplete { _ in
-            self.lock.withLock { _ = self.channels.removeValue(forKey: id) }
+            self.channels.withLock { _ = $0.removeValue(forKey: id) }
         }
     }
 
     func closeAll() async {
-        let open = lock.withLock { Array(channels.values) }
+        let open = channels.withLock { Array($0.values) }
         for channel in open { try? await channel.close() }
     }
 }
@@ -233,8 +233,8 @@ final class LabHTTPHandler: ChannelInboundHandler {
         var query: [String: String] = [:]
         for pair in target[target.index(after: mark)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
-            let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            let name = parts[0].percentDecoded ?? String(parts[0])
+            let value = parts.count > 1 ? (parts[1].percentDecoded ?? String(parts[1])) : ""
             if query[name] == nil { query[name] = value }
         }
         return query
@@ -275,7 +275,7 @@ final class LabHandshakeRecorder: ChannelInboundHandler {
     static func reason(_ error: any Error) -> String {
         let text = "\(error)"
         if text == "uncleanShutdown" { return "closed without TLS close_notify" }
-        guard let marker = text.range(of: "OPENSSL_internal:") else { return text }
+        guard let marker = text.firstRange(of: "OPENSSL_internal:") else { return text }
         return String(text[marker.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
     }
 

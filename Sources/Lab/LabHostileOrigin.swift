@@ -1,6 +1,6 @@
 // The lab's hostile origin: a server that misbehaves on purpose, so tests can show that no
 // response crashes ipdirect, paints the terminal, steals credentials or bends a verdict.
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// What the hostile origin sends, by path. Everything else gets the ordinary origin line.
@@ -72,7 +72,7 @@ func hostileOriginResponder(name: String, ledger: LabLedger) -> LabResponder {
             response.headers.append(("Location", location))
         case LabHostilePath.address:
             let site = ledger.hosts["hijacked.lab.test"] ?? "https://hijacked.lab.test/"
-            let location = site.replacingOccurrences(of: "hijacked.lab.test", with: LabLocalDNS.hijackAddress)
+            let location = site.replacing("hijacked.lab.test", with: LabLocalDNS.hijackAddress)
             response = .text(302, line + " ; redirect=\(location)\n")
             response.headers.append(("Location", location))
         case LabHostilePath.hugeHeader:

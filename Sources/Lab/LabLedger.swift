@@ -1,83 +1,88 @@
 // What a running lab remembers: the HTTPDNS fault in force, the latest queries and origin
 // requests it answered, and the hosts' URLs (the redirect origin points at sni-b's port).
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 
 /// The lab's shared, lock-protected record; servers on any event loop write to it.
-final class LabLedger: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _fault: HTTPDNSFault
+final class LabLedger: Sendable {
+    /// Everything the ledger holds, behind one lock.
+    private struct State {
+        var fault: HTTPDNSFault
+        var queries: [LabHTTPDNSQuery] = []
+        var originRequests: [LabOriginRequest] = []
+        var originRequestsServed = 0
+        var dnsQueries: [LabDNSQueryRecord] = []
+        var hosts: [String: String] = [:]
+        var downServiceIP: String?
+        var handshakes: [LabTLSHandshake] = []
+        var failingNames: [String: Double] = [:]
+        var tunnels: [LabProxyTunnel] = []
+    }
+
+    private let state: Locked<State>
     /// Records of each kind kept, newest last: a console left on the lab for days, or a
     /// 100,000-URL batch against it, must not grow without bound.
     let keep: Int
-    private var _queries: [LabHTTPDNSQuery] = []
-    private var _originRequests: [LabOriginRequest] = []
-    private var _originRequestsServed = 0
-    private var _dnsQueries: [LabDNSQueryRecord] = []
-    private var _hosts: [String: String] = [:]
-    private var _downServiceIP: String?
-    private var _handshakes: [LabTLSHandshake] = []
-    private var _failingNames: [String: Double] = [:]
-    private var _tunnels: [LabProxyTunnel] = []
 
     /// - Parameter keep: how many records of each kind to keep (tests use a few).
     init(fault: HTTPDNSFault, keep: Int = 10_000) {
-        _fault = fault
+        state = Locked(State(fault: fault))
         self.keep = keep
     }
 
     var fault: HTTPDNSFault {
-        get { lock.withLock { _fault } }
-        set { lock.withLock { _fault = newValue } }
+        get { state.withLock { $0.fault } }
+        set { state.withLock { $0.fault = newValue } }
     }
 
     var hosts: [String: String] {
-        get { lock.withLock { _hosts } }
-        set { lock.withLock { _hosts = newValue } }
+        get { state.withLock { $0.hosts } }
+        set { state.withLock { $0.hosts = newValue } }
     }
 
     /// The service IP that answers 503 (nil: both answer).
     var downServiceIP: String? {
-        get { lock.withLock { _downServiceIP } }
-        set { lock.withLock { _downServiceIP = newValue } }
+        get { state.withLock { $0.downServiceIP } }
+        set { state.withLock { $0.downServiceIP = newValue } }
     }
 
-    var queries: [LabHTTPDNSQuery] { lock.withLock { _queries } }
-    var originRequests: [LabOriginRequest] { lock.withLock { _originRequests } }
+    var queries: [LabHTTPDNSQuery] { state.withLock { $0.queries } }
+    var originRequests: [LabOriginRequest] { state.withLock { $0.originRequests } }
 
     /// How many requests the origins answered in all (the kept list holds the latest).
-    var originRequestsServed: Int { lock.withLock { _originRequestsServed } }
+    var originRequestsServed: Int { state.withLock { $0.originRequestsServed } }
 
-    func record(_ query: LabHTTPDNSQuery) { lock.withLock { keepLatest(query, in: &_queries) } }
+    func record(_ query: LabHTTPDNSQuery) { state.withLock { keepLatest(query, in: &$0.queries) } }
     func record(_ request: LabOriginRequest) {
-        lock.withLock {
-            _originRequestsServed += 1
-            keepLatest(request, in: &_originRequests)
+        state.withLock {
+            $0.originRequestsServed += 1
+            keepLatest(request, in: &$0.originRequests)
         }
     }
-    var handshakes: [LabTLSHandshake] { lock.withLock { _handshakes } }
-    func record(_ handshake: LabTLSHandshake) { lock.withLock { keepLatest(handshake, in: &_handshakes) } }
+    var handshakes: [LabTLSHandshake] { state.withLock { $0.handshakes } }
+    func record(_ handshake: LabTLSHandshake) { state.withLock { keepLatest(handshake, in: &$0.handshakes) } }
 
     /// The names HTTPDNS fails for until their origin is reached (`LabExtraName.failsHTTPDNS`).
     /// Each with the seconds its failing answers are held (0: at once).
     var failingNames: [String: Double] {
-        get { lock.withLock { _failingNames } }
-        set { lock.withLock { _failingNames = newValue } }
+        get { state.withLock { $0.failingNames } }
+        set { state.withLock { $0.failingNames = newValue } }
     }
 
     /// How long HTTPDNS holds its failing answer for `name` now; nil when it does not fail.
     func failureDelay(_ name: String) -> Double? {
-        lock.withLock { _failingNames.isEmpty ? nil : _failingNames[name.lowercased()] }
+        state.withLock { $0.failingNames.isEmpty ? nil : $0.failingNames[name.lowercased()] }
     }
 
     /// HTTPDNS answers for `name` again.
-    func heal(_ name: String) { lock.withLock { _ = _failingNames.removeValue(forKey: name) } }
+    func heal(_ name: String) { state.withLock { _ = $0.failingNames.removeValue(forKey: name) } }
 
     /// The recording proxy's CONNECTs.
-    var tunnels: [LabProxyTunnel] { lock.withLock { _tunnels } }
-    func record(_ tunnel: LabProxyTunnel) { lock.withLock { keepLatest(tunnel, in: &_tunnels) } }
+    var tunnels: [LabProxyTunnel] { state.withLock { $0.tunnels } }
+    func record(_ tunnel: LabProxyTunnel) { state.withLock { keepLatest(tunnel, in: &$0.tunnels) } }
 
-    var dnsQueries: [LabDNSQueryRecord] { lock.withLock { _dnsQueries } }
-    func recordDNS(_ query: LabDNSQueryRecord) { lock.withLock { keepLatest(query, in: &_dnsQueries) } }
+    var dnsQueries: [LabDNSQueryRecord] { state.withLock { $0.dnsQueries } }
+    func recordDNS(_ query: LabDNSQueryRecord) { state.withLock { keepLatest(query, in: &$0.dnsQueries) } }
 
     /// Appends, dropping the oldest once a quarter more than `keep` has gathered (so the
     /// cost of dropping is spread over many appends).

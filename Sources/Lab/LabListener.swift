@@ -1,8 +1,16 @@
 // How a lab holds its ports: each server's sockets are bound once at start and given back only at
 // shutdown, so no other lab or client can take a port while the HTTPDNS service is `down`.
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOPosix
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A TCP socket bound to one address and port from the lab's start to its shutdown.
 ///
@@ -130,13 +138,9 @@ final class ReservedSocket: Sendable {
                 "the lab's \(role.rawValue) server cannot read the port it was given: \(String(cString: strerror(errno)))"
             )
         }
-        let family = CInt(storage.ss_family)
-        let port: UInt16 = withUnsafePointer(to: &storage) {
-            switch family {
-            case AF_INET6: $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
-            default: $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
-            }
-        }
+        // sin_port and sin6_port lie at the same place, after the two bytes of the family (the
+        // structs' fields are declared by NIO's C module, which the lab does not import).
+        let port = withUnsafeBytes(of: storage) { $0.load(fromByteOffset: 2, as: UInt16.self) }
         return Int(UInt16(bigEndian: port))
     }
 }

@@ -1,6 +1,6 @@
 // The lab's public vocabulary: options, endpoints, zone records and what the servers saw.
 // Other modules and the tests code against these types; keep names and JSON fields stable.
-import Foundation
+import FoundationEssentials
 @_exported import LabFaults
 import Logging
 

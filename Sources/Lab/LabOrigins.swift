@@ -1,7 +1,8 @@
 // The lab's origins: each answers with one line naming itself, the Host header and the SNI
 // it saw, so a test can tell exactly what reached it; `/echo` adds the request body length.
-import Foundation
+import FoundationEssentials
 import NIOCore
+import NIOHTTP1
 
 /// What an origin does beyond saying who it is.
 enum LabOriginBehaviour: Sendable {

@@ -1,7 +1,7 @@
 // The lab's zone, read from Resources/lab-zone.json embedded in the binary.
 // The HTTPDNS service answers from it; the origins are named by its `origin` fields.
 import BundledResources
-import Foundation
+import FoundationEssentials
 import LabFaults
 
 /// The names the lab's HTTPDNS service knows.

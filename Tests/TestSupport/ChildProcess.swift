@@ -1,6 +1,7 @@
 // The one way the test suites run a program (the ipdirect binary, /bin/sh, tmux, python3) and wait
 // for it without holding a thread: output goes to files, the exit is polled between async sleeps.
 import Foundation
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
@@ -68,53 +69,15 @@ public final class ChildProcess: @unchecked Sendable {
         inputPath = input == nil ? nil : scratch + ".in"
         if let inputPath, let input { try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath)) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, inputPath ?? "/dev/null", O_RDONLY, 0)
-        let create = O_WRONLY | O_CREAT | O_TRUNC
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", create, 0o600)
-        switch errors {
-        case .captured: posix_spawn_file_actions_addopen(&actions, 2, errorsPath!, create, 0o600)
-        case .toOutput: posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        case .discarded: posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        // Nothing else of the test process: a child that outlives its test (a tmux server) would
-        // hold other tests' sockets (NIO does not mark them close-on-exec), keeping ports taken.
-        _ = closeFrom?(&actions, 3)
-        if let directory {
-            guard let changeDirectory = changeDirectory else { throw POSIXError(.ENOSYS) }
-            _ = changeDirectory(&actions, directory)
-        }
-        // The test runner may ignore or block signals; the child must not inherit that.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        let envp = environment.map { Self.withSanitizerSettings($0).map { strdup("\($0.key)=\($0.value)") } + [nil] }
-        defer { for pointer in envp ?? [] { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned =
-            if let envp {
-                posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-            } else {
-                posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-            }
-        guard spawned == 0 else {
+        do {
+            pid = try spawnProgram(
+                executable, arguments, environment: environment.map(Self.withSanitizerSettings), directory: directory,
+                input: inputPath.map { .file($0) } ?? .null, output: outputPath.map { .file($0) } ?? .null,
+                errors: errors == .captured ? .file(errorsPath!) : errors == .toOutput ? .sameAsOutput : .null)
+        } catch {
             for path in [outputPath, errorsPath, inputPath].compactMap({ $0 }) { unlink(path) }
-            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)
+            throw error
         }
-        self.pid = pid
     }
 
     /// Ends a program still running (SIGKILL) so no child outlives its test, and removes the files.
@@ -279,24 +242,6 @@ public enum BuiltBinary {
         return root.appendingPathComponent(".build/debug/ipdirect").path
     }
 }
-
-/// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module
-/// does not export; nil where the C library lacks it.
-private let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt)? = {
-    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-    return unsafeBitCast(
-        symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt).self)
-}()
-
-/// glibc's posix_spawn_file_actions_addchdir_np (2.29 and later), looked up the same way.
-private let changeDirectory:
-    (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> CInt)? = {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { return nil }
-        return unsafeBitCast(
-            symbol,
-            to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> CInt)
-                .self)
-    }()
 
 extension ChildProcess {
     /// Runs shell text with /bin/sh, as a person pasting a command would.

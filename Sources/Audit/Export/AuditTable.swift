@@ -1,7 +1,7 @@
 // The audit as `ipdirect audit` prints it: the setup an app needs when the run starts, and the
 // report when it ends (a row per trap, its advice and evidence under it, the tally).
 import Doctor
-import Foundation
+import FoundationEssentials
 import Probe
 import TerminalText
 

@@ -1,7 +1,7 @@
 // What `ipdirect audit` answers: one finding per trap (pass, warn, fail or not exercised, with
 // the ledger's evidence and one sentence of what to change) and the report that holds them.
 import Doctor
-import Foundation
+import FoundationEssentials
 
 /// The traps an audit sets, in the order a report lists them. The raw value is the trap's label in
 /// its name (`LABEL.TOKEN.audit.lab.test`) and the stable `trap` field of the JSON report.

@@ -1,6 +1,6 @@
 // The TTL trap: the name's answer lives a few seconds, so an app that keeps it forever (or asks
 // HTTPDNS before every request) shows in the times of its queries and requests.
-import Foundation
+import FoundationEssentials
 import Lab
 
 /// A short TTL is honoured: asked again after it, not before every request.

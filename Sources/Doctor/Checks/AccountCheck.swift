@@ -1,7 +1,8 @@
 // The doctor's account check: whether the service takes unsigned requests, whether the configured
 // secret signs ones it takes, the cipher it answers with, and a canary name resolved end to end.
 
-import Foundation
+import CurlTransport
+import FoundationEssentials
 import NameResolution
 
 /// Check 5: does the account answer as configured?

@@ -2,7 +2,8 @@
 // `client_ip`) against this machine's own, and whether `ip=` with either changes a `--host` answer.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 
@@ -127,7 +128,7 @@ struct ClientAddressCheck: DoctorCheck {
         guard let endpoint = context.resolver.endpoint, let host = URLComponents(string: endpoint)?.host else {
             return nil
         }
-        return IPAddress(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
+        return IPAddress(host.trimming(charactersIn: "[]"))
     }
 
     /// The verdict on the reported address alone. NAT and a carrier's egress are how most devices

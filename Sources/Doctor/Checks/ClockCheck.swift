@@ -1,7 +1,7 @@
 // The doctor's clock check: this machine's time against the service's `Date`, and against the
 // window a signed request lives (v2 `exp`, legacy `t`), with the first signed request refused.
 
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// Check 4: is this machine's clock close enough to the service's for signed requests?

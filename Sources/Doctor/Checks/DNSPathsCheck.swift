@@ -2,7 +2,7 @@
 // where it is the provider, and whether they answer the canary alike (a filtered UDP 53, a hijack).
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

@@ -2,7 +2,7 @@
 // the RFC 7050 way, and what the SDKs' stack detection decides and so which query type they send.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// Warns where HTTPDNS's IPv4 answers cannot be reached as they are: an IPv6-only network, or a

@@ -2,7 +2,7 @@
 // generate_204 convention) comes back altered when a captive portal or transparent proxy is in the way.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 import TerminalText

@@ -2,7 +2,7 @@
 // the canary and each --host against what HTTPDNS answers, with the evidence a probe would show.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

@@ -2,7 +2,7 @@
 // or the --host probes (as curl reads them), and what /etc/resolv.conf makes of the system resolver.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

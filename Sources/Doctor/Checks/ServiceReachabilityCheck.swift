@@ -1,7 +1,7 @@
 // The doctor's service reachability check: every address the provider's HTTPDNS service would be
 // asked at, over HTTP and HTTPS, with connect and TLS times, and how each blocked one is blocked.
 
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// Check 3: can this network reach the HTTPDNS service at each of its addresses?

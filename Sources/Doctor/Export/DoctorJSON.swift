@@ -1,7 +1,7 @@
 // The doctor's report as a JSON document: the one function `doctor --format json` and the
 // console's `e` both write it with, so the two files a user compares are the same shape.
 
-import Foundation
+import FoundationEssentials
 import Probe
 
 extension DoctorReport {

@@ -2,7 +2,8 @@
 // seen, what to do under it), a verdict line per `--host`, and the tally; colours only on a terminal.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import TerminalText
@@ -78,7 +79,7 @@ public enum DoctorTable {
 
     /// A duration as a person reads it: `12 ms` under a second, `1.4 s` from there.
     public static func elapsed(_ milliseconds: Double) -> String {
-        milliseconds < 1000 ? String(format: "%.0f ms", milliseconds) : String(format: "%.1f s", milliseconds / 1000)
+        milliseconds < 1000 ? String(cFormat: "%.0f ms", milliseconds) : String(cFormat: "%.1f s", milliseconds / 1000)
     }
 
     /// The cells a status takes: the longest status's width.

@@ -2,7 +2,7 @@
 // verdict and one result per attempt, so one report says both "the network" and "this host".
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 import Probe
 

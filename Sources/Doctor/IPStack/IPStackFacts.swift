@@ -1,7 +1,7 @@
 // What the IP stack check reads off this machine: its addresses (getifaddrs), its default routes
 // (/proc/net/route, /proc/net/ipv6_route), the SDKs' stack detection, and RFC 7050's NAT64 prefix.
 
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 #if canImport(Glibc)

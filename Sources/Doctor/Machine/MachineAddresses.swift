@@ -1,6 +1,6 @@
 // This machine's own addresses (getifaddrs) and the scope of an address (loopback, link-local,
 // private, shared, public): what the client address check sets against the address a service saw.
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 #if canImport(Glibc)

@@ -2,7 +2,8 @@
 // local stub such as systemd-resolved's 127.0.0.53 forwards, as `resolvectl status` tells.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 
 /// The settings of a resolv.conf that matter to a lookup.
@@ -74,27 +75,18 @@ enum ResolvedUpstream {
     /// The upstream servers `resolvectl status` lists (`Current DNS Server:` and `DNS Servers:`
     /// lines, every link), in order, each once; nil when resolvectl is not installed or does not
     /// answer within `timeout`.
-    static func servers(within timeout: Duration) async -> [String]? {
-        let paths = ["/usr/bin/resolvectl", "/bin/resolvectl"]
-        guard let path = paths.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+    ///
+    /// - Parameter programs: where resolvectl may be, the first executable one is run (tests give
+    ///   a script of their own).
+    static func servers(
+        within timeout: Duration, programs: [String] = ["/usr/bin/resolvectl", "/bin/resolvectl"]
+    ) async -> [String]? {
+        guard let path = programs.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return nil
+        }
         // On a thread of its own: a resolvectl that hangs is left behind at the deadline.
         let output = await Deadline.first(within: timeout) { (done: @escaping @Sendable (String?) -> Void) in
-            Thread.detachNewThread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: path)
-                process.arguments = ["status", "--no-pager"]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = FileHandle.nullDevice
-                do {
-                    try process.run()
-                } catch {
-                    return done(nil)
-                }
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                done(String(decoding: data.prefix(1 << 16), as: UTF8.self))
-            }
+            detachThread(named: "resolvectl") { done(ProgramOutput.of(path, ["status", "--no-pager"])) }
         }
         guard let output, let text = output else { return nil }
         return parse(status: text)
@@ -106,7 +98,7 @@ enum ResolvedUpstream {
         // A list goes on over the lines under its label (those without a `Label: ` of their own).
         var inList = false
         for line in text.split(whereSeparator: \.isNewline) {
-            var rest = line.trimmingCharacters(in: .whitespaces)
+            var rest = line.trimmingWhitespace()
             if let label = ["Current DNS Server:", "DNS Servers:"].first(where: { rest.hasPrefix($0) }) {
                 rest = String(rest.dropFirst(label.count))
                 inList = true

@@ -1,7 +1,7 @@
 // What `ipdirect doctor` answers: one finding per check (pass, warn, fail or skipped, with a
 // sentence of what was seen and one of what to do) and the report that holds them, as JSON.
 
-import Foundation
+import FoundationEssentials
 
 /// The checks the doctor runs, in the order a report lists them. The raw value is the stable
 /// `check` field of the JSON report.

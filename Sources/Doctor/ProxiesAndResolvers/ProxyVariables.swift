@@ -1,7 +1,8 @@
 // The proxy variables curl honours (http_proxy, HTTPS_PROXY, ALL_PROXY, NO_PROXY, both cases), read
 // the way curl reads them, so the doctor can say which request a proxy would carry.
 
-import Foundation
+import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 
@@ -27,7 +28,7 @@ struct ProxyVariables: Sendable, Equatable {
     /// has a path with an `@` (nobody's) hides too much rather than too little.
     static func hidingPassword(_ value: String) -> String {
         var rest = value[...]
-        if let separator = value.range(of: "://"),
+        if let separator = value.firstRange(of: "://"),
             let first = value.first, first.isASCII && first.isLetter,
             value[..<separator.lowerBound].allSatisfy({
                 $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0))
@@ -58,7 +59,7 @@ struct ProxyVariables: Sendable, Equatable {
         let names =
             ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] + Self.noProxyNames
         settings = names.compactMap { name in
-            guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+            guard let value = environment[name]?.trimmingWhitespace(), !value.isEmpty else {
                 return nil
             }
             return Setting(name: name, value: value)
@@ -66,7 +67,7 @@ struct ProxyVariables: Sendable, Equatable {
         // curl takes no_proxy, then NO_PROXY: the first that is set.
         let list = Self.noProxyNames.lazy.compactMap { environment[$0] }.first ?? ""
         noProxy = list.split(whereSeparator: { $0 == "," || $0 == " " }).map {
-            var entry = $0.trimmingCharacters(in: .whitespaces).lowercased()
+            var entry = $0.trimmingWhitespace().lowercased()
             while entry.hasPrefix(".") { entry.removeFirst() }
             return entry
         }.filter { !$0.isEmpty }
@@ -86,7 +87,7 @@ struct ProxyVariables: Sendable, Equatable {
     /// the host itself and every name under it (`example.com` and `.example.com` both cover
     /// `api.example.com`); an address range (`10.0.0.0/8`) covers the addresses inside it.
     func bypasses(_ host: String) -> Bool {
-        let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]."))
+        let name = host.lowercased().trimming(charactersIn: "[].")
         return noProxy.contains { entry in
             if entry == "*" || entry == name { return true }
             if let address = IPAddress(name) { return Self.range(entry, contains: address) }

@@ -2,7 +2,7 @@
 // (or endpoint) and the service IPs their `/ss` names; Tencent's and DoH's endpoint's addresses.
 
 import CurlTransport
-import Foundation
+import FoundationEssentials
 import NameResolution
 
 /// One address of the service and the URLs it is tried at.
