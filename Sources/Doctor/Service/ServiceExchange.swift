@@ -3,6 +3,7 @@
 
 import CurlTransport
 import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import Probe
 import TerminalText
@@ -120,7 +121,7 @@ struct ServiceExchange: Sendable {
         return parts.joined(separator: ", ")
     }
 
-    static func ms(_ value: Double) -> String { String(format: "%.1f ms", value) }
+    static func ms(_ value: Double) -> String { String(cFormat: "%.1f ms", value) }
 
     /// The service's `Date` header, cleaned, and the time it says.
     var serviceDate: (text: String, date: Date)? {
