@@ -3,16 +3,16 @@
 // The folder layout tells the architecture; see README.md for the map.
 import PackageDescription
 
+// Every target of ours: `any` written for existentials, and a member (a method, a property)
+// visible only in files that import its module. Without the second a file that imports
+// FoundationEssentials alone still calls the full Foundation's `StringProtocol.contains` when any
+// module it depends on imports Foundation (TOMLKit does), and so links ICU's data into the binary
+// (issue 34); with it the compiler takes the standard library's, and says when a member needs an
+// import.
 let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny")
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
-
-// `strict`, and a member (a method, a property) visible only in files that import its module.
-// Without it a file that imports FoundationEssentials alone still calls the full Foundation's
-// `StringProtocol.contains` when any module it depends on imports Foundation, and so links ICU's
-// data into the binary (issue 34); with it the compiler takes the standard library's, and says
-// when a member needs an import.
-let strictImports = strict + [.enableUpcomingFeature("MemberImportVisibility")]
 
 // The release binary's link (lld, the toolchain's): no symbol table exported for dlsym (the
 // Swift driver asks for -export-dynamic; nothing looks ipdirect's symbols up, and the table was
@@ -162,7 +162,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictImports),
+            swiftSettings: strict),
 
         // The headless probe agent: a target list on an interval, Prometheus /metrics, OTLP traces,
         // JSON Lines with rotation; the probe engine and watch summaries are Probe's, as the console's are.
@@ -187,14 +187,14 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: ["NameResolution", "Probe", "CurlTransport", "TerminalText"],
-            swiftSettings: strictImports),
+            swiftSettings: strict),
 
         // `ipdirect audit`: traps set in the lab (names, certificates, origins) to catch an app's own
         // IP-direct mistakes, judged on the lab's ledger; one file per trap, reported as the doctor's.
         .target(
             name: "Audit",
             dependencies: ["Lab", "Doctor", "Probe", "TerminalText"],
-            swiftSettings: strictImports),
+            swiftSettings: strict),
 
         // The composition layer: a session built from configuration (layers, the lab when asked, the
         // provider from the registry, the cache), the doctor's context, the console's live engine.
@@ -204,7 +204,7 @@ let package = Package(
                 "Lab", "LabFaults", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console",
                 "Doctor", "Audit",
             ],
-            swiftSettings: strictImports),
+            swiftSettings: strict),
 
         .executableTarget(
             name: "ipdirect",

@@ -1,6 +1,7 @@
 // The agent's target list: the `probe --input` format (a URL a line with its own settings, '#'
 // comments), re-read when it changes or on SIGHUP; a gone or unusable file keeps the last good list.
 import ConfigurationSources
+import CoreFoundation
 import FoundationEssentials
 import FoundationGaps
 import NameResolution

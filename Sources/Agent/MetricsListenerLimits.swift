@@ -3,6 +3,7 @@
 import FoundationEssentials
 import Logging
 import NIOCore
+import NameResolution
 import Probe
 import Prometheus
 

@@ -5,6 +5,7 @@ import FoundationGaps
 import Logging
 import NameResolution
 import Probe
+import Prometheus
 
 /// When rounds start and how many URLs run at once.
 public struct AgentSchedule: Sendable {

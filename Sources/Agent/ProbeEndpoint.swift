@@ -5,6 +5,7 @@ import FoundationEssentials
 import FoundationGaps
 import NameResolution
 import Probe
+import Prometheus
 import TerminalText
 
 /// An answer of the listener: status, content type, body.

@@ -1,5 +1,6 @@
 // One `/probe` answer in the Prometheus text format: the series of a single probe, under
 // blackbox_exporter's names and units where they mean the same, beside ipdirect's own per scenario.
+import CurlTransport
 import FoundationEssentials
 import NameResolution
 import Probe

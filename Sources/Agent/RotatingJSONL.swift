@@ -1,5 +1,6 @@
 // `agent --jsonl FILE --rotate SIZE`: the records `probe --format jsonl` writes, one per probed
 // URL, into FILE; past SIZE it becomes FILE.1 (FILE.1 becomes FILE.2 ...), the oldest dropped.
+import CoreFoundation
 import FoundationEssentials
 import FoundationGaps
 import Logging

@@ -2,6 +2,7 @@
 // the same state always draws the same frame, which is what the snapshot tests rely on.
 import FoundationEssentials
 import FoundationGaps
+import LabFaults
 import NameResolution
 import Probe
 import TerminalText

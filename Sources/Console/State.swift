@@ -1,6 +1,7 @@
 // The console's one state value: everything the views draw, changed only by the reducer.
 // Engine data arrives as copies (cache snapshots, attempts, events), never references.
 import FoundationEssentials
+import LabFaults
 import NameResolution
 import Probe
 

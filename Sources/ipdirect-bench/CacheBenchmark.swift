@@ -1,6 +1,7 @@
 // The resolver cache's non-blocking lookup at 10,000 entries, alone and with a paced writer
 // thread refreshing entries, against a plain Dictionary under the same kind of lock as the peer.
 import ConfigurationSources
+import CoreFoundation
 import Foundation
 import FoundationGaps
 import NameResolution

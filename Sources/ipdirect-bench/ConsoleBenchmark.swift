@@ -2,6 +2,7 @@
 // at 100,000 traces (each against the floor of filling the same frame), memory with 100,000
 // traces kept, and the CPU the real binary uses while idle for 10 seconds under tmux.
 import Console
+import CurlTransport
 import Foundation
 import NameResolution
 import Probe

@@ -1,6 +1,8 @@
 // The closed sets the command line takes (output formats, families, scenarios, methods) as
 // enums ArgumentParser checks, and the options more than one command shares.
 import ArgumentParser
+import ConfigurationSources
+import CurlTransport
 import FoundationEssentials
 import NameResolution
 import Probe

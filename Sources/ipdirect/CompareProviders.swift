@@ -1,6 +1,7 @@
 // `resolve --all-providers`: every provider of `[[providers]]` (with --lab, the lab's four) asked
 // for each name at once, beside the system column, as a table or JSON, with agreements marked.
 import Composition
+import ConfigurationSources
 import FoundationEssentials
 import NameResolution
 import Probe

@@ -2,6 +2,7 @@
 // engine (Composition's LiveConsoleEngine), with the key map, theme and trace bounds it takes.
 import ArgumentParser
 import Composition
+import ConfigurationSources
 import Console
 import FoundationEssentials
 import Probe

@@ -1,6 +1,7 @@
 // A `probe` batch from start to end: reports streamed to stdout and files as URLs finish, the
 // progress line, and Ctrl-C (once: finish what is under way; twice: stop now, files complete).
 import ArgumentParser
+import CurlTransport
 import FoundationEssentials
 import FoundationGaps
 import NameResolution

@@ -6,6 +6,7 @@ import Composition
 import ConfigurationSources
 import FoundationEssentials
 import FoundationGaps
+import Lab
 import NameResolution
 import Probe
 import TerminalText

@@ -1,6 +1,7 @@
 // The agent against the lab, in process: rounds over the list, /metrics with bounded labels,
 // JSON Lines with rotation, and the faults it must ride out (scrape mid-round, disk full).
 import Agent
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

@@ -2,6 +2,7 @@
 // lint-clean for promtool, a debug trace, the scrape's budget, the bound on probes at once.
 import Agent
 import ConfigurationSources
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

@@ -3,6 +3,7 @@
 import Agent
 import Foundation
 import Lab
+import NameResolution
 import TestSupport
 import Testing
 

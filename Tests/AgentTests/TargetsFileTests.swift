@@ -2,6 +2,7 @@
 // emptied file keeps the last good list, and says so once.
 import Agent
 import ConfigurationSources
+import CurlTransport
 import Foundation
 import NameResolution
 import Probe

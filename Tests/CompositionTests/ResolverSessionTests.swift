@@ -2,6 +2,7 @@
 // providers to compare, the cache kept out of the user's file, the doctor's context, and the errors.
 import Composition
 import ConfigurationSources
+import Doctor
 import Foundation
 import FoundationGaps
 import Lab

@@ -1,6 +1,7 @@
 // A console state with a little of everything, built from the shared model types, at a
 // fixed moment in UTC so every snapshot draws the same frame on every machine.
 import Console
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

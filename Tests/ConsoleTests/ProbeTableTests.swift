@@ -1,6 +1,7 @@
 // `probe`'s table as a person reads it: the phases of each attempt as httpstat shows them, the
 // skipped scenarios on one line, sentences wrapped to the terminal, colour only when asked.
 import Foundation
+import NameResolution
 import Probe
 import Testing
 

@@ -2,6 +2,7 @@
 // flushed only after a yes, traces are kept up to the limit, exports are named by the clock.
 import Console
 import Foundation
+import LabFaults
 import NameResolution
 import Probe
 import Testing

@@ -1,6 +1,7 @@
 // The reproduce panel and the console's manners: `c` shows and copies the command, the panel
 // lays long commands out so a selection still runs, non-ASCII hosts are probed in ASCII form.
 import Console
+import CurlTransport
 import Foundation
 import Probe
 import Testing

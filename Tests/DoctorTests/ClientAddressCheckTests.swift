@@ -2,6 +2,7 @@
 // NAT) and `ip=` changes nothing; a public address not this machine's passes naming both; a
 // private one seen by a public service warns; providers that report none are skipped with why.
 
+import ConfigurationSources
 import Foundation
 import Lab
 import NameResolution

@@ -1,6 +1,7 @@
 // The interception check against the lab: its connectivity check answers 204 and nothing, and
 // under `captive-portal` a redirect to the portal's sign-in page, which the check names.
 
+import CurlTransport
 import Foundation
 import Lab
 import Testing

@@ -1,6 +1,7 @@
 // The service reachability check against the lab: every service address answers on a clean lab,
 // one refuses under service-blocked, TLS is intercepted under tls-intercept, and a silent one is bounded.
 
+import CurlTransport
 import Doctor
 import Foundation
 import Lab

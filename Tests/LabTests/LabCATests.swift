@@ -2,6 +2,7 @@
 // refuse any other name it might sign, so trusting ca.pem is safe on a developer's machine.
 import CurlTransport
 import Foundation
+import NIOCore
 import NIOPosix
 import TestSupport
 import Testing

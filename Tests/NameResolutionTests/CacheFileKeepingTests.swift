@@ -1,6 +1,7 @@
 // The persistent cache file loses nothing it cannot read: an entry that does not parse is skipped
 // and kept as it was, a file from a newer ipdirect is left alone, a version-1 file is ignored.
 import ConfigurationSources
+import CoreFoundation
 import Foundation
 import NameResolution
 import TestSupport

@@ -1,5 +1,6 @@
 // Files written whole (the resolver cache, the console's exports) are the user's alone and
 // never seen half-written: mode 0600, temporary file, fsync, rename.
+import CoreFoundation
 import Foundation
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 // Exports a user hands on: the HAR of every lab name passes the HAR 1.2 schema check, the
 // JSON has the documented fields (null where nothing applies), secrets are redacted.
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

@@ -1,8 +1,10 @@
 // The lab's hostile origin against the real engine: a query pair without a name, escape
 // sequences in the reason phrase and headers, a password in the URL. Nothing crashes, a server's
 // words are escaped where they enter (table, JSON and HAR alike), secrets stay hidden.
+import CurlTransport
 import Foundation
 import Lab
+import NameResolution
 import Probe
 import Testing
 

@@ -1,5 +1,6 @@
 // The hostile origin past the ordinary: a megabyte of response header, and redirects to the link-local
 // addresses where cloud metadata services answer. Every test stays on loopback.
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

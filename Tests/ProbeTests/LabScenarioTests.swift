@@ -1,6 +1,7 @@
 // Every lab origin probed over real libcurl and real TLS: each applicable scenario gets the
 // outcome the lab's design implies, and a server that fails the check never sees a request.
 import ConfigurationSources
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

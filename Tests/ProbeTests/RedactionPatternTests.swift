@@ -1,5 +1,6 @@
 // Redaction by pattern: a header, query parameter or cookie whose name holds token, secret, key,
 // session, password, auth or sig is hidden in HAR and JSON Lines, and so are the names the file adds.
+import CurlTransport
 import Foundation
 import Lab
 import Probe

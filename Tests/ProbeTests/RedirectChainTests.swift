@@ -1,5 +1,6 @@
 // The redirect rules of one attempt as a value, without a network: the limit, loops, the method
 // and body on 301/302/303, credentials across origins, downgrades, link-local addresses.
+import CurlTransport
 import Foundation
 import NameResolution
 import Testing

@@ -1,5 +1,6 @@
 // The reproduce commands: quoted for a POSIX shell with secrets as variables, and run against
 // the lab with stock curl and openssl, where they must succeed or fail as the attempt did.
+import CurlTransport
 import Foundation
 import Lab
 import NameResolution

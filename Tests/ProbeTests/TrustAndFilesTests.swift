@@ -1,5 +1,6 @@
 // --cacert adds to the system's CAs instead of replacing them, and what a probe writes to disk
 // (JSON Lines, HAR) is the user's alone and flushed when the batch ends.
+import CoreFoundation
 import CurlTransport
 import Foundation
 import Lab

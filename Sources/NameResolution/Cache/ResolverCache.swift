@@ -1,6 +1,7 @@
 // The resolver an app would embed: HTTPDNS answers cached per name and family for their TTL,
 // served at once by a non-blocking lookup, refreshed one request per name, with system DNS
 // as the fallback and every step told as an event.
+import CurlTransport
 import Dispatch
 import FoundationEssentials
 import FoundationGaps

@@ -1,5 +1,6 @@
 // Waiting with a deadline, without cancelling what is waited for: the one race between a
 // result and a timer, used by the resolver cache (HTTPDNS), the system resolver and the agent's stop.
+import CurlTransport
 import Dispatch
 import FoundationEssentials
 import FoundationGaps

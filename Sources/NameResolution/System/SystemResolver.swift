@@ -1,5 +1,6 @@
 // System DNS through getaddrinfo, which can block for seconds: each lookup runs on a thread
 // of its own, and the caller gets an answer at the timeout whether or not the thread is done.
+import CurlTransport
 import Dispatch
 import FoundationEssentials
 import FoundationGaps

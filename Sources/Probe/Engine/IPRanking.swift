@@ -1,5 +1,6 @@
 // IPs ranked as the HTTPDNS SDKs rank them: a TCP connect to the URL's port on every address
 // (non-blocking connect, poll, 2 s timeout, a few at once), fastest first, failures last.
+import CurlTransport
 import Dispatch
 import FoundationEssentials
 import FoundationGaps

@@ -1,5 +1,6 @@
 // The pieces of probe exports: HAR 1.2 entries (one per attempt and hop, timings from curl's
 // cumulative values) that `ReportWriter` writes, and the table `ipdirect probe` prints.
+import CurlTransport
 import FoundationEssentials
 import NameResolution
 import TerminalText

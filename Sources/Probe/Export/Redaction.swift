@@ -1,5 +1,6 @@
 // Keeps secrets out of traces and exports: cookies, passwords in URLs, and the values of headers and
 // query parameters whose names hold a secret word or one `redact` adds. `--no-redact` turns it off.
+import CurlTransport
 import FoundationEssentials
 import FoundationGaps
 

@@ -1,5 +1,6 @@
 // The shell command that reproduces one exchange of an attempt with stock tools (curl, and
 // openssl s_client where curl cannot do what the attempt did), quoted for a POSIX shell.
+import CurlTransport
 import FoundationEssentials
 import FoundationGaps
 import NameResolution

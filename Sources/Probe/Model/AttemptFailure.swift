@@ -1,5 +1,6 @@
 // Why an attempt, one of its hops or a ranked address got no good answer, as a value: the engine
 // decides by its case, and `sentence` writes it only where text is shown (views, exports, the table).
+import CurlTransport
 import FoundationEssentials
 import FoundationGaps
 import NameResolution

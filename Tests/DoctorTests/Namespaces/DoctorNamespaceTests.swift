@@ -2,6 +2,8 @@
 // the service, the fault made from outside by nftables, libfaketime, unbound, mitmproxy, nginx, tinyproxy.
 import Doctor
 import Foundation
+import Lab
+import TestSupport
 import Testing
 
 /// Every case runs the doctor command `ipdirect lab` prints, from the client namespace, with

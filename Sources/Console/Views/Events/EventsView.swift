@@ -1,6 +1,7 @@
 // The events view: what the resolver did (hit, miss, refresh, expired, fallback, error) and
 // where exports went, newest first, each line whole; with --lab, the lab's fault switch on top.
 import FoundationEssentials
+import LabFaults
 import NameResolution
 import TerminalText
 
@@ -79,7 +80,7 @@ func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
 /// what it does.
 ///
 /// - Returns: the row after it.
-private func drawLabFaultSwitch(_ current: LabFault, glyphs: Glyphs, y top: Int, into buffer: inout CellBuffer) -> Int {
+private func drawLabFaultSwitch(_ current: HTTPDNSFault, glyphs: Glyphs, y top: Int, into buffer: inout CellBuffer) -> Int {
     var y = top
     var line: StyledLine = [Span(" Lab fault: ", .bold)]
     for fault in LabFault.allCases {

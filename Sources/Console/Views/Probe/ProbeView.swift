@@ -2,6 +2,7 @@
 // sources (system DNS, HTTPDNS) with outcome, status and time, and the verdict in words.
 import ConfigurationSources
 import FoundationEssentials
+import LabFaults
 import NameResolution
 import Probe
 import TerminalText

@@ -1,5 +1,6 @@
 // The traces view: every request, newest first, and the detail of one: a waterfall of its
 // phases drawn to scale, headers, the certificate chain and the name checked, hops, curl's log.
+import CurlTransport
 import FoundationEssentials
 import FoundationGaps
 import NameResolution
