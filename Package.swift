@@ -17,10 +17,12 @@ let strict: [SwiftSetting] = [
 // The release binary's link (lld, the toolchain's): no symbol table exported for dlsym (the
 // Swift driver asks for -export-dynamic; nothing looks ipdirect's symbols up, and the table was
 // 4.7 MB and a longer start-up), relative relocations packed (RELR, glibc 2.36: 3.5 MB of RELA
-// down to 28 KB), and identical functions folded. Measured in issue 34's note.
+// down to 28 KB), identical functions folded, and, through scripts/link-release.sh,
+// FoundationEssentials searched before the full Foundation that TOMLKit's import names (without
+// it one shared symbol linked Foundation and ICU, 43 MB). Measured in issue 34's notes.
 let releaseLinkFlags = [
-    "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-    "-Xlinker", "--icf=all",
+    "-use-ld=lld", "-Xclang-linker", "--ld-path=\(Context.packageDirectory)/scripts/link-release.sh",
+    "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--icf=all",
 ]
 
 let package = Package(
