@@ -17,6 +17,12 @@ public final class TransferLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let maxActive: Int
     private let queue = Locked(Queue())
+    /// Exchanges handed to `perform` and not yet answered (waiting or under way).
+    private let unfinishedCount = Locked(0)
+
+    /// Exchanges handed to this loop and not yet answered: what a caller spreading exchanges over
+    /// several loops compares.
+    public var unfinished: Int { unfinishedCount.withLock { $0 } }
 
     /// What other threads hand the loop thread.
     private struct Queue {
@@ -73,6 +79,8 @@ public final class TransferLoop: @unchecked Sendable {
     /// - Parameter spec: what to send.
     /// - Returns: what happened, failures included.
     public func perform(_ spec: TransferSpec) async -> TransferRecord {
+        unfinishedCount.withLock { $0 += 1 }
+        defer { unfinishedCount.withLock { $0 -= 1 } }
         let record = await withUnsafeContinuation { continuation in
             let transfer = Transfer(spec: spec, continuation: continuation, handOff: handOff)
             let queued = queue.withLock { queue in

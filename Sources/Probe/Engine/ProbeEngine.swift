@@ -14,7 +14,11 @@ public final class ProbeEngine: Sendable {
     /// Asked about every redirect's new host and its addresses; nil lets redirects go anywhere
     /// the other rules allow.
     private let destinations: (any DestinationPolicy)?
-    private let loop: TransferLoop
+    /// The multi loops transfers go to, one per core up to the bound on requests at once: a loop is
+    /// one thread, and every TLS handshake on one thread left the other cores idle under `/probe`'s
+    /// load (issue 34). Each transfer goes to the loop with the fewest unanswered, so a slow one
+    /// holds up no queue behind it while another loop is free.
+    private let loops: [TransferLoop]
     /// The engine whose multi loop this one shares (`with(options:)`), kept alive with it;
     /// nil when the loop is this engine's own.
     private let parent: ProbeEngine?
@@ -36,8 +40,23 @@ public final class ProbeEngine: Sendable {
             .filter { ["http_proxy", "https_proxy", "all_proxy"].contains($0.lowercased()) }
             .filter { !(environment[$0] ?? "").isEmpty }
             .sorted()
-        loop = TransferLoop(maxActive: options.concurrency)
+        loops = Self.loops(bound: options.concurrency)
         parent = nil
+    }
+
+    /// As many loops as cores (at most 4, at most `bound`), sharing `bound` between them so the
+    /// number of requests at once stays what `--concurrency` says.
+    private static func loops(bound: Int) -> [TransferLoop] {
+        let bound = max(1, bound)
+        let count = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4, bound))
+        return (0..<count).map { index in
+            TransferLoop(maxActive: bound / count + (index < bound % count ? 1 : 0))
+        }
+    }
+
+    /// The loop with the fewest exchanges unanswered.
+    private var nextLoop: TransferLoop {
+        loops.min { $0.unfinished < $1.unfinished } ?? loops[0]
     }
 
     private init(
@@ -48,11 +67,13 @@ public final class ProbeEngine: Sendable {
         self.destinations = destinations ?? parent.destinations
         self.options = options
         proxyVariables = parent.proxyVariables
-        loop = parent.loop
+        loops = parent.loops
         self.parent = parent.parent ?? parent
     }
 
-    deinit { if parent == nil { loop.stop() } }
+    deinit {
+        if parent == nil { for loop in loops { loop.stop() } }
+    }
 
     /// An engine with the same resolver, environment and multi loop (so the same bound on
     /// requests under way) but other options: a target's own scenarios, method or headers.
@@ -440,7 +461,7 @@ public final class ProbeEngine: Sendable {
             url: requestURL, method: method.rawValue, headers: headers, body: body, timeout: options.timeout,
             caFile: options.caFileAddsToSystem ? options.caFile.map { CABundle.path(adding: $0) } : options.caFile,
             resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
-        let record = await loop.perform(spec)
+        let record = await nextLoop.perform(spec)
 
         // SNI as OpenSSL had it when the handshake reached the certificate; before that,
         // what libcurl sends by rule (none for an IP literal).
