@@ -80,7 +80,9 @@ func recordEvent(_ event: ConsoleEvent, state: inout ConsoleState) {
 /// what it does.
 ///
 /// - Returns: the row after it.
-private func drawLabFaultSwitch(_ current: HTTPDNSFault, glyphs: Glyphs, y top: Int, into buffer: inout CellBuffer) -> Int {
+private func drawLabFaultSwitch(
+    _ current: HTTPDNSFault, glyphs: Glyphs, y top: Int, into buffer: inout CellBuffer
+) -> Int {
     var y = top
     var line: StyledLine = [Span(" Lab fault: ", .bold)]
     for fault in LabFault.allCases {
