@@ -290,19 +290,10 @@ private func phaseStyle(_ name: String) -> CellStyle {
     }
 }
 
+/// A certificate's day as `2026-11-27` (UTC), from the one Gregorian calendar of FoundationGaps.
 private func dayString(_ date: Date) -> String {
-    let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
-    // Civil date from days since 1970 (Howard Hinnant's algorithm), avoiding a formatter.
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-    return String(cFormat: "%04d-%02d-%02d", y, m, d)
+    let (year, month, day) = HTTPDate.day(of: date)
+    return String(cFormat: "%04d-%02d-%02d", year, month, day)
 }
 
 /// Adds an attempt to the traces, keeping the filter's matches and the selection in step.
