@@ -7,7 +7,8 @@ import FoundationEssentials
 ///
 /// `JSONValue(parsing:)` accepts what `JSONSerialization.jsonObject(with:)` accepted and refuses
 /// what it refused: both are the same scanner underneath (UTF-8, UTF-16 and UTF-32 with or
-/// without a byte-order mark, at most 512 levels deep, the last of a repeated key kept).
+/// without a byte-order mark, at most 512 levels deep). Unlike it, a repeated key keeps its first
+/// value, and an integer beyond 64 bits is not wrapped (JSONValueTests pins both).
 public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
