@@ -223,7 +223,7 @@ let package = Package(
         .executableTarget(
             name: "ipdirect-bench",
             dependencies: [
-                "Lab", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console",
+                "Lab", "NameResolution", "ConfigurationSources", "CurlTransport", "Probe", "Console", "FoundationGaps",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

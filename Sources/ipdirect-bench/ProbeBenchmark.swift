@@ -2,6 +2,7 @@
 // through the release `ipdirect probe --scenario direct-sni` against `curl --parallel` with the
 // same --resolve pins, alternating, wall and CPU time. The lab only answers the HTTPDNS queries.
 import Foundation
+import FoundationGaps
 import Lab
 
 enum ProbeBenchmark {
@@ -182,27 +183,16 @@ struct ChildRun {
         return ChildRun(wall: wall, cpu: cpu, status: code)
     }
 
-    /// Starts a program with posix_spawn (so wait4 can report its rusage), output to files.
+    /// Starts a program (FoundationGaps' spawnProgram, so wait4 can report its rusage), output to files.
     static func spawn(
         _ path: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String
     ) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv + envp { free(pointer) }
+        do {
+            return try spawnProgram(
+                path, arguments, environment: environment, output: .file(stdout), errors: .file(stderr))
+        } catch {
+            throw BenchError("cannot start \(path): \(error)")
         }
-        var pid: pid_t = 0
-        let code = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        guard code == 0 else {
-            throw BenchError("cannot start \(path): \(String(cString: strerror(code)))")
-        }
-        return pid
     }
 
     /// Sends `signal` to a child started by `spawn` and waits for it: 5 s, then SIGKILL.

@@ -2,6 +2,7 @@
 // (the machine is shared), the binary's size, and the time to the first output of the commands a
 // user starts most (the console's first screen, a probe's answer): what a user meets first.
 import Foundation
+import FoundationGaps
 
 enum StartupBenchmark {
     /// Runs `STARTUP_BENCH_RUNS` (20) rounds of each command and prints the medians and their ratio.
@@ -63,34 +64,25 @@ enum StartupBenchmark {
     }
 
     /// Starts a program with its stdout on a pipe, waits (at most 30 s) for its first byte, then
-    /// ends it (SIGTERM to its process group, SIGKILL after 5 s) and returns the seconds waited.
+    /// ends it (SIGTERM, SIGKILL after 5 s; under script(1) the console goes with its terminal) and
+    /// returns the seconds waited.
     static func timeToFirstByte(_ path: String, _ arguments: [String], environment: [String: String]) throws -> Double {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw BenchError("cannot make a pipe: \(String(cString: strerror(errno)))") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, ends[0])
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        let start = DispatchTime.now().uptimeNanoseconds
-        var pid: pid_t = 0
-        let code = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        close(ends[1])
         defer { close(ends[0]) }
-        guard code == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(code)))") }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let pid: pid_t
+        do {
+            // The child gets the write end as its stdout and no other descriptor of ours.
+            pid = try spawnProgram(path, arguments, environment: environment, output: .descriptor(ends[1]))
+            close(ends[1])
+        } catch {
+            close(ends[1])
+            throw BenchError("cannot start \(path): \(error)")
+        }
         var poller = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
         let ready = poll(&poller, 1, 30_000)
         let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        kill(-pid, SIGTERM)
         ChildRun.stop(pid, with: SIGTERM)
         guard ready == 1 else { throw BenchError("\(path) \(arguments.joined(separator: " ")) wrote nothing in 30 s") }
         return waited
