@@ -33,7 +33,7 @@ public enum StandardStream: Sendable {
     private func write(_ buffer: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < buffer.count {
-            let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 return
@@ -41,4 +41,10 @@ public enum StandardStream: Sendable {
             offset += written
         }
     }
+}
+
+/// write(2) under a name of its own: inside `StandardStream` its `write` methods hide the C one, and
+/// naming the module (`Glibc.write`) would build on glibc only.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
 }
