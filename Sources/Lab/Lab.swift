@@ -196,7 +196,7 @@ public final class Lab: Sendable {
             do {
                 try ca.pem().write(toFile: caPath, atomically: true, encoding: .utf8)
             } catch {
-                throw LabError("cannot write the lab CA to \(caPath): \(fileFailure(error))")
+                throw LabError("cannot write the lab CA to \(caPath): \(SystemReason.words(for: error))")
             }
             return LabAuthorities(ca: ca, untrustedCA: untrustedCA, interceptorCA: interceptorCA, caPath: caPath)
         }
@@ -210,7 +210,7 @@ public final class Lab: Sendable {
             do {
                 try Data(try ca.der()).write(to: URL(fileURLWithPath: path))
             } catch {
-                throw LabError("cannot write the lab CA to \(path): \(fileFailure(error))")
+                throw LabError("cannot write the lab CA to \(path): \(SystemReason.words(for: error))")
             }
         }
     }
@@ -493,7 +493,7 @@ public final class Lab: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw LabError("cannot create the lab state directory \(path): \(fileFailure(error))")
+                throw LabError("cannot create the lab state directory \(path): \(SystemReason.words(for: error))")
             }
             return (path, false)
         }
@@ -517,15 +517,6 @@ final class LabOnce: Sendable {
             return !done
         }
     }
-}
-
-/// A file operation's failure in the C library's words, as the lab's other system failures are
-/// said (strerror): FoundationEssentials' file errors carry the errno beneath.
-private func fileFailure(_ error: any Error) -> String {
-    if let posix = (error as? POSIXError) ?? ((error as? CocoaError)?.underlying as? POSIXError) {
-        return String(cString: strerror(posix.code.rawValue))
-    }
-    return "\(error)"
 }
 
 /// The HTTPDNS listeners (plain and TLS), which the `down` fault takes off their reserved ports

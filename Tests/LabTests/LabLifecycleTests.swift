@@ -158,6 +158,20 @@ struct LabLifecycleTests {
         }
         #expect(FileManager.default.fileExists(atPath: directory + "/ca.pem"))
     }
+
+    @Test("a state directory that cannot be made is refused in words, with the path and what is wrong")
+    func stateDirectoryUnderAFile() async throws {
+        let scratch = try ScratchDirectory("lab")
+        defer { scratch.remove() }
+        let file = scratch.file("plain")
+        try "not a folder".write(toFile: file, atomically: true, encoding: .utf8)
+        let failure = await #expect(throws: LabError.self) {
+            try await Lab.start(LabOptions(stateDirectory: file + "/state")).shutdown()
+        }
+        #expect(
+            failure?.description
+                == "cannot create the lab state directory \(file)/state: a part of the path is not a directory")
+    }
 }
 
 /// A port base whose next 15 ports were free a moment ago: a lab bound on free ports tells us

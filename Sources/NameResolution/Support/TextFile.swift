@@ -1,6 +1,7 @@
 // Reading a file a user names or ipdirect keeps: any file the shell can hand over (a pipe, process
 // substitution) where that makes sense, a regular file only where one is expected, and a sentence why not.
 import FoundationEssentials
+import FoundationGaps
 
 #if canImport(Glibc)
     import Glibc
