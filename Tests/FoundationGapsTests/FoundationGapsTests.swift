@@ -93,4 +93,28 @@ import Testing
         }
         #expect(counter.withLock { $0 } == 8000)
     }
+
+    /// State kept outside the lock that guards it, as TransferLoop's hand-off and the signal table do.
+    final class Tally: @unchecked Sendable { var count = 0 }
+
+    /// Under `make tsan` this was reported as a race before Locked kept its value behind a pointer:
+    /// the zero-sized value's access landed on the object's first word.
+    @Test func aLockOfNothingSerialisesWhatItGuards() async {
+        let lock = Locked(())
+        let tally = Tally()
+        // Two threads of their own, so the two meet whatever the cooperative pool's width.
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<2 {
+                group.addTask {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        detachThread(named: "ipdirect-test-\(index)") {
+                            for _ in 0..<20_000 { lock.withLock { _ in tally.count += 1 } }
+                            continuation.resume()
+                        }
+                    }
+                }
+            }
+        }
+        #expect(lock.withLock { _ in tally.count } == 40_000)
+    }
 }
