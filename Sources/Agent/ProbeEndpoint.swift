@@ -260,7 +260,17 @@ public final class ProbeEndpoint: Sendable {
             return await engine.report(target, emit: { _ in })
         }
         let seconds = started.duration(to: .now).inSeconds
-        let finished = report ?? nil
+        return try answer(
+            report ?? nil, seconds: seconds, request: request, module: module, target: target, budget: budget)
+    }
+
+    /// The answer for a finished (or timed-out, nil) probe. Not async, so the series and the trace
+    /// it builds live on the thread's stack for the moment it runs, not in the request's async frame.
+    @inline(never)
+    private func answer(
+        _ finished: URLReport?, seconds: Double, request: ProbeRequest, module: ProbeModule, target: String,
+        budget: Double
+    ) throws(EndpointRefusal) -> EndpointAnswer {
         if let finished, finished.verdict.works.isEmpty, let shortage = finished.attempts.compactMap(\.shortage).first {
             metrics?.resourceErrors(shortage).increment()
             throw EndpointRefusal(503, "the probe could not start: \(shortage.sentence(.configuration))")

@@ -1,11 +1,13 @@
 // A chosen DNS server as the system column, against the lab's LocalDNS stand-in through c-ares:
-// agreement and hijack, UDP then TCP on truncation, and every failure as a sentence naming the server.
+// agreement and hijack, UDP then TCP on truncation, every failure as a sentence naming the server, and
+// channels kept between lookups only when every query was answered.
 import ConfigurationSources
 import Foundation
 import Lab
-import NameResolution
 import NameResolutionTesting
 import Testing
+
+@testable import NameResolution
 
 @Suite("A chosen DNS server against the lab")
 struct DNSServerTests {
@@ -102,6 +104,39 @@ struct DNSServerTests {
             let error = try #require(answer.error?.sentence)
             #expect(error.hasPrefix("DNS server 127.0.0.1:\(port)"))
             #expect(error.contains("refused") || error.contains("no answer"), "\(error)")
+        }
+    }
+
+    @Test("lookups in turn and at once each get their own answer; a channel is kept only after replies")
+    func keptChannels() async throws {
+        try await withLab { lab in
+            let server = try DNSServer.parse(lab.endpoints.dns)
+            let settings = DNSServerResolver.ChannelSettings(server: server, transport: .udp, timeoutMs: 2000)
+            let resolver = DNSServerResolver(server: server)
+            func lookup(_ name: String) async -> SystemAnswer {
+                await resolver.resolve(name, families: [.v4], timeout: .seconds(2))
+            }
+            #expect(await lookup("sni-a.lab.test").ipv4 == ["127.0.0.1"])
+            #expect(DNSServerResolver.channels.count(settings) == 1)
+            // The wrong-id replies leave the query unanswered: that channel is not kept.
+            let unanswered = await lookup("wrong-id.lab.test")
+            #expect(unanswered.error?.sentence.contains("only replies with a wrong id") == true)
+            #expect(DNSServerResolver.channels.count(settings) == 0)
+            let missing = await lookup("nxdomain.lab.test")
+            #expect(missing.error?.sentence.contains("NXDOMAIN") == true)
+            #expect(await lookup("hijacked.lab.test").ipv4.map(\.text) == [LabLocalDNS.hijackAddress])
+            #expect(await lookup("tcp-only.lab.test").ipv4 == ["127.0.0.1"])
+            #expect(await lookup("sni-a.lab.test").ipv4 == ["127.0.0.1"])
+            let names = (0..<24).map { $0 % 2 == 0 ? "sni-a.lab.test" : "hijacked.lab.test" }
+            let answers = await withTaskGroup(of: (String, [String]).self) { group in
+                for name in names { group.addTask { (name, await lookup(name).ipv4.map(\.text)) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.count == names.count)
+            for (name, ipv4) in answers {
+                #expect(ipv4 == [name == "sni-a.lab.test" ? "127.0.0.1" : LabLocalDNS.hijackAddress], "\(name)")
+            }
+            #expect((1...ResolutionGate.systemLookupLimit).contains(DNSServerResolver.channels.count(settings)))
         }
     }
 }

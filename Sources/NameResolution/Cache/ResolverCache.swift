@@ -365,8 +365,21 @@ public final class ResolverCache: Sendable {
         }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
         let held = afresh ? heldBefore ?? heldEntries(name, families: families) : [:]
-        var answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
+        let answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
         let sys = await systemSide
+        return resolution(
+            name, families: families, answer: answer, system: sys, held: held, afresh: afresh, config: config)
+    }
+
+    /// Both columns put together, system DNS standing in for a failed HTTPDNS where the
+    /// configuration says so. Not async, so what it builds lives on the thread's stack for the
+    /// moment it runs, not in the lookup's async frame.
+    @inline(never)
+    private func resolution(
+        _ name: String, families: Set<IPFamily>, answer: HTTPDNSAnswer, system sys: SystemAnswer,
+        held: [IPFamily: CacheEntrySnapshot], afresh: Bool, config: ResolverConfiguration
+    ) -> HostResolution {
+        var answer = answer
         // With `--provider system` the column is getaddrinfo itself: standing the other column in
         // for it (with a made-up TTL) would pass off the DNS server's answer as the system's.
         if let failure = answer.error, config.fallbackToSystem, config.provider != .system {

@@ -153,34 +153,21 @@ public struct DNSServerResolver: Sendable {
         func failed(_ failure: DNSServerFailure) -> SystemAnswer { SystemAnswer(error: .dnsServer(server, failure)) }
         guard libraryReady else { return failed(.libraryFailed) }
         if families.isEmpty { return SystemAnswer(error: .noFamilyAsked) }
-        var options = ares_options()
-        // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
-        // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
-        // EDNS: replies up to the offered size are taken over UDP (without it c-ares goes to TCP past
-        // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
-        options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
-        if transport == .tcp { options.flags |= ARES_FLAG_USEVC }
-        options.ednspsz = DNSMessage.ednsPayloadSize
-        options.timeout = Int32(max(1, (timeout.inSeconds * 1000).rounded()))
-        options.tries = 1
-        var channel: ares_channel?
-        let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
-        guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
-            return failed(.channelFailed)
-        }
-        defer { ares_destroy(channel) }
-        var node = ares_addr_port_node()
-        node.udp_port = Int32(server.port)
-        node.tcp_port = Int32(server.port)
-        if server.address.family == .v4 {
-            node.family = AF_INET
-            _ = inet_pton(AF_INET, server.address.text, &node.addr.addr4)
+        let settings = ChannelSettings(
+            server: server, transport: transport, timeoutMs: Int32(max(1, (timeout.inSeconds * 1000).rounded())))
+        let channel: ares_channel
+        if let kept = channels.take(settings) {
+            channel = kept
         } else {
-            node.family = AF_INET6
-            _ = inet_pton(AF_INET6, server.address.text, &node.addr.addr6)
+            switch settings.channel() {
+            case .success(let made): channel = made
+            case .failure(let failure): return failed(failure.failure)
+            }
         }
-        guard ares_set_servers_ports(channel, &node) == ARES_SUCCESS else {
-            return failed(.addressRefused)
+        // Kept for the next lookup only when every query ended in a reply (see ChannelShelf).
+        var reusable = false
+        defer {
+            if reusable { channels.keep(channel, settings) } else { ares_destroy(channel) }
         }
 
         let ordered = IPFamily.allCases.filter(families.contains)
@@ -210,6 +197,7 @@ public struct DNSServerResolver: Sendable {
         drive(channel, until: Date().addingTimeInterval(timeout.inSeconds + 1)) {
             outcomes.allSatisfy { $0.outcome.status != nil }
         }
+        reusable = outcomes.allSatisfy { $0.outcome.status == ARES_SUCCESS }
 
         var raw: [IPFamily: [String]] = [:]
         // What a DNS engineer looks at first, as the HTTPDNS column has it: TTL and CNAME chain.
@@ -272,6 +260,96 @@ public struct DNSServerResolver: Sendable {
             return failed(.noData(host: host, families: Set(ordered)))
         }
         return SystemAnswer(ipv4: v4.valid, ipv6: v6.valid, ttl: ttls.min(), cname: chain.isEmpty ? nil : chain)
+    }
+
+    /// The channels lookups hand back for the next one (see ChannelShelf).
+    static let channels = ChannelShelf(limit: ResolutionGate.systemLookupLimit)
+
+    /// What a c-ares channel is set up with: lookups with the same settings may share one, in turn.
+    struct ChannelSettings: Hashable {
+        var server: DNSServer
+        var transport: DNSTransport
+        var timeoutMs: Int32
+
+        /// Why a channel could not be made, as the lookup reports it.
+        struct Refusal: Error {
+            var failure: DNSServerFailure
+        }
+
+        /// A new channel asking only `server`, over `transport`, one try within `timeoutMs`.
+        func channel() -> Result<ares_channel, Refusal> {
+            var options = ares_options()
+            // NOCHECKRESP: without it c-ares hides SERVFAIL, NOTIMP and REFUSED replies behind
+            // ARES_ECONNREFUSED, as if nothing listened; the reply's RCODE is read and named here instead.
+            // EDNS: replies up to the offered size are taken over UDP (without it c-ares goes to TCP past
+            // 512 bytes), and a FORMERR without OPT is asked once more without EDNS, as dig does.
+            options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_NOCHECKRESP | ARES_FLAG_EDNS
+            if transport == .tcp { options.flags |= ARES_FLAG_USEVC }
+            options.ednspsz = DNSMessage.ednsPayloadSize
+            options.timeout = timeoutMs
+            options.tries = 1
+            var channel: ares_channel?
+            let mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_EDNSPSZ
+            guard ares_init_options(&channel, &options, mask) == ARES_SUCCESS, let channel else {
+                return .failure(Refusal(failure: .channelFailed))
+            }
+            var node = ares_addr_port_node()
+            node.udp_port = Int32(server.port)
+            node.tcp_port = Int32(server.port)
+            if server.address.family == .v4 {
+                node.family = AF_INET
+                _ = inet_pton(AF_INET, server.address.text, &node.addr.addr4)
+            } else {
+                node.family = AF_INET6
+                _ = inet_pton(AF_INET6, server.address.text, &node.addr.addr6)
+            }
+            guard ares_set_servers_ports(channel, &node) == ARES_SUCCESS else {
+                ares_destroy(channel)
+                return .failure(Refusal(failure: .addressRefused))
+            }
+            return .success(channel)
+        }
+    }
+
+    /// Idle c-ares channels, lent to one lookup at a time. Setting a channel up (c-ares reads
+    /// resolv.conf and its friends and seeds its ids) cost as much as the lookup itself, and the
+    /// agent's `/probe` asks the same server for every request. A channel comes back only when
+    /// every query of its lookup ended in a reply: one that timed out, was refused or cancelled is
+    /// destroyed, so no lookup inherits another's trouble. With no query left c-ares has closed the
+    /// channel's sockets (no STAYOPEN), so an idle channel holds none, and the next lookup's
+    /// queries go out from fresh sockets as a new channel's would.
+    final class ChannelShelf: @unchecked Sendable {
+        /// A channel is only ever used by the thread it is lent to; this box carries it across.
+        private struct Idle: @unchecked Sendable {
+            var settings: ChannelSettings
+            var channel: ares_channel
+        }
+        private let idle = Locked([Idle]())
+        private let limit: Int
+
+        init(limit: Int) { self.limit = limit }
+
+        /// An idle channel set up with `settings`, now the caller's; nil when there is none.
+        func take(_ settings: ChannelSettings) -> ares_channel? {
+            idle.withLock { idle in
+                guard let index = idle.lastIndex(where: { $0.settings == settings }) else { return nil }
+                return idle.remove(at: index).channel
+            }
+        }
+
+        /// Takes `channel` back for later lookups; past the limit the longest idle one is destroyed.
+        func keep(_ channel: ares_channel, _ settings: ChannelSettings) {
+            let dropped = idle.withLock { idle -> Idle? in
+                idle.append(Idle(settings: settings, channel: channel))
+                return idle.count > limit ? idle.removeFirst() : nil
+            }
+            if let dropped { ares_destroy(dropped.channel) }
+        }
+
+        /// How many idle channels are set up with `settings`.
+        func count(_ settings: ChannelSettings) -> Int {
+            idle.withLock { idle in idle.count { $0.settings == settings } }
+        }
     }
 
     /// Runs c-ares's sockets and timers until `done` or the deadline (then cancels what is left).

@@ -148,6 +148,17 @@ public final class ProbeEngine: Sendable {
             for await item in group { done.append(item) }
             return done.sorted { $0.0 < $1.0 }
         }
+        let report = report(url, resolution: resolution, finished: finished)
+        emit(.finished(report))
+        return report
+    }
+
+    /// The report of finished attempts, with their verdict. Not async, so what it builds lives on
+    /// the thread's stack for the moment it runs, not in the probe's async frame.
+    @inline(never)
+    private func report(
+        _ url: ProbeURL, resolution: HostResolution, finished: [(Int, Attempt, [String])]
+    ) -> URLReport {
         let attempts = finished.map(\.1)
         var verdict = VerdictWriting.verdict(
             url: url, resolution: resolution, attempts: attempts, proxyVariables: proxyVariables)
@@ -155,11 +166,9 @@ public final class ProbeEngine: Sendable {
         for note in finished.flatMap(\.2) where !verdict.notes.contains(note) { verdict.notes.append(note) }
         // --all-ips promises every address: say when the answer held more than were kept.
         if options.allIPs { verdict.notes += (resolution.httpdns.notes ?? []).filter(ProviderAnswer.isCutNote) }
-        let report = URLReport(
+        return URLReport(
             url: shown(url), host: url.host, resolution: resolution,
             attempts: attempts, verdict: verdict)
-        emit(.finished(report))
-        return report
     }
 
     // MARK: Planning
@@ -462,7 +471,18 @@ public final class ProbeEngine: Sendable {
             caFile: options.caFileAddsToSystem ? options.caFile.map { CABundle.path(adding: $0) } : options.caFile,
             resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
         let record = await nextLoop.perform(spec)
+        return hop(
+            record, scenario: scenario, url: url, ip: ip, requestURL: requestURL, ipInURL: ipInURL, resolver: resolver,
+            method: method, headers: headers, checkedName: checkedName, notes: notes)
+    }
 
+    /// The hop a finished transfer makes, and the Location it names. Not async, so what it builds
+    /// lives on the thread's stack for the moment it runs, not in the probe's async frames.
+    @inline(never)
+    private func hop(
+        _ record: TransferRecord, scenario: Scenario, url: ProbeURL, ip: IPAddress, requestURL: String, ipInURL: Bool,
+        resolver: IPSource, method: RequestMethod, headers: [HeaderField], checkedName: String?, notes: [String]
+    ) -> (Hop, location: String?) {
         // SNI as OpenSSL had it when the handshake reached the certificate; before that,
         // what libcurl sends by rule (none for an IP literal).
         let expectedSNI = url.isHTTPS && !ipInURL && !url.hostIsIPLiteral ? url.host : nil

@@ -93,7 +93,10 @@ public struct PlannedAttempt: Sendable, Equatable {
 }
 
 /// What a running probe reports, in order: resolution, attempts, the report.
-public enum ProbeEvent: Sendable {
+///
+/// Indirect: an event is otherwise as large as its largest payload (a URLReport, some 600 bytes),
+/// and the async frames that make events keep room for it (a `/probe` under load has a hundred).
+public indirect enum ProbeEvent: Sendable {
     case resolved(HostResolution)
     case attemptStarted(PlannedAttempt)
     case attemptFinished(Attempt)
