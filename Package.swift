@@ -19,7 +19,9 @@ let strict: [SwiftSetting] = [
 // 4.7 MB and a longer start-up), relative relocations packed (RELR, glibc 2.36: 3.5 MB of RELA
 // down to 28 KB), identical functions folded, and, through scripts/link-release.sh,
 // FoundationEssentials searched before the full Foundation that TOMLKit's import names (without
-// it one shared symbol linked Foundation and ICU, 43 MB). Measured in issue 34's notes.
+// it one shared symbol linked Foundation and ICU, 43 MB) and on inputs without their unwind tables
+// but TOMLKit's C++ (4.8 MB; scripts/drop-unwind-tables.py says why that is safe). Measured in
+// docs/benchmarks.md.
 let releaseLinkFlags = [
     "-use-ld=lld", "-Xclang-linker", "--ld-path=\(Context.packageDirectory)/scripts/link-release.sh",
     "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--icf=all",
