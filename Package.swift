@@ -8,10 +8,13 @@ import PackageDescription
 // FoundationEssentials alone still calls the full Foundation's `StringProtocol.contains` when any
 // module it depends on imports Foundation (TOMLKit does), and so links ICU's data into the binary
 // (issue 34); with it the compiler takes the standard library's, and says when a member needs an
-// import.
+// import. In release builds -Osize (SwiftPM's -O comes first, the last one counts): 770 KB off the
+// binary, and no cost to `ipdirect-bench probe` (CPU against curl 1.02x and 1.00x with it, 1.05x and
+// 1.04x with -O, 15 rounds each; docs/benchmarks.md): the probe's time is libcurl's and OpenSSL's.
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .unsafeFlags(["-Osize"], .when(configuration: .release)),
 ]
 
 // The release binary's link (lld, the toolchain's): no symbol table exported for dlsym (the
