@@ -18,8 +18,18 @@ import sys
 
 KEEP = "/CTOML.build/"  # toml++'s exceptions unwind through these objects only.
 
-response, cache, toolchain_root = sys.argv[1], sys.argv[2], sys.argv[3]
+# TOOLCHAIN_USR LINKER_ARGUMENTS...: the arguments clang gives lld, in response files (@FILE) or not.
+toolchain_root = sys.argv[1]
 objcopy = os.path.join(toolchain_root, "bin", "llvm-objcopy")
+arguments = []
+for argument in sys.argv[2:]:
+    if argument.startswith("@"):
+        with open(argument[1:]) as text:
+            arguments += shlex.split(text.read())
+    else:
+        arguments.append(argument)
+output = arguments[arguments.index("-o") + 1]
+cache = os.path.join(os.path.dirname(output), "without-unwind-tables")
 
 
 def without_unwind_tables(path):
@@ -32,8 +42,6 @@ def without_unwind_tables(path):
     return copy
 
 
-with open(response) as text:
-    arguments = shlex.split(text.read())
 toolchain = None
 rewritten = []
 for argument in arguments:

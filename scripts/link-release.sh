@@ -16,11 +16,9 @@
 set -euo pipefail
 # lld beside the clang that runs this (the Swift toolchain's), and that toolchain's llvm-objcopy.
 bin=$(dirname "$(readlink -f "/proc/$PPID/exe")")
-if [ ! -x "$bin/ld.lld" ] || [ ! -x "$bin/llvm-objcopy" ] || [ $# -ne 1 ] || [ "${1:0:1}" != @ ]; then
-  echo "link-release: expected clang of a Swift toolchain (ld.lld, llvm-objcopy beside it) and one response file" >&2
+if [ ! -x "$bin/ld.lld" ] || [ ! -x "$bin/llvm-objcopy" ]; then
+  echo "link-release: expected the clang of a Swift toolchain, with ld.lld and llvm-objcopy beside it" >&2
   exit 1
 fi
-output=$(grep -o '"-o" "[^"]*"' "${1#@}" | cut -d'"' -f4)
-cache="$(dirname "$output")/without-unwind-tables"
-response=$("$(dirname "$0")/drop-unwind-tables.py" "${1#@}" "$cache" "$(dirname "$bin")")
+response=$("$(dirname "$0")/drop-unwind-tables.py" "$(dirname "$bin")" "$@")
 exec "$bin/ld.lld" -lFoundationEssentials "@$response"
