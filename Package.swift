@@ -8,10 +8,13 @@ import PackageDescription
 // FoundationEssentials alone still calls the full Foundation's `StringProtocol.contains` when any
 // module it depends on imports Foundation (TOMLKit does), and so links ICU's data into the binary
 // (issue 34); with it the compiler takes the standard library's, and says when a member needs an
-// import.
+// import. In release builds -Osize (SwiftPM's -O comes first, the last one counts): 770 KB off the
+// binary, and no cost to `ipdirect-bench probe` (CPU against curl 1.02x and 1.00x with it, 1.05x and
+// 1.04x with -O, 15 rounds each; docs/benchmarks.md): the probe's time is libcurl's and OpenSSL's.
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .unsafeFlags(["-Osize"], .when(configuration: .release)),
 ]
 
 // The release binary's link (lld, the toolchain's): no symbol table exported for dlsym (the
@@ -19,7 +22,9 @@ let strict: [SwiftSetting] = [
 // 4.7 MB and a longer start-up), relative relocations packed (RELR, glibc 2.36: 3.5 MB of RELA
 // down to 28 KB), identical functions folded, and, through scripts/link-release.sh,
 // FoundationEssentials searched before the full Foundation that TOMLKit's import names (without
-// it one shared symbol linked Foundation and ICU, 43 MB). Measured in issue 34's notes.
+// it one shared symbol linked Foundation and ICU, 43 MB) and on inputs without their unwind tables
+// but TOMLKit's C++ (4.8 MB; scripts/drop-unwind-tables.py says why that is safe). Measured in
+// docs/benchmarks.md.
 let releaseLinkFlags = [
     "-use-ld=lld", "-Xclang-linker", "--ld-path=\(Context.packageDirectory)/scripts/link-release.sh",
     "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--icf=all",

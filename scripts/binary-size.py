@@ -35,7 +35,8 @@ with open(link_map) as lines:
         path = text.split(":(")[0]
         if ".build/" in path and "/release/" in path:
             # An object of a module: named by its module (Probe.build/ProbeJSON.swift.o → Probe).
-            name = path.split("/release/")[1].split("/")[0].removesuffix(".build")
+            # rsplit: the release link names copies of the objects under .../release/without-unwind-tables/.
+            name = path.rsplit("/release/", 1)[1].split("/")[0].removesuffix(".build")
         else:
             # A member of a static library: named by the library (libswiftCore.a(Swift.o) → libswiftCore.a).
             name = os.path.basename(re.sub(r"\(.*\)$", "", path))

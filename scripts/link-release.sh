@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # The release binary's linker (Package.swift's releaseLinkFlags: clang runs this as its --ld-path):
-# lld, with the static FoundationEssentials searched before any other library.
+# lld, with the static FoundationEssentials searched before any other library, on inputs without
+# their unwind tables.
 #
-# Why: TOMLKit imports the full Foundation, so the libraries autolinked into the binary name
-# libFoundation.a before libFoundationEssentials.a. Both define one symbol (a Dictionary
-# specialization FoundationEssentials' file reading needs), and lld takes a symbol from the first
-# archive that offers it, so that one symbol pulled in Foundation, CoreFoundation and ICU's data:
-# 43 of the binary's 75 MB, though no code in it calls them (issue 34). Named first (lld reads
-# every -L before any library, and clang passes the rest in a response file), FoundationEssentials
-# supplies it itself. Code that really uses the full Foundation still links it, and
-# scripts/check-release.sh names the objects that do.
+# Why FoundationEssentials first: TOMLKit imports the full Foundation, so the libraries autolinked
+# into the binary name libFoundation.a before libFoundationEssentials.a. Both define one symbol (a
+# Dictionary specialization FoundationEssentials' file reading needs), and lld takes a symbol from
+# the first archive that offers it, so that one symbol pulled in Foundation, CoreFoundation and
+# ICU's data: 43 of the binary's 75 MB, though no code in it calls them (issue 34). Named first
+# (lld reads every -L before any library, and clang passes the rest in a response file),
+# FoundationEssentials supplies it itself. Code that really uses the full Foundation still links
+# it, and scripts/check-release.sh names the objects that do.
+#
+# Why no unwind tables (4.8 MB), and the one module that keeps them: scripts/drop-unwind-tables.py.
 set -euo pipefail
-# lld beside the clang that runs this (the Swift toolchain's), else the one on PATH.
-linker=$(dirname "$(readlink -f "/proc/$PPID/exe")")/ld.lld
-[ -x "$linker" ] || linker=ld.lld
-exec "$linker" -lFoundationEssentials "$@"
+# lld beside the clang that runs this (the Swift toolchain's), and that toolchain's llvm-objcopy.
+bin=$(dirname "$(readlink -f "/proc/$PPID/exe")")
+if [ ! -x "$bin/ld.lld" ] || [ ! -x "$bin/llvm-objcopy" ]; then
+  echo "link-release: expected the clang of a Swift toolchain, with ld.lld and llvm-objcopy beside it" >&2
+  exit 1
+fi
+response=$("$(dirname "$0")/drop-unwind-tables.py" "$(dirname "$bin")" "$@")
+exec "$bin/ld.lld" -lFoundationEssentials "@$response"

@@ -77,6 +77,22 @@ import Testing
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "# mine\n")
     }
 
+    // toml++ (inside TOMLKit) throws its parse error as a C++ exception and catches it itself: the
+    // release link keeps that module's unwind tables alone (scripts/drop-unwind-tables.py), and
+    // without them this file ended the process ("terminate called after throwing...", status 134).
+    @Test("a config.toml that does not parse is one sentence with status 2, not a crash")
+    func configDoesNotParse() async throws {
+        let scratch = try ScratchDirectory("voice")
+        defer { scratch.remove() }
+        let path = scratch.file("config.toml")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("a = [\n".utf8)))
+        let result = try await ChildProcess.run(BuiltBinary.ipdirectPath, ["config", "show", "--config", path])
+        #expect(result.status == 2, "\(result.errors)")
+        #expect(
+            result.errors
+                == "ipdirect: cannot read \(path): Error while parsing array: encountered end-of-file at line 1\n")
+    }
+
     @Test(
         "a full disk is said as a full disk, and the run ends with status 1",
         .enabled(if: FullDisk.available, "a full file system is a tmpfs this test mounts, which needs root"))
