@@ -136,10 +136,12 @@ ASAN_FLAGS := --sanitize=address
 # (see `make fuzz`), and the agent's memory is measured by its benchmark instead. Suites run in
 # parallel as in `make test`: instrumented code runs about twice as slow, not ten times.
 ASAN_REPORTS := $(ASAN_BUILD)/reports
+# Reports in the Swift toolchain, not in ipdirect, each explained in the file.
+ASAN_SUPPRESSIONS := $(CURDIR)/scripts/asan-suppressions.txt
 asan: test-deps
 	$(SWIFT) build --build-tests --scratch-path $(ASAN_BUILD) $(ASAN_FLAGS)
 	@rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
-	@status=0; ASAN_OPTIONS="detect_leaks=0 log_path=$(CURDIR)/$(ASAN_REPORTS)/asan" \
+	@status=0; ASAN_OPTIONS="detect_leaks=0 suppressions=$(ASAN_SUPPRESSIONS) log_path=$(CURDIR)/$(ASAN_REPORTS)/asan" \
 	  $(SWIFT) test --skip-build --scratch-path $(ASAN_BUILD) $(ASAN_FLAGS) || status=1; \
 	for report in $(ASAN_REPORTS)/asan.*; do \
 	  [ -e "$$report" ] || continue; echo "AddressSanitizer report ($$report):"; cat "$$report"; status=1; \

@@ -19,7 +19,8 @@ public enum ConnectionFailure: Sendable, Equatable, Hashable {
     /// ECONNREFUSED: the far side answered no (a TCP RST, an ICMP port unreachable): nothing
     /// listens on that port there, or a firewall there rejects the connection.
     case refused
-    /// ECONNRESET: the far side, or something on the path, broke an open connection.
+    /// ECONNRESET (EPIPE on a send after it): the far side, or something on the path, broke an
+    /// open connection.
     case reset
     /// Nothing came back within the wait: the packets are dropped on the way, or the address is silent.
     case timedOut(seconds: Double)
@@ -105,8 +106,15 @@ extension CurlError {
     public var connection: ConnectionFailure? {
         switch kind {
         case .connect where osErrno != 0: ConnectionFailure(errno: Int32(osErrno))
-        case .tls where osErrno == Int(ECONNRESET), .transfer where osErrno == Int(ECONNRESET): .reset
+        case .tls where Self.brokenByFarSide(osErrno), .transfer where Self.brokenByFarSide(osErrno): .reset
         default: nil
         }
+    }
+
+    /// ECONNRESET, or EPIPE: a reset that lands before libcurl's first send leaves the errno of
+    /// the send after it (curl 7.88, a TLS handshake: "Send failure: Connection reset by peer"
+    /// under CURLE_SSL_CONNECT_ERROR with errno EPIPE; seen on a slow machine, `make tsan`).
+    private static func brokenByFarSide(_ osErrno: Int) -> Bool {
+        osErrno == Int(ECONNRESET) || osErrno == Int(EPIPE)
     }
 }
