@@ -14,18 +14,21 @@ public enum Deadline {
     public static func first<T: Sendable>(
         within limit: Duration, start: (@escaping @Sendable (T) -> Void) -> Void
     ) async -> T? {
+        // The first to finish resumes under the lock, and the task takes it once after its await:
+        // the order ThreadSanitizer needs to see (FoundationGaps' onThreadOfItsOwn says why).
         let once = Locked(false)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
             let finish: @Sendable (T?) -> Void = { value in
-                let first = once.withLock { done in
-                    defer { done = true }
-                    return !done
+                once.withLock { done in
+                    if !done { continuation.resume(returning: value) }
+                    done = true
                 }
-                if first { continuation.resume(returning: value) }
             }
             start { finish($0) }
             DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { finish(nil) }
         }
+        once.withLock { _ in }
+        return result
     }
 
     /// The operation's result, or nil when `limit` passes first. The operation runs in a task of

@@ -124,14 +124,10 @@ public struct DNSServerResolver: Sendable {
         let gate = gate
         // Bounded like getaddrinfo: a batch of names waits its turn instead of a thread and socket each.
         await gate?.enter()
-        var answer: SystemAnswer = await withCheckedContinuation { continuation in
-            // c-ares blocks in poll(); a thread of its own keeps it off the cooperative pool.
-            detachThread(named: "ipdirect.c-ares") {
-                let answer = Self.lookup(
-                    host, families: families, server: server, transport: transport, timeout: timeout)
-                gate?.leave()
-                continuation.resume(returning: answer)
-            }
+        // c-ares blocks in poll(); a thread of its own keeps it off the cooperative pool.
+        var answer = await onThreadOfItsOwn(named: "ipdirect.c-ares") {
+            defer { gate?.leave() }
+            return Self.lookup(host, families: families, server: server, transport: transport, timeout: timeout)
         }
         answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         answer.resolver = .dns(server)

@@ -164,10 +164,8 @@ public enum TCPConnectTimer {
     ///   - parallel: how many connects are in flight at once.
     /// - Returns: one timing per address, in the order given.
     public static func measure(_ ips: [IPAddress], port: Int, timeout: Duration, parallel: Int) async -> [Timing] {
-        await withCheckedContinuation { continuation in
-            detachThread(named: "ipdirect-connect-timer") {
-                continuation.resume(returning: measureBlocking(ips, port: port, timeout: timeout, parallel: parallel))
-            }
+        await onThreadOfItsOwn(named: "ipdirect-connect-timer") {
+            measureBlocking(ips, port: port, timeout: timeout, parallel: parallel)
         }
     }
 
