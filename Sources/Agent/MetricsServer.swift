@@ -445,6 +445,11 @@ public final class ListenerAuth: Sendable {
     /// bcrypt.
     private let key = SymmetricKey(size: .bits256)
     private let checked = Locked(CheckedPairs())
+    /// The answers not given yet. Each is given once: by the check when it ends, or failed by
+    /// `close()` while the listener's event loops still run. A check that ends after `close()`
+    /// finds its answer gone and sends nothing to a loop that has shut down (NIO warns of that
+    /// today and means to stop the process for it).
+    private let unanswered = Locked(UnansweredChecks())
 
     init(users: [String: String], crypt: @escaping Crypt) {
         self.users = users
@@ -484,24 +489,65 @@ public final class ListenerAuth: Sendable {
         if let passed = checked.withLock({ $0.result(fingerprint) }) { return eventLoop.makeSucceededFuture(passed) }
         let crypt = crypt
         let checked = checked
-        return thread.runIfActive(eventLoop: eventLoop) {
-            guard wanted() else { return false }
-            // Computed for an unknown user too: the time is the point.
-            let computed = crypt(password, hash)
-            let passed = known && ListenerWebConfig.matches(computed, hash: hash)
-            checked.withLock { $0.remember(fingerprint, passed: passed) }
-            return passed
+        let unanswered = unanswered
+        let promise = eventLoop.makePromise(of: Bool.self)
+        guard let number = unanswered.withLock({ $0.add(promise) }) else {
+            promise.fail(NIOThreadPoolError.ThreadPoolInactive())
+            return promise.futureResult
         }
+        thread.submit { state in
+            let outcome: Result<Bool, any Error>
+            if state != .active {
+                outcome = .failure(NIOThreadPoolError.ThreadPoolInactive())
+            } else if !wanted() {
+                outcome = .success(false)
+            } else {
+                // Computed for an unknown user too: the time is the point.
+                let computed = crypt(password, hash)
+                let passed = known && ListenerWebConfig.matches(computed, hash: hash)
+                checked.withLock { $0.remember(fingerprint, passed: passed) }
+                outcome = .success(passed)
+            }
+            // Under the lock: close() cannot fail the answer and let the loops stop in between.
+            unanswered.withLock { $0.take(number)?.completeWith(outcome) }
+        }
+        return promise.futureResult
     }
 
-    /// Drops the checks still waiting (their futures fail, while the event loop still runs)
-    /// without waiting for one under way.
+    /// Drops the checks still waiting and fails every answer not given (while the event loop
+    /// still runs), without waiting for a check under way.
     func close() async {
+        for promise in unanswered.withLock({ $0.close() }) { promise.fail(NIOThreadPoolError.ThreadPoolInactive()) }
         // The pool says the waiting ones are cancelled on this queue, and then, once its thread
         // has ended, that it is done: what follows the first on the queue is all that is awaited.
         let queue = DispatchQueue(label: "ipdirect.listener-auth")
         thread.shutdownGracefully(queue: queue) { _ in }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+    }
+}
+
+/// The basic-auth answers not given yet, by number; none is taken in once closed.
+private struct UnansweredChecks {
+    private var promises: [Int: EventLoopPromise<Bool>] = [:]
+    private var next = 0
+    private var closed = false
+
+    /// Keeps `promise`; its number, or nil once closed.
+    mutating func add(_ promise: EventLoopPromise<Bool>) -> Int? {
+        guard !closed else { return nil }
+        next += 1
+        promises[next] = promise
+        return next
+    }
+
+    /// The answer numbered `number`, for its check to give; nil when `close()` took it.
+    mutating func take(_ number: Int) -> EventLoopPromise<Bool>? { promises.removeValue(forKey: number) }
+
+    /// Every answer not given, for the closer to fail; none is kept after.
+    mutating func close() -> [EventLoopPromise<Bool>] {
+        closed = true
+        defer { promises = [:] }
+        return Array(promises.values)
     }
 }
 
