@@ -9,10 +9,18 @@ import Testing
 
 @Suite struct ResolvedUpstreamTests {
     /// A stand-in resolvectl running `body` (sh), in `scratch`.
+    ///
+    /// Written through a close-on-exec descriptor: Foundation's `write(toFile:atomically:)` opens
+    /// its file without O_CLOEXEC, so a program another test started meanwhile could hold it open
+    /// for writing, and starting this script then failed with ETXTBSY ("Text file busy"), read as
+    /// no resolvectl (seen under load in CI, and about one run in ten alone).
     private func program(_ body: String, in scratch: ScratchDirectory) throws -> String {
         let path = scratch.file("resolvectl")
-        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        try #require(descriptor >= 0, "cannot create \(path): errno \(errno)")
+        defer { close(descriptor) }
+        let text = Array(("#!/bin/sh\n" + body + "\n").utf8)
+        try #require(text.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == text.count)
         return path
     }
 
