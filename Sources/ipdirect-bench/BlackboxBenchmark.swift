@@ -46,7 +46,7 @@ enum BlackboxBenchmark {
             exporters.append(agent)
             let peer = try await Exporter.blackbox(blackbox, origin: origin, scratch: scratch)
             exporters.append(peer)
-            try measure(agent: agent, peer: peer, curl: curl, scratch: scratch)
+            try measure(agent: agent, peer: peer, curl: curl, origin: origin, scratch: scratch)
         } catch {
             try? await lab.shutdown()
             throw error
@@ -158,29 +158,38 @@ enum BlackboxBenchmark {
         var statuses: [Int: Int]
     }
 
-    private static func measure(agent: Exporter, peer: Exporter, curl: String, scratch: String) throws {
+    private static func measure(
+        agent: Exporter, peer: Exporter, curl: String, origin: NginxOrigin, scratch: String
+    ) throws {
         print(
             "\(requests) /probe requests, \(atOnce) at a time, to each exporter, alternating, \(rounds) rounds;"
-                + " both probe the same nginx over HTTPS (SNI \(name)); CPU is the exporter's (utime+stime)")
+                + " both probe the same nginx over HTTPS (SNI \(name)); CPU is the exporter's (utime+stime);"
+                + " then curl alone makes the same \(requests) HTTPS requests straight to nginx, \(atOnce) at a time")
         print("round   exporter              wall       cpu    p50     p99   not 200   load average")
         var results: [String: [Round]] = [:]
+        var floors: [Round] = []
+        // Handshakes nginx saw resumed, by who made them: all three should make full ones.
+        var resumed: [String: Int] = [:]
         for round in 1...rounds {
             // Alternate who goes first, so neither always meets a warm or a cold machine.
             for exporter in round % 2 == 1 ? [agent, peer] : [peer, agent] {
+                origin.clearLog()
                 let result = try load(exporter, curl: curl, scratch: scratch)
+                resumed[exporter.label, default: 0] += origin.resumedHandshakes() ?? 0
                 results[exporter.label, default: []].append(result)
-                let failed = result.statuses.filter { $0.key != 200 }.values.reduce(0, +)
-                print(
-                    String(
-                        format: "%5d   %@ %6.2f s %7.2f s %5.3f s %5.3f s %7d   %@", round,
-                        exporter.label.padding(toLength: 20, withPad: " ", startingAt: 0), result.wall, result.cpu,
-                        percentile(result.times, 0.5), percentile(result.times, 0.99), failed, loadAverage()))
+                print(row(round, exporter.label, result))
             }
+            origin.clearLog()
+            let floor = try floor(curl: curl, origin: origin, scratch: scratch)
+            resumed["curl", default: 0] += origin.resumedHandshakes() ?? 0
+            floors.append(floor)
+            print(row(round, "curl alone (floor)", floor))
         }
         let mine = results[agent.label] ?? []
         let theirs = results[peer.label] ?? []
         let wall = median(zip(mine, theirs).map { $0.wall / $1.wall })
         let cpu = median(zip(mine, theirs).map { $0.cpu / $1.cpu })
+        let floorCPU = median(zip(floors, theirs).map { $0.cpu / $1.cpu })
         let memory = agent.peakMegabytes / max(peer.peakMegabytes, 0.001)
         print(
             String(
@@ -192,23 +201,64 @@ enum BlackboxBenchmark {
                     "median ratio ipdirect/blackbox: wall %.2fx (aim <= %.2fx: %@), CPU %.2fx (aim <= %.2fx: %@), peak RSS %.2fx (aim <= %.2fx: %@)",
                 wall, wallAim, wall <= wallAim ? "met" : "not met", cpu, cpuAim, cpu <= cpuAim ? "met" : "not met",
                 memory, memoryAim, memory <= memoryAim ? "met" : "not met"))
+        // The floor: the client side of the same HTTPS requests on the same libcurl and OpenSSL,
+        // with no exporter around it: what a prober built on them spends before any work of its own.
+        print(
+            String(
+                format: "the floor: curl alone spends %.2fx blackbox_exporter's CPU on the same requests", floorCPU))
+        print(
+            "handshakes resumed, of \(requests * rounds) each: ipdirect agent \(resumed[agent.label] ?? 0),"
+                + " blackbox_exporter \(resumed[peer.label] ?? 0), curl alone \(resumed["curl"] ?? 0)")
+    }
+
+    private static func row(_ round: Int, _ label: String, _ result: Round) -> String {
+        let failed = result.statuses.filter { $0.key != 200 }.values.reduce(0, +)
+        return String(
+            format: "%5d   %@ %6.2f s %7.2f s %5.3f s %5.3f s %7d   %@", round,
+            label.padding(toLength: 20, withPad: " ", startingAt: 0), result.wall, result.cpu,
+            percentile(result.times, 0.5), percentile(result.times, 0.99), failed, loadAverage())
+    }
+
+    /// curl alone: the same `requests` HTTPS GETs straight to nginx, `atOnce` at a time, each on a
+    /// connection of its own with a full handshake (no session reuse, as both exporters make them),
+    /// the certificate checked against the name. Its CPU is curl's own (wait4's rusage).
+    private static func floor(curl: String, origin: NginxOrigin, scratch: String) throws -> Round {
+        let url = "https://\(name):\(origin.port)/"
+        return try requestAll(
+            url, curl: curl, scratch: scratch,
+            options: [
+                "--resolve", "\(name):\(origin.port):127.0.0.1", "--cacert", origin.caFile, "--no-sessionid",
+                "--header", "Connection: close",
+            ]
+        ) { run in run.cpu }
     }
 
     /// `requests` GETs of the exporter's `/probe`, `atOnce` at a time, by curl (a C client, so the
     /// load costs neither exporter anything but the requests).
     private static func load(_ exporter: Exporter, curl: String, scratch: String) throws -> Round {
+        let before = exporter.cpuSeconds
+        return try requestAll(exporter.probeURL, curl: curl, scratch: scratch, options: []) { _ in
+            exporter.cpuSeconds - before
+        }
+    }
+
+    /// `requests` GETs of `url` by curl, `atOnce` at a time: the round's wall time, the CPU that
+    /// `cpu` reads from curl's run, each answer's status and time. (curl's own peak RSS is not
+    /// read from wait4: after posix_spawn, ru_maxrss counts this process's size before the exec.)
+    private static func requestAll(
+        _ url: String, curl: String, scratch: String, options: [String], cpu: (ChildRun) -> Double
+    ) throws -> Round {
         let config = scratch + "/curl.conf"
-        try Array(repeating: "url = \"\(exporter.probeURL)\"\noutput = \"/dev/null\"", count: requests)
+        try Array(repeating: "url = \"\(url)\"\noutput = \"/dev/null\"", count: requests)
             .joined(separator: "\n").write(toFile: config, atomically: true, encoding: .utf8)
         let answers = scratch + "/answers.txt"
-        let cpuBefore = exporter.cpuSeconds
         let run = try ChildRun.run(
             curl,
             [
                 "--parallel", "--parallel-immediate", "--parallel-max", String(atOnce), "--silent", "--noproxy", "*",
-                "--max-time", "30", "--write-out", "%{http_code} %{time_total}\\n", "--config", config,
-            ], environment: ProcessInfo.processInfo.environment, scratch: scratch, stdout: answers)
-        let cpu = exporter.cpuSeconds - cpuBefore
+                "--max-time", "30", "--write-out", "%{http_code} %{time_total}\\n",
+            ] + options + ["--config", config], environment: ProcessInfo.processInfo.environment, scratch: scratch,
+            stdout: answers)
         let lines = ((try? String(contentsOfFile: answers, encoding: .utf8)) ?? "").split(separator: "\n")
         var statuses: [Int: Int] = [:]
         var times: [Double] = []
@@ -221,7 +271,7 @@ enum BlackboxBenchmark {
         // A request curl gave no line for counts as failed (status 0).
         statuses[0, default: 0] += max(requests - times.count, 0)
         if statuses[0] == 0 { statuses[0] = nil }
-        return Round(wall: run.wall, cpu: cpu, times: times, statuses: statuses)
+        return Round(wall: run.wall, cpu: cpu(run), times: times, statuses: statuses)
     }
 
     /// One GET on loopback, the body; nil when it did not answer 200.
