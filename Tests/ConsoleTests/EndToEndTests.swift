@@ -11,6 +11,9 @@ final class TmuxPane: Sendable {
 
     static var available: Bool { Tmux.path != nil }
 
+    /// When the pane was started, for how long a wait ran.
+    private let started = ContinuousClock.now
+
     init(width: Int, height: Int, command: String) async throws {
         // The first command starts the tmux server, which would keep a captured pipe open for
         // good: nothing of it is captured.
@@ -38,10 +41,12 @@ final class TmuxPane: Sendable {
 
     /// Runs one tmux command and returns what it printed.
     @discardableResult
-    func tmux(_ arguments: [String], capture: Bool = true) async throws -> String {
+    func tmux(
+        _ arguments: [String], capture: Bool = true, errors: ChildProcess.Errors = .discarded
+    ) async throws -> String {
         let child = try ChildProcess(
             Tmux.path ?? "/usr/bin/tmux", ["-L", socket, "-f", "/dev/null"] + arguments, captureOutput: capture,
-            errors: .discarded)
+            errors: errors)
         _ = try await child.exitStatus(within: 30)
         return capture ? child.outputText : ""
     }
@@ -73,8 +78,34 @@ final class TmuxPane: Sendable {
     ///
     /// - Parameter settled: wait for the screen to be the same on two captures in a row as well;
     ///   false for a line that keeps moving (a clock, a rate), which may never hold still.
+    ///
+    /// When the condition does not hold in time, it records an issue at the caller with what the
+    /// pane showed and what ran in it (`diagnosis`): a wait that runs out is the first sign of a
+    /// test gone wrong, and the screen is what tells why.
     @discardableResult
-    func wait(seconds: Double = 20, settled: Bool = true, until condition: (String) -> Bool) async -> String {
+    func wait(
+        seconds: Double = 20, settled: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: (String) -> Bool
+    ) async -> String {
+        let what = "what the test waits for"
+        return await wait(seconds: seconds, settled: settled, what: what, at: sourceLocation, until: condition)
+    }
+
+    /// Waits until the screen shows `needle` and has settled (as `wait(seconds:until:)`).
+    @discardableResult
+    func wait(
+        for needle: String, seconds: Double = 20, sourceLocation: SourceLocation = #_sourceLocation
+    ) async
+        -> String
+    {
+        await wait(seconds: seconds, settled: true, what: "'\(needle)'", at: sourceLocation) { $0.contains(needle) }
+    }
+
+    private func wait(
+        seconds: Double, settled: Bool, what: String, at sourceLocation: SourceLocation,
+        until condition: (String) -> Bool
+    ) async -> String {
+        let begun = ContinuousClock.now
         let deadline = Date().addingTimeInterval(seconds)
         var previous: String?
         var text = await screen()
@@ -83,11 +114,46 @@ final class TmuxPane: Sendable {
             previous = text
             text = await screen()
         }
+        if !condition(text) {
+            let heading = "The pane did not show \(what) within \(Self.seconds(since: begun))."
+            Issue.record(Comment(rawValue: await diagnosis(heading, last: text)), sourceLocation: sourceLocation)
+        }
         return text
     }
 
-    func wait(for needle: String, seconds: Double = 20) async -> String {
-        await wait(seconds: seconds) { $0.contains(needle) }
+    /// What a failed wait reports: the last screen, the pane's scrollback (what the console
+    /// printed to standard error before or after its screen, and the shell's line with its exit
+    /// status), whether the pane's command has ended and how, and each process under the pane
+    /// (state, CPU time, where its threads wait), so a console that is stuck, busy, crashed or
+    /// never started can be told apart from the message alone.
+    func diagnosis(_ heading: String, last: String) async -> String {
+        var lines = [
+            heading,
+            "The pane was started \(Self.seconds(since: started)) ago (tmux socket \(socket), binary \(Tmux.binary)).",
+        ]
+        // Its errors too: a server that is gone says so here.
+        let state =
+            (try? await tmux(
+                [
+                    "display-message", "-p", "-t", session,
+                    "pane dead: #{pane_dead}, exit status: #{pane_dead_status}, shell pid: #{pane_pid}, size: #{pane_width}x#{pane_height}",
+                ], errors: .toOutput)) ?? "tmux did not answer"
+        lines.append("tmux: " + state.trimmingCharacters(in: .whitespacesAndNewlines))
+        if let shell = pid_t(await format("#{pane_pid}")) {
+            let processes = [shell] + ProcessStatus.descendants(of: shell)
+            lines.append("Processes under the pane:")
+            lines += processes.map { "  " + ProcessStatus.description(of: $0) }
+        }
+        // Without the blank rows below the text.
+        func trimmed(_ screen: String) -> String { screen.replacing(/\s+$/, with: "") }
+        lines.append("Last screen:\n" + trimmed(last))
+        lines.append("Screen and scrollback now:\n" + trimmed(await screenAndHistory()))
+        return lines.joined(separator: "\n")
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> String {
+        let elapsed = (ContinuousClock.now - start).components
+        return String(format: "%.1f s", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
     }
 }
 
