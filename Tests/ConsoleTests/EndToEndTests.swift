@@ -6,7 +6,7 @@ import Testing
 
 /// A private tmux server (its own socket) running one pane of a given size.
 final class TmuxPane: Sendable {
-    let socket = "ipdirect-e2e-\(UUID().uuidString.prefix(8))"
+    let socket = Tmux.socketPrefix + UUID().uuidString.prefix(8)
     let session = "e2e"
 
     static var available: Bool { Tmux.path != nil }
@@ -15,6 +15,7 @@ final class TmuxPane: Sendable {
     private let started = ContinuousClock.now
 
     init(width: Int, height: Int, command: String) async throws {
+        Tmux.startWatchdog()
         // The first command starts the tmux server, which would keep a captured pipe open for
         // good: nothing of it is captured.
         // remain-on-exit keeps the pane (and what the shell printed last) after the command ends.
@@ -35,7 +36,7 @@ final class TmuxPane: Sendable {
             errors: .discarded)
         Task.detached {
             _ = try? await stopper?.exitStatus(within: 10)
-            unlink("/tmp/tmux-\(getuid())/\(socket)")
+            unlink(Tmux.socketDirectory + "/" + socket)
         }
     }
 
@@ -161,6 +162,45 @@ enum Tmux {
     static let path: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }
+
+    /// Where tmux keeps the sockets named by `-L`.
+    static let socketDirectory = "/tmp/tmux-\(getuid())"
+
+    /// The start of the socket name of every tmux server this test process starts.
+    static let socketPrefix = "ipdirect-e2e-\(getpid())-"
+
+    /// Starts, once per test process, a shell that outlives it and then ends what it left: when
+    /// the test process dies without closing its panes (killed, crashed, a run stopped midway),
+    /// each of its tmux servers would keep running with a console in it (seven consoles ran for
+    /// 93 minutes after a killed run). The shell notices within a second (its parent is then no
+    /// longer the test process), kills each pane's process group (the shell and the console,
+    /// even one that no longer answers the SIGHUP tmux would send) and then the server. It
+    /// ignores SIGINT and SIGHUP: a Ctrl-C on `swift test` reaches the whole process group, and
+    /// the cleanup is needed then most of all.
+    static func startWatchdog() { _ = watchdog }
+
+    private static let watchdog: ChildProcess? = {
+        let script = #"""
+            trap '' INT HUP
+            test=$1 directory=$2 prefix=$3 tmux=$4
+            while read -r _ _ _ parent _ < /proc/$$/stat && [ "$parent" = "$test" ]; do sleep 1; done
+            for socket in "$directory/$prefix"*; do
+              [ -S "$socket" ] || continue
+              for pane in $("$tmux" -S "$socket" list-panes -a -F '#{pane_pid}' 2>/dev/null); do
+                kill -KILL "-$pane" 2>/dev/null
+              done
+              "$tmux" -S "$socket" kill-server 2>/dev/null
+              rm -f "$socket"
+            done
+            """#
+        // Never ended by the test process: its ChildProcess lives as long as the process.
+        return try? ChildProcess(
+            "/bin/sh",
+            [
+                "-c", script, "tmux-watchdog", String(getpid()), socketDirectory, socketPrefix, path ?? "/usr/bin/tmux",
+            ],
+            captureOutput: false, errors: .discarded)
+    }()
 
     /// The `ipdirect` binary under test (`BuiltBinary.ipdirectPath`: `IPDIRECT_BINARY`, else the
     /// one built beside the test bundle).
