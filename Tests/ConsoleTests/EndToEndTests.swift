@@ -122,6 +122,25 @@ final class TmuxPane: Sendable {
         return text
     }
 
+    /// Waits until the pane's command has ended (tmux's `pane_dead`, set once the terminal has
+    /// closed and everything written to it is on the screen). Not the "Pane is dead" line: tmux
+    /// 3.3a draws it only once it has collected the command's exit status, and a shell it had not
+    /// collected 20 s after its end (a zombie) was seen often. Records an issue, as `wait` does,
+    /// when the command has not ended in time.
+    func waitForExit(seconds: Double = 20, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let begun = ContinuousClock.now
+        let deadline = begun + .seconds(seconds)
+        while await format("#{pane_dead}") != "1" {
+            guard ContinuousClock.now < deadline else {
+                let heading = "The pane's command did not end within \(Self.seconds(since: begun))."
+                let report = await diagnosis(heading, last: await screen())
+                Issue.record(Comment(rawValue: report), sourceLocation: sourceLocation)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// What a failed wait reports: the last screen, the pane's scrollback (what the console
     /// printed to standard error before or after its screen, and the shell's line with its exit
     /// status), whether the pane's command has ended and how, and each process under the pane
@@ -304,7 +323,7 @@ struct EndToEndTests {
 
         // Quit: the shell's terminal is back (no alternate screen, line mode, echo).
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         let restored = await pane.screenAndHistory()
         #expect(restored.contains("IPDIRECT-EXITED-0"), "\(restored)")
         #expect(restored.contains("\nicanon") && !restored.contains("-icanon"), "\(restored)")
@@ -321,7 +340,7 @@ struct EndToEndTests {
         let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
         let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
         kill(pid, SIGTERM)
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         let restored = await pane.screenAndHistory()
         // 128 + SIGTERM, as a shell reports a program a signal stopped.
         #expect(restored.contains("IPDIRECT-EXITED-143"), "\(restored)")
@@ -374,7 +393,7 @@ struct EndToEndTests {
             try await pane.send("Escape")
         }
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
@@ -406,7 +425,7 @@ struct EndToEndTests {
         #expect(probed.contains(": ok 200"), "\(probed)")
         try await pane.send("Escape")
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
@@ -459,7 +478,7 @@ struct EndToEndTests {
         try await pane.send("Escape")
         _ = await pane.wait(for: "Stopped watching")
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
