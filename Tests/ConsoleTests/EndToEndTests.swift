@@ -17,14 +17,23 @@ final class TmuxPane: Sendable {
     init(width: Int, height: Int, command: String) async throws {
         Tmux.startWatchdog()
         // The first command starts the tmux server, which would keep a captured pipe open for
-        // good: nothing of it is captured.
+        // good: nothing of its output is captured (its errors go to a file, which the server,
+        // a daemon with its standard streams on /dev/null, does not keep).
         // remain-on-exit keeps the pane (and what the shell printed last) after the command ends.
-        try await tmux(
-            [
-                "new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), command, ";",
-                "set-option",
-                "-t", session, "remain-on-exit", "on",
-            ], capture: false)
+        let arguments = [
+            "new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), command, ";",
+            "set-option", "-t", session, "remain-on-exit", "on",
+        ]
+        let child = try ChildProcess(
+            Tmux.path ?? "/usr/bin/tmux", ["-L", socket, "-f", "/dev/null"] + arguments, captureOutput: false)
+        // A pane that did not start would otherwise show as a blank screen until a wait ran out.
+        let status = try await child.exitStatus(within: 30)
+        guard status == 0 else {
+            close()
+            throw TmuxFailure(
+                "tmux new-session (socket \(socket)) "
+                    + (status.map { "ended with status \($0): \(child.errorsText)" } ?? "did not end within 30 s"))
+        }
     }
 
     /// Stops the tmux server and everything in it, and removes its socket. Returns at once (it
@@ -175,6 +184,12 @@ final class TmuxPane: Sendable {
         let elapsed = (ContinuousClock.now - start).components
         return String(format: "%.1f s", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
     }
+}
+
+/// A tmux command that failed, in tmux's words.
+struct TmuxFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 enum Tmux {
