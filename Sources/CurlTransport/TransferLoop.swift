@@ -17,12 +17,13 @@ public final class TransferLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let maxActive: Int
     private let queue = Locked(Queue())
-    /// Exchanges handed to `perform` and not yet answered (waiting or under way).
-    private let unfinishedCount = Locked(0)
+    /// Where the loop thread hands each record to the task awaiting it (FoundationGaps' HandOff
+    /// says why under a lock); its tasks waiting are the exchanges not yet answered.
+    private let handOff = HandOff()
 
-    /// Exchanges handed to this loop and not yet answered: what a caller spreading exchanges over
-    /// several loops compares.
-    public var unfinished: Int { unfinishedCount.withLock { $0 } }
+    /// Exchanges handed to this loop and not yet answered (waiting or under way): what a caller
+    /// spreading exchanges over several loops compares.
+    public var unfinished: Int { handOff.waiting }
 
     /// What other threads hand the loop thread.
     private struct Queue {
@@ -32,15 +33,6 @@ public final class TransferLoop: @unchecked Sendable {
         /// may wake it.
         var closed = false
     }
-    /// Held while a transfer's continuation is resumed, and taken once by the waiting task when
-    /// its await returns. The resume happens before the task goes on (the language promises it),
-    /// but when the resume wins the race with the task's own suspension, Swift's runtime (6.3)
-    /// tells ThreadSanitizer nothing of that order: it releases in `resume` and acquires only
-    /// when it starts a suspended task, not when an await finds the continuation already resumed.
-    /// TSan then took the task's next use of its own memory (the next continuation, set up where
-    /// the last one lived; the record this thread built) for a race. This lock states the order
-    /// in terms TSan sees, for every caller, instead of hiding reports.
-    private let handOff = Locked(())
 
     // Owned by the loop thread.
     /// Transfers not yet started, oldest at `waitingHead` (the slots before it are spent).
@@ -79,10 +71,8 @@ public final class TransferLoop: @unchecked Sendable {
     /// - Parameter spec: what to send.
     /// - Returns: what happened, failures included.
     public func perform(_ spec: TransferSpec) async -> TransferRecord {
-        unfinishedCount.withLock { $0 += 1 }
-        defer { unfinishedCount.withLock { $0 -= 1 } }
-        let record = await withUnsafeContinuation { continuation in
-            let transfer = Transfer(spec: spec, continuation: continuation, handOff: handOff)
+        await handOff.value { delivery in
+            let transfer = Transfer(spec: spec, delivery: delivery)
             let queued = queue.withLock { queue in
                 guard !queue.closed else { return false }
                 queue.incoming.append(transfer)
@@ -93,9 +83,6 @@ public final class TransferLoop: @unchecked Sendable {
                 transfer.fail(CurlError(code: CURLE_FAILED_INIT, message: "the transfer loop has stopped"))
             }
         }
-        // After the resumer's unlock: everything it did for this transfer is ordered before what follows.
-        handOff.withLock { _ in }
-        return record
     }
 
     /// Performs one exchange and throws when it failed.
@@ -203,9 +190,8 @@ public final class TransferLoop: @unchecked Sendable {
 /// Created by the submitting task, then lives on the loop thread only.
 private final class Transfer {
     let spec: TransferSpec
-    let continuation: UnsafeContinuation<TransferRecord, Never>
-    /// The loop's `handOff` lock, held while `continuation` is resumed.
-    private let handOff: Locked<Void>
+    /// The waiting task, resumed through the loop's hand-off.
+    private let delivery: HandOff.Delivery<TransferRecord>
     private(set) var easy: EasyHandle?
     private var check: UnsafeMutablePointer<ccurl_tls_check>?
     private var unmanaged: Unmanaged<Transfer>?
@@ -222,10 +208,9 @@ private final class Transfer {
     var responseBytes = 0
     var log = CurlLog()
 
-    init(spec: TransferSpec, continuation: UnsafeContinuation<TransferRecord, Never>, handOff: Locked<Void>) {
+    init(spec: TransferSpec, delivery: HandOff.Delivery<TransferRecord>) {
         self.spec = spec
-        self.continuation = continuation
-        self.handOff = handOff
+        self.delivery = delivery
         switch spec.bodyLimit {
         case .keepFirst(let count), .failBeyond(let count): bodyCap = count
         }
@@ -314,9 +299,9 @@ private final class Transfer {
         resume(record(failure: error))
     }
 
-    /// Hands `record` to the waiting task, under `handOff` (see TransferLoop.handOff).
+    /// Hands `record` to the waiting task (see TransferLoop.handOff).
     private func resume(_ record: TransferRecord) {
-        handOff.withLock { _ in continuation.resume(returning: record) }
+        delivery.deliver(record)
     }
 
     /// Reads the handle and resumes the waiting task.

@@ -56,20 +56,10 @@ public func detachThread(named name: String, _ body: @escaping @Sendable () -> V
 /// Runs `work` on a new thread named `name` and returns its result to the awaiting task: for a
 /// call that blocks (c-ares' poll, a set of connects), kept off Swift's few cooperative threads.
 ///
-/// The result crosses under a lock taken on both sides. The resume happens before the task goes
-/// on (the language promises it), but when it wins the race with the task's own suspension, Swift
-/// 6.3's runtime tells ThreadSanitizer nothing of that order, and `make tsan-opt` reported the
-/// task's read of what the thread built (DNSServerResolver's addresses) as a race. The lock states
-/// the order in terms TSan sees; TransferLoop's hand-off and `Deadline.first` do the same.
+/// The result crosses through a `HandOff` (a lock taken on both sides): `make tsan-opt` reported
+/// the task's read of what the thread built (DNSServerResolver's addresses) as a race without it.
 public func onThreadOfItsOwn<T: Sendable>(named name: String, _ work: @escaping @Sendable () -> T) async -> T {
-    let handOff = Locked(())
-    let result = await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        detachThread(named: name) {
-            let result = work()
-            handOff.withLock { _ in continuation.resume(returning: result) }
-        }
+    await HandOff().value { delivery in
+        detachThread(named: name) { delivery.deliver(work()) }
     }
-    // After the thread's unlock: everything it did is ordered before what the task does next.
-    handOff.withLock { _ in }
-    return result
 }

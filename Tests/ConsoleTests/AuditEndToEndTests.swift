@@ -49,7 +49,7 @@ struct AuditEndToEndTests {
         #expect(passed.contains("1 pass"), "\(passed)")
 
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 }

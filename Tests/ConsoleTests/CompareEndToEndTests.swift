@@ -32,7 +32,7 @@ struct CompareEndToEndTests {
         try await pane.send("?")
         #expect(await pane.wait(for: "[compare-providers]").contains("C      "))
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
@@ -41,7 +41,7 @@ struct CompareEndToEndTests {
         let terminal = try await TmuxTerminal.console(configuration: config("[keys]\nquit = \"r\""), firstScreen: false)
         defer { terminal.close() }
         let pane = terminal.pane
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         let screen = await pane.screenAndHistory()
         #expect(screen.contains("'r' would mean both"), "\(screen)")
         #expect(screen.contains("IPDIRECT-EXITED-2"), "\(screen)")

@@ -48,7 +48,7 @@ struct DoctorEndToEndTests {
         #expect(try Self.statuses(data) == expected, "console: \(findings)\ncommand: \(command.output)")
 
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 

@@ -6,21 +6,34 @@ import Testing
 
 /// A private tmux server (its own socket) running one pane of a given size.
 final class TmuxPane: Sendable {
-    let socket = "ipdirect-e2e-\(UUID().uuidString.prefix(8))"
+    let socket = Tmux.socketPrefix + UUID().uuidString.prefix(8)
     let session = "e2e"
 
     static var available: Bool { Tmux.path != nil }
 
+    /// When the pane was started, for how long a wait ran.
+    private let started = ContinuousClock.now
+
     init(width: Int, height: Int, command: String) async throws {
+        Tmux.startWatchdog()
         // The first command starts the tmux server, which would keep a captured pipe open for
-        // good: nothing of it is captured.
+        // good: nothing of its output is captured (its errors go to a file, which the server,
+        // a daemon with its standard streams on /dev/null, does not keep).
         // remain-on-exit keeps the pane (and what the shell printed last) after the command ends.
-        try await tmux(
-            [
-                "new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), command, ";",
-                "set-option",
-                "-t", session, "remain-on-exit", "on",
-            ], capture: false)
+        let arguments = [
+            "new-session", "-d", "-s", session, "-x", String(width), "-y", String(height), command, ";",
+            "set-option", "-t", session, "remain-on-exit", "on",
+        ]
+        let child = try ChildProcess(
+            Tmux.path ?? "/usr/bin/tmux", ["-L", socket, "-f", "/dev/null"] + arguments, captureOutput: false)
+        // A pane that did not start would otherwise show as a blank screen until a wait ran out.
+        let status = try await child.exitStatus(within: 30)
+        guard status == 0 else {
+            close()
+            throw TmuxFailure(
+                "tmux new-session (socket \(socket)) "
+                    + (status.map { "ended with status \($0): \(child.errorsText)" } ?? "did not end within 30 s"))
+        }
     }
 
     /// Stops the tmux server and everything in it, and removes its socket. Returns at once (it
@@ -32,16 +45,18 @@ final class TmuxPane: Sendable {
             errors: .discarded)
         Task.detached {
             _ = try? await stopper?.exitStatus(within: 10)
-            unlink("/tmp/tmux-\(getuid())/\(socket)")
+            unlink(Tmux.socketDirectory + "/" + socket)
         }
     }
 
     /// Runs one tmux command and returns what it printed.
     @discardableResult
-    func tmux(_ arguments: [String], capture: Bool = true) async throws -> String {
+    func tmux(
+        _ arguments: [String], capture: Bool = true, errors: ChildProcess.Errors = .discarded
+    ) async throws -> String {
         let child = try ChildProcess(
             Tmux.path ?? "/usr/bin/tmux", ["-L", socket, "-f", "/dev/null"] + arguments, captureOutput: capture,
-            errors: .discarded)
+            errors: errors)
         _ = try await child.exitStatus(within: 30)
         return capture ? child.outputText : ""
     }
@@ -73,8 +88,34 @@ final class TmuxPane: Sendable {
     ///
     /// - Parameter settled: wait for the screen to be the same on two captures in a row as well;
     ///   false for a line that keeps moving (a clock, a rate), which may never hold still.
+    ///
+    /// When the condition does not hold in time, it records an issue at the caller with what the
+    /// pane showed and what ran in it (`diagnosis`): a wait that runs out is the first sign of a
+    /// test gone wrong, and the screen is what tells why.
     @discardableResult
-    func wait(seconds: Double = 20, settled: Bool = true, until condition: (String) -> Bool) async -> String {
+    func wait(
+        seconds: Double = 20, settled: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: (String) -> Bool
+    ) async -> String {
+        let what = "what the test waits for"
+        return await wait(seconds: seconds, settled: settled, what: what, at: sourceLocation, until: condition)
+    }
+
+    /// Waits until the screen shows `needle` and has settled (as `wait(seconds:until:)`).
+    @discardableResult
+    func wait(
+        for needle: String, seconds: Double = 20, sourceLocation: SourceLocation = #_sourceLocation
+    ) async
+        -> String
+    {
+        await wait(seconds: seconds, settled: true, what: "'\(needle)'", at: sourceLocation) { $0.contains(needle) }
+    }
+
+    private func wait(
+        seconds: Double, settled: Bool, what: String, at sourceLocation: SourceLocation,
+        until condition: (String) -> Bool
+    ) async -> String {
+        let begun = ContinuousClock.now
         let deadline = Date().addingTimeInterval(seconds)
         var previous: String?
         var text = await screen()
@@ -83,18 +124,117 @@ final class TmuxPane: Sendable {
             previous = text
             text = await screen()
         }
+        if !condition(text) {
+            let heading = "The pane did not show \(what) within \(Self.seconds(since: begun))."
+            Issue.record(Comment(rawValue: await diagnosis(heading, last: text)), sourceLocation: sourceLocation)
+        }
         return text
     }
 
-    func wait(for needle: String, seconds: Double = 20) async -> String {
-        await wait(seconds: seconds) { $0.contains(needle) }
+    /// Waits until the pane's command has ended (tmux's `pane_dead`, set once the terminal has
+    /// closed and everything written to it is on the screen). Not the "Pane is dead" line: tmux
+    /// 3.3a draws it only once it has collected the command's exit status, and a shell it had not
+    /// collected 20 s after its end (a zombie) was seen often. Records an issue, as `wait` does,
+    /// when the command has not ended in time.
+    func waitForExit(seconds: Double = 20, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let begun = ContinuousClock.now
+        let deadline = begun + .seconds(seconds)
+        while await format("#{pane_dead}") != "1" {
+            guard ContinuousClock.now < deadline else {
+                let heading = "The pane's command did not end within \(Self.seconds(since: begun))."
+                let report = await diagnosis(heading, last: await screen())
+                Issue.record(Comment(rawValue: report), sourceLocation: sourceLocation)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
     }
+
+    /// What a failed wait reports: the last screen, the pane's scrollback (what the console
+    /// printed to standard error before or after its screen, and the shell's line with its exit
+    /// status), whether the pane's command has ended and how, and each process under the pane
+    /// (state, CPU time, where its threads wait), so a console that is stuck, busy, crashed or
+    /// never started can be told apart from the message alone.
+    func diagnosis(_ heading: String, last: String) async -> String {
+        var lines = [
+            heading,
+            "The pane was started \(Self.seconds(since: started)) ago (tmux socket \(socket), binary \(Tmux.binary)).",
+        ]
+        // Its errors too: a server that is gone says so here.
+        let state =
+            (try? await tmux(
+                [
+                    "display-message", "-p", "-t", session,
+                    "pane dead: #{pane_dead}, exit status: #{pane_dead_status}, shell pid: #{pane_pid}, size: #{pane_width}x#{pane_height}",
+                ], errors: .toOutput)) ?? "tmux did not answer"
+        lines.append("tmux: " + state.trimmingCharacters(in: .whitespacesAndNewlines))
+        if let shell = pid_t(await format("#{pane_pid}")) {
+            let processes = [shell] + ProcessStatus.descendants(of: shell)
+            lines.append("Processes under the pane:")
+            lines += processes.map { "  " + ProcessStatus.description(of: $0) }
+        }
+        // Without the blank rows below the text.
+        func trimmed(_ screen: String) -> String { screen.replacing(/\s+$/, with: "") }
+        lines.append("Last screen:\n" + trimmed(last))
+        lines.append("Screen and scrollback now:\n" + trimmed(await screenAndHistory()))
+        return lines.joined(separator: "\n")
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> String {
+        let elapsed = (ContinuousClock.now - start).components
+        return String(format: "%.1f s", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+    }
+}
+
+/// A tmux command that failed, in tmux's words.
+struct TmuxFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 enum Tmux {
     static let path: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }
+
+    /// Where tmux keeps the sockets named by `-L`.
+    static let socketDirectory = "/tmp/tmux-\(getuid())"
+
+    /// The start of the socket name of every tmux server this test process starts.
+    static let socketPrefix = "ipdirect-e2e-\(getpid())-"
+
+    /// Starts, once per test process, a shell that outlives it and then ends what it left: when
+    /// the test process dies without closing its panes (killed, crashed, a run stopped midway),
+    /// each of its tmux servers would keep running with a console in it (seven consoles ran for
+    /// 93 minutes after a killed run). The shell notices within a second (its parent is then no
+    /// longer the test process), kills each pane's process group (the shell and the console,
+    /// even one that no longer answers the SIGHUP tmux would send) and then the server. It
+    /// ignores SIGINT and SIGHUP: a Ctrl-C on `swift test` reaches the whole process group, and
+    /// the cleanup is needed then most of all.
+    static func startWatchdog() { _ = watchdog }
+
+    private static let watchdog: ChildProcess? = {
+        let script = #"""
+            trap '' INT HUP
+            test=$1 directory=$2 prefix=$3 tmux=$4
+            while read -r _ _ _ parent _ < /proc/$$/stat && [ "$parent" = "$test" ]; do sleep 1; done
+            for socket in "$directory/$prefix"*; do
+              [ -S "$socket" ] || continue
+              for pane in $("$tmux" -S "$socket" list-panes -a -F '#{pane_pid}' 2>/dev/null); do
+                kill -KILL "-$pane" 2>/dev/null
+              done
+              "$tmux" -S "$socket" kill-server 2>/dev/null
+              rm -f "$socket"
+            done
+            """#
+        // Never ended by the test process: its ChildProcess lives as long as the process.
+        return try? ChildProcess(
+            "/bin/sh",
+            [
+                "-c", script, "tmux-watchdog", String(getpid()), socketDirectory, socketPrefix, path ?? "/usr/bin/tmux",
+            ],
+            captureOutput: false, errors: .discarded)
+    }()
 
     /// The `ipdirect` binary under test (`BuiltBinary.ipdirectPath`: `IPDIRECT_BINARY`, else the
     /// one built beside the test bundle).
@@ -198,7 +338,7 @@ struct EndToEndTests {
 
         // Quit: the shell's terminal is back (no alternate screen, line mode, echo).
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         let restored = await pane.screenAndHistory()
         #expect(restored.contains("IPDIRECT-EXITED-0"), "\(restored)")
         #expect(restored.contains("\nicanon") && !restored.contains("-icanon"), "\(restored)")
@@ -215,7 +355,7 @@ struct EndToEndTests {
         let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
         let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
         kill(pid, SIGTERM)
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         let restored = await pane.screenAndHistory()
         // 128 + SIGTERM, as a shell reports a program a signal stopped.
         #expect(restored.contains("IPDIRECT-EXITED-143"), "\(restored)")
@@ -268,7 +408,7 @@ struct EndToEndTests {
             try await pane.send("Escape")
         }
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
@@ -300,7 +440,7 @@ struct EndToEndTests {
         #expect(probed.contains(": ok 200"), "\(probed)")
         try await pane.send("Escape")
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 
@@ -353,7 +493,7 @@ struct EndToEndTests {
         try await pane.send("Escape")
         _ = await pane.wait(for: "Stopped watching")
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 

@@ -10,7 +10,7 @@ import Testing
 struct FirstMinutesEndToEndTests {
     private func quit(_ pane: TmuxPane) async throws {
         try await pane.send("q")
-        _ = await pane.wait { $0.contains("Pane is dead") }
+        await pane.waitForExit()
         #expect(await pane.screenAndHistory().contains("IPDIRECT-EXITED-0"))
     }
 

@@ -44,7 +44,8 @@ final class TmuxTerminal: Sendable {
     ///   console that refuses to start passes false.
     /// - Throws: when the first screen does not come (the pane is closed first).
     static func console(
-        width: Int = 120, height: Int = 40, configuration: String? = nil, extra: String = "", firstScreen: Bool = true
+        width: Int = 120, height: Int = 40, configuration: String? = nil, extra: String = "", firstScreen: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> TmuxTerminal {
         let terminal = try await start(width: width, height: height, configuration: configuration) { directory in
             let file = configuration == nil ? "" : "--config '\(directory)/config.toml' "
@@ -53,10 +54,12 @@ final class TmuxTerminal: Sendable {
         guard firstScreen else { return terminal }
         do {
             // The console starts the lab first (its CA, keys and listeners): slow on a loaded machine,
-            // as ProbeProgressTests says; the wait ends as soon as the prompt is there.
+            // as ProbeProgressTests says; the wait ends as soon as the prompt is there. When it does
+            // not come, the wait's issue says what the pane showed and what the console was doing.
             try #require(
-                await terminal.pane.wait(for: "Host or URL", seconds: 90).contains("Host or URL"),
-                "the console did not start")
+                await terminal.pane.wait(for: "Host or URL", seconds: 90, sourceLocation: sourceLocation)
+                    .contains("Host or URL"),
+                "the console did not start", sourceLocation: sourceLocation)
         } catch {
             terminal.close()
             throw error

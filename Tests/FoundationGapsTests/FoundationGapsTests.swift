@@ -117,4 +117,58 @@ import Testing
         }
         #expect(lock.withLock { _ in tally.count } == 40_000)
     }
+
+    /// What a thread builds and hands over: the task reads what the thread wrote.
+    final class Built: Sendable {
+        let task: Int
+        let thread: String
+        init(task: Int, thread: String) {
+            self.task = task
+            self.thread = thread
+        }
+    }
+
+    /// Two threads race to hand each of many tasks a value through one hand-off, as a result and
+    /// its deadline do: every task gets exactly one value, its own, and exactly one delivery per
+    /// task is taken.
+    @Test func aHandOffGivesEachTaskOneValueOfTheManyOffered() async {
+        let handOff = HandOff()
+        let taken = Locked(0)
+        let tasks = 100
+        let received = await withTaskGroup(of: Built.self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    await handOff.value { delivery in
+                        for thread in ["result", "deadline"] {
+                            detachThread(named: "ipdirect-test-\(thread)") {
+                                if delivery.deliver(Built(task: task, thread: thread)) { taken.withLock { $0 += 1 } }
+                            }
+                        }
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(received.map(\.task).sorted() == Array(0..<tasks))
+        #expect(received.allSatisfy { ["result", "deadline"].contains($0.thread) })
+        // The losing thread of the last task may still be on its way to its refused delivery.
+        for _ in 0..<1000 where taken.withLock({ $0 }) < tasks { try? await Task.sleep(for: .milliseconds(1)) }
+        #expect(taken.withLock { $0 } == tasks)
+        #expect(handOff.waiting == 0)
+    }
+
+    /// `waiting` counts a task from the moment it waits to the moment it has its value (what
+    /// TransferLoop.unfinished reports), and a second delivery changes nothing.
+    @Test func aHandOffCountsItsWaitingTasks() async {
+        let handOff = HandOff()
+        let held = Locked<HandOff.Delivery<String>?>(nil)
+        let waiter = Task { await handOff.value { delivery in held.withLock { $0 = delivery } } }
+        while held.withLock({ $0 }) == nil { await Task.yield() }
+        #expect(handOff.waiting == 1)
+        let delivery = held.withLock { $0 }!
+        #expect(delivery.deliver("first"))
+        #expect(await waiter.value == "first")
+        #expect(handOff.waiting == 0)
+        #expect(!delivery.deliver("second"))
+    }
 }

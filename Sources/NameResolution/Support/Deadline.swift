@@ -14,21 +14,12 @@ public enum Deadline {
     public static func first<T: Sendable>(
         within limit: Duration, start: (@escaping @Sendable (T) -> Void) -> Void
     ) async -> T? {
-        // The first to finish resumes under the lock, and the task takes it once after its await:
-        // the order ThreadSanitizer needs to see (FoundationGaps' onThreadOfItsOwn says why).
-        let once = Locked(false)
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-            let finish: @Sendable (T?) -> Void = { value in
-                once.withLock { done in
-                    if !done { continuation.resume(returning: value) }
-                    done = true
-                }
-            }
-            start { finish($0) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { finish(nil) }
+        // The first to finish is delivered, under the hand-off's lock, which the task takes once
+        // after its await: the order ThreadSanitizer needs to see (FoundationGaps' HandOff says why).
+        await HandOff().value { (delivery: HandOff.Delivery<T?>) in
+            start { delivery.deliver($0) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { delivery.deliver(nil) }
         }
-        once.withLock { _ in }
-        return result
     }
 
     /// The operation's result, or nil when `limit` passes first. The operation runs in a task of
