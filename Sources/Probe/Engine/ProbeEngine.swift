@@ -122,22 +122,12 @@ public final class ProbeEngine: Sendable {
     ) async
         -> URLReport?
     {
-        let url: ProbeURL
-        do {
-            url = try ProbeURL.parse(text)
-        } catch {
-            emit(.rejected(error))
-            return nil
-        }
+        guard let url = Self.parsed(text, emit: emit) else { return nil }
         let resolution = await memo.resolution(of: url.host) { _ in await self.resolution(of: url) }
-        emit(.resolved(resolution))
-        let plans = plan(url, resolution)
+        let plans = planned(url, resolution, emit: emit)
         let finished = await withTaskGroup(of: (Int, Attempt, [String]).self) { group in
             for (index, plan) in plans.enumerated() {
-                emit(
-                    .attemptStarted(
-                        PlannedAttempt(
-                            id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source)))
+                Self.started(plan, url: url, emit: emit)
                 group.addTask {
                     let (attempt, notes) = await self.run(plan, url: url, memo: memo)
                     emit(.attemptFinished(attempt))
@@ -148,6 +138,48 @@ public final class ProbeEngine: Sendable {
             for await item in group { done.append(item) }
             return done.sorted { $0.0 < $1.0 }
         }
+        return reported(url, resolution: resolution, finished: finished, emit: emit)
+    }
+
+    // What `report` does between its awaits. Not async, so what they build lives on the thread's
+    // stack for the moment they run, not in the async frame every probe under way holds (issue
+    // 34: /probe's peak memory).
+
+    /// The URL `text` names, nil (and said) when it cannot be probed.
+    @inline(never)
+    private static func parsed(_ text: String, emit: @Sendable (ProbeEvent) -> Void) -> ProbeURL? {
+        do {
+            return try ProbeURL.parse(text)
+        } catch {
+            emit(.rejected(error))
+            return nil
+        }
+    }
+
+    /// The attempts to make for `url` resolved as `resolution`, which is said first.
+    @inline(never)
+    private func planned(
+        _ url: ProbeURL, _ resolution: HostResolution, emit: @Sendable (ProbeEvent) -> Void
+    ) -> [Plan] {
+        emit(.resolved(resolution))
+        return plan(url, resolution)
+    }
+
+    /// Says an attempt is starting.
+    @inline(never)
+    private static func started(_ plan: Plan, url: ProbeURL, emit: @Sendable (ProbeEvent) -> Void) {
+        emit(
+            .attemptStarted(
+                PlannedAttempt(id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source))
+        )
+    }
+
+    /// The report of the finished attempts, said.
+    @inline(never)
+    private func reported(
+        _ url: ProbeURL, resolution: HostResolution, finished: [(Int, Attempt, [String])],
+        emit: @Sendable (ProbeEvent) -> Void
+    ) -> URLReport {
         let report = report(url, resolution: resolution, finished: finished)
         emit(.finished(report))
         return report
