@@ -144,26 +144,39 @@ public struct ProbeAllowList: Sendable, Equatable {
     public func guarding(_ resolve: @escaping HostResolver) -> HostResolver {
         let list = self
         return { host in
-            if let reason = list.refusal(host: host) {
-                return HostResolution(
-                    host: host, system: SystemAnswer(error: .reported("refused: \(reason)")),
-                    httpdns: HTTPDNSAnswer(provider: "probe-allow", error: .reported("refused: \(reason)")))
-            }
-            var resolution = await resolve(host)
-            let system = list.screen(resolution.system.ipv4 + resolution.system.ipv6)
-            let httpdns = list.screen(resolution.httpdns.ipv4 + resolution.httpdns.ipv6)
-            resolution.system.ipv4 = resolution.system.ipv4.filter(system.kept.contains)
-            resolution.system.ipv6 = resolution.system.ipv6.filter(system.kept.contains)
-            if system.kept.isEmpty, let reason = system.refused.first {
-                resolution.system.error = resolution.system.error ?? .reported("refused: \(reason)")
-            }
-            resolution.httpdns.ipv4 = resolution.httpdns.ipv4.filter(httpdns.kept.contains)
-            resolution.httpdns.ipv6 = resolution.httpdns.ipv6.filter(httpdns.kept.contains)
-            if httpdns.kept.isEmpty, let reason = httpdns.refused.first {
-                resolution.httpdns.error = resolution.httpdns.error ?? .reported("refused: \(reason)")
-            }
-            return HostResolution(host: resolution.host, system: resolution.system, httpdns: resolution.httpdns)
+            if let refused = list.refused(host) { return refused }
+            return list.screened(await resolve(host))
         }
+    }
+
+    /// The resolution of a host the list refuses; nil when it may be resolved. Not async (nor
+    /// `screened`), so what they build lives on the thread's stack for the moment they run, not in
+    /// the async frame every probe under way holds (issue 34: /probe's peak memory).
+    @inline(never)
+    private func refused(_ host: String) -> HostResolution? {
+        guard let reason = refusal(host: host) else { return nil }
+        return HostResolution(
+            host: host, system: SystemAnswer(error: .reported("refused: \(reason)")),
+            httpdns: HTTPDNSAnswer(provider: "probe-allow", error: .reported("refused: \(reason)")))
+    }
+
+    /// `resolution` with the addresses the list refuses taken out of both columns.
+    @inline(never)
+    private func screened(_ resolution: HostResolution) -> HostResolution {
+        var resolution = resolution
+        let system = screen(resolution.system.ipv4 + resolution.system.ipv6)
+        let httpdns = screen(resolution.httpdns.ipv4 + resolution.httpdns.ipv6)
+        resolution.system.ipv4 = resolution.system.ipv4.filter(system.kept.contains)
+        resolution.system.ipv6 = resolution.system.ipv6.filter(system.kept.contains)
+        if system.kept.isEmpty, let reason = system.refused.first {
+            resolution.system.error = resolution.system.error ?? .reported("refused: \(reason)")
+        }
+        resolution.httpdns.ipv4 = resolution.httpdns.ipv4.filter(httpdns.kept.contains)
+        resolution.httpdns.ipv6 = resolution.httpdns.ipv6.filter(httpdns.kept.contains)
+        if httpdns.kept.isEmpty, let reason = httpdns.refused.first {
+            resolution.httpdns.error = resolution.httpdns.error ?? .reported("refused: \(reason)")
+        }
+        return HostResolution(host: resolution.host, system: resolution.system, httpdns: resolution.httpdns)
     }
 
     private func screen(_ addresses: [IPAddress]) -> (kept: [IPAddress], refused: [String]) {

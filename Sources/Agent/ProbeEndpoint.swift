@@ -195,6 +195,37 @@ public final class ProbeEndpoint: Sendable {
     }
 
     private func run(_ request: ProbeRequest, scrapeTimeout: String?) async throws(EndpointRefusal) -> EndpointAnswer {
+        let admitted = try admit(request, scrapeTimeout: scrapeTimeout)
+        let started = ContinuousClock.now
+        // The slot is held until the probe ends, not until its answer is sent: the bound is on
+        // probes running, and one that missed its budget is still running.
+        let running = running
+        let engine = admitted.engine
+        let target = admitted.target
+        let report = await Deadline.first(within: admitted.limit) { () async -> URLReport? in
+            defer { running.withLock { $0 -= 1 } }
+            return await engine.report(target, emit: { _ in })
+        }
+        let seconds = started.duration(to: .now).inSeconds
+        return try answer(
+            report ?? nil, seconds: seconds, request: request, module: admitted.module, target: target,
+            budget: admitted.budget)
+    }
+
+    /// What an admitted probe runs with.
+    private struct Admission {
+        var engine: ProbeEngine
+        var module: ProbeModule
+        var target: String
+        var budget: Double
+        var limit: Duration
+    }
+
+    /// Reads the request into the engine and budget its probe runs with, and takes a slot among
+    /// the probes at once. Not async, so what it builds lives on the thread's stack for the moment
+    /// it runs, not in the async frame every probe under way holds (issue 34: /probe's peak memory).
+    @inline(never)
+    private func admit(_ request: ProbeRequest, scrapeTimeout: String?) throws(EndpointRefusal) -> Admission {
         let name = request.module ?? ProbeModule.standard.name
         guard let module = modules[name] else {
             throw EndpointRefusal(
@@ -251,17 +282,7 @@ public final class ProbeEndpoint: Sendable {
                     + "this one was not started"
             )
         }
-        let started = ContinuousClock.now
-        // The slot is held until the probe ends, not until its answer is sent: the bound is on
-        // probes running, and one that missed its budget is still running.
-        let running = running
-        let report = await Deadline.first(within: limit) { () async -> URLReport? in
-            defer { running.withLock { $0 -= 1 } }
-            return await engine.report(target, emit: { _ in })
-        }
-        let seconds = started.duration(to: .now).inSeconds
-        return try answer(
-            report ?? nil, seconds: seconds, request: request, module: module, target: target, budget: budget)
+        return Admission(engine: engine, module: module, target: target, budget: budget, limit: limit)
     }
 
     /// The answer for a finished (or timed-out, nil) probe. Not async, so the series and the trace

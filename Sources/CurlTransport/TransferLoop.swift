@@ -235,6 +235,10 @@ private final class Transfer {
                 try easy.set(CURLOPT_FORBID_REUSE, true)
             }
             try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
+            // libcurl's receive buffer, held by each transfer under way: 4 KB instead of 16 still
+            // takes most answers a probe or resolver reads in one piece, and a larger answer comes
+            // in more reads (issue 34: /probe's peak memory).
+            try easy.set(CURLOPT_BUFFERSIZE, Self.receiveBuffer)
             if spec.bypassProxy { try easy.set(CURLOPT_NOPROXY, "*") }
             if !spec.resolve.isEmpty { try easy.set(CURLOPT_RESOLVE, list: spec.resolve) }
             if let caFile = spec.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
@@ -246,6 +250,16 @@ private final class Transfer {
                 lines.append("Expect:")
             }
             if !lines.isEmpty { try easy.set(CURLOPT_HTTPHEADER, list: lines) }
+            // libcurl copies an HTTPS request into an upload buffer before sending it (OpenSSL
+            // wants the same bytes at the same address on a retry) and holds that buffer until
+            // the transfer ends: 64 KB by default, under every transfer waiting for its answer
+            // (issue 34). The smallest holds a request this small in one piece; a larger request
+            // keeps the default, so its head still goes out, and is traced, in one piece.
+            let requestBytes =
+                spec.url.utf8.count + lines.reduce(0) { $0 + $1.utf8.count + 2 } + (spec.body?.count ?? 0)
+            if requestBytes <= Self.smallRequestBytes {
+                try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, Self.smallUploadBuffer)
+            }
             switch spec.method {
             case "GET": break
             case "HEAD": try easy.set(CURLOPT_NOBODY, true)
@@ -384,6 +398,13 @@ private final class Transfer {
     }
 
     private static let logLimit = 400
+    /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`; 16 KB by default).
+    private static let receiveBuffer = 4 * 1024
+    /// libcurl's smallest upload buffer (`CURLOPT_UPLOAD_BUFFERSIZE`, 16 KB).
+    private static let smallUploadBuffer = 16 * 1024
+    /// A request whose URL, headers and body come to at most this fits the small upload buffer
+    /// with room for the header lines libcurl adds itself (Host, User-Agent, Accept).
+    private static let smallRequestBytes = 8 * 1024
 
     static let writeBody: curl_write_callback = { data, size, count, user in
         // Never nil: `user` is the transfer set as CURLOPT_WRITEDATA; 0 would fail the transfer.

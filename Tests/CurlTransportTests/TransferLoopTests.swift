@@ -1,5 +1,6 @@
 // The transfer loop against the lab's real TLS servers: a handle outlives a transfer libcurl
-// refused, and each transfer is verified against its own CA file, never another's.
+// refused, each transfer is verified against its own CA file, never another's, and a large
+// request goes out and is traced whole, a large answer comes in whole.
 import CurlTransport
 import Foundation
 import Lab
@@ -59,6 +60,44 @@ struct TransferLoopTests {
                 #expect(error.kind == .certificate)
                 #expect(error.refusedCertificate?.verifyError == 20)  // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
             }
+        }
+    }
+
+    /// Small HTTPS requests get libcurl's smallest upload buffer (16 KB, not 64): a request head
+    /// larger than that would leave in two pieces, and the second would be read as a request of
+    /// its own in the trace.
+    @Test("an HTTPS request whose head is larger than 16 KB is sent and traced whole")
+    func largeRequestHeadTracedWhole() async throws {
+        try await withLab { lab in
+            var spec = pinned(lab, "sni-a.lab.test", caFile: lab.endpoints.ca)
+            let value = String(repeating: "v", count: 20 * 1024)
+            spec.headers = [HeaderField(name: "X-Large", value: value)]
+            spec.trace = true
+            let record = try await TransferLoop.shared.fetch(spec)
+            #expect(record.status == 200)
+            #expect(record.requestLine == "GET / HTTP/1.1")
+            #expect(record.requestHeaders.first { $0.name == "X-Large" }?.value == value)
+            #expect(record.requestHeaders.contains { $0.name == "Host" })
+        }
+    }
+
+    /// libcurl reads each transfer's answer through a 4 KB buffer (16 KB is its default).
+    @Test("an answer many times larger than the receive buffer arrives whole")
+    func largeAnswerArrivesWhole() async throws {
+        let name = "body.t0.audit.lab.test"
+        var options = LabOptions()
+        options.extraNames = [
+            LabExtraName(
+                record: LabZoneRecord(name: name, ipv4: ["127.0.0.1"], ipv6: [], ttl: 60),
+                behaviour: .servesBody(size: 100_000))
+        ]
+        try await withLab(options) { lab in
+            var spec = pinned(lab, name, caFile: lab.endpoints.ca)
+            spec.url += "body"
+            let record = try await TransferLoop.shared.fetch(spec)
+            #expect(record.status == 200)
+            #expect(record.responseBytes == 100_000)
+            #expect(record.body == LabExtraName.body(size: 100_000))
         }
     }
 }

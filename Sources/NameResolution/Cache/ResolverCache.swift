@@ -354,21 +354,26 @@ public final class ResolverCache: Sendable {
         let config = configuration
         let families = (family ?? config.family).concrete()
         let limit = timeout ?? .seconds(config.timeout)
-        if let literal = IPAddress(name) {
-            // An address needs no resolving; both sides "answer" it so a probe can use it.
-            let sys = SystemAnswer(
-                ipv4: literal.family == .v4 ? [literal] : [], ipv6: literal.family == .v6 ? [literal] : [])
-            return HostResolution(
-                host: name, system: sys,
-                httpdns: HTTPDNSAnswer(
-                    provider: ProviderID(provider.name), ipv4: sys.ipv4, ipv6: sys.ipv6, source: .cache))
-        }
+        if let literal = literalResolution(name) { return literal }
         async let systemSide = system.resolve(name, families: families, timeout: limit)
         let held = afresh ? heldBefore ?? heldEntries(name, families: families) : [:]
         let answer = await httpdnsAnswer(name, families: families, limit: limit, afresh: afresh)
         let sys = await systemSide
         return resolution(
             name, families: families, answer: answer, system: sys, held: held, afresh: afresh, config: config)
+    }
+
+    /// The resolution of an address literal: it needs no resolving, and both sides "answer" it so
+    /// a probe can use it; nil for a name. Not async, so what it builds stays out of the lookup's
+    /// async frame, which every probe under way holds (issue 34: /probe's peak memory).
+    @inline(never)
+    private func literalResolution(_ name: String) -> HostResolution? {
+        guard let literal = IPAddress(name) else { return nil }
+        let sys = SystemAnswer(
+            ipv4: literal.family == .v4 ? [literal] : [], ipv6: literal.family == .v6 ? [literal] : [])
+        return HostResolution(
+            host: name, system: sys,
+            httpdns: HTTPDNSAnswer(provider: ProviderID(provider.name), ipv4: sys.ipv4, ipv6: sys.ipv6, source: .cache))
     }
 
     /// Both columns put together, system DNS standing in for a failed HTTPDNS where the
@@ -441,6 +446,23 @@ public final class ResolverCache: Sendable {
     func httpdnsAnswer(
         _ name: String, families: Set<IPFamily>, limit: Duration, afresh: Bool = false
     ) async -> HTTPDNSAnswer {
+        let (held, need) = cachedAnswer(name, families: families, afresh: afresh)
+        if need.isEmpty { return held }
+        let started = DispatchTime.now()
+        let task = fetchTask(name, families: need)
+        let outcome = await Deadline.first(within: limit) { await task.value }
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        return answered(held, need: need, outcome: outcome, ms: ms, limit: limit)
+    }
+
+    /// What the cache holds for `name` (counted as hits, stale entries refreshed in the
+    /// background), and the families it must ask HTTPDNS for. Not async (nor `answered`), so what
+    /// they build lives on the thread's stack for the moment they run, not in the async frame
+    /// every probe under way holds (issue 34: /probe's peak memory).
+    @inline(never)
+    private func cachedAnswer(
+        _ name: String, families: Set<IPFamily>, afresh: Bool
+    ) -> (answer: HTTPDNSAnswer, need: Set<IPFamily>) {
         let now = clock.now()
         var cached: [IPFamily: CacheEntrySnapshot] = [:]
         var need: Set<IPFamily> = []
@@ -510,12 +532,19 @@ public final class ResolverCache: Sendable {
         if need.isEmpty {
             let sources = Set(cached.values.map(\.source))
             answer.source = sources.contains(.stale) ? .stale : sources == [.persisted] ? .persisted : .cache
-            return answer
         }
-        let started = DispatchTime.now()
-        let task = fetchTask(name, families: need)
-        let outcome = await Deadline.first(within: limit) { await task.value }
-        answer.ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
+        return (answer, need)
+    }
+
+    /// The cached part of an answer with what HTTPDNS said for the families in `need` (nil: no
+    /// answer within `limit`), asked in `ms`.
+    @inline(never)
+    private func answered(
+        _ held: HTTPDNSAnswer, need: Set<IPFamily>, outcome: Outcome?, ms: Double,
+        limit: Duration
+    ) -> HTTPDNSAnswer {
+        var answer = held
+        answer.ms = ms
         // Who was asked, answer or failure: getaddrinfo's failure is not HTTPDNS's.
         answer.source = Self.freshSource(configuration)
         switch outcome {

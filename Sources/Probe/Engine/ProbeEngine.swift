@@ -122,22 +122,12 @@ public final class ProbeEngine: Sendable {
     ) async
         -> URLReport?
     {
-        let url: ProbeURL
-        do {
-            url = try ProbeURL.parse(text)
-        } catch {
-            emit(.rejected(error))
-            return nil
-        }
+        guard let url = Self.parsed(text, emit: emit) else { return nil }
         let resolution = await memo.resolution(of: url.host) { _ in await self.resolution(of: url) }
-        emit(.resolved(resolution))
-        let plans = plan(url, resolution)
+        let plans = planned(url, resolution, emit: emit)
         let finished = await withTaskGroup(of: (Int, Attempt, [String]).self) { group in
             for (index, plan) in plans.enumerated() {
-                emit(
-                    .attemptStarted(
-                        PlannedAttempt(
-                            id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source)))
+                Self.started(plan, url: url, emit: emit)
                 group.addTask {
                     let (attempt, notes) = await self.run(plan, url: url, memo: memo)
                     emit(.attemptFinished(attempt))
@@ -148,6 +138,48 @@ public final class ProbeEngine: Sendable {
             for await item in group { done.append(item) }
             return done.sorted { $0.0 < $1.0 }
         }
+        return reported(url, resolution: resolution, finished: finished, emit: emit)
+    }
+
+    // What `report` does between its awaits. Not async, so what they build lives on the thread's
+    // stack for the moment they run, not in the async frame every probe under way holds (issue
+    // 34: /probe's peak memory).
+
+    /// The URL `text` names, nil (and said) when it cannot be probed.
+    @inline(never)
+    private static func parsed(_ text: String, emit: @Sendable (ProbeEvent) -> Void) -> ProbeURL? {
+        do {
+            return try ProbeURL.parse(text)
+        } catch {
+            emit(.rejected(error))
+            return nil
+        }
+    }
+
+    /// The attempts to make for `url` resolved as `resolution`, which is said first.
+    @inline(never)
+    private func planned(
+        _ url: ProbeURL, _ resolution: HostResolution, emit: @Sendable (ProbeEvent) -> Void
+    ) -> [Plan] {
+        emit(.resolved(resolution))
+        return plan(url, resolution)
+    }
+
+    /// Says an attempt is starting.
+    @inline(never)
+    private static func started(_ plan: Plan, url: ProbeURL, emit: @Sendable (ProbeEvent) -> Void) {
+        emit(
+            .attemptStarted(
+                PlannedAttempt(id: plan.id, url: url.text, scenario: plan.scenario, ip: plan.ip, ipSource: plan.source))
+        )
+    }
+
+    /// The report of the finished attempts, said.
+    @inline(never)
+    private func reported(
+        _ url: ProbeURL, resolution: HostResolution, finished: [(Int, Attempt, [String])],
+        emit: @Sendable (ProbeEvent) -> Void
+    ) -> URLReport {
         let report = report(url, resolution: resolution, finished: finished)
         emit(.finished(report))
         return report
@@ -281,71 +313,128 @@ public final class ProbeEngine: Sendable {
     /// - Returns: the attempt, and notes for the verdict (a redirect to a link-local address).
     private func run(_ plan: Plan, url: ProbeURL, memo: ResolutionMemo) async -> (Attempt, [String]) {
         guard let firstIP = plan.ip, plan.settled == nil else { return (settledAttempt(plan, url: url), []) }
-        var exchanges: [ReproduceCommand.Exchange] = []
-        var hops: [Hop] = []
-        var chain = RedirectChain(start: url, options: options)
-        var ip = firstIP
-        var pins = plan.pins
-        var resolver = plan.source ?? .system
-        var notes: [String] = []
-        var verdictNotes: [String] = []
+        var walk = AttemptWalk(
+            chain: RedirectChain(start: url, options: options), ip: firstIP, pins: plan.pins,
+            resolver: plan.source ?? .system)
         // Ends when a hop is no redirect to follow: the chain stops at its limit.
-        while true {
-            let request = chain.request
-            exchanges.append(
+        walking: while true {
+            let request = walk.chain.request
+            walk.exchanges.append(
                 reproduction(
-                    plan.scenario, url: request.url, ip: ip, pins: pins, method: request.method, body: request.body,
-                    dnsServer: plan.dnsServer))
+                    plan.scenario, url: request.url, ip: walk.ip, pins: walk.pins, method: request.method,
+                    body: request.body, dnsServer: plan.dnsServer))
             // The Location followed is the one received, not the hop's cleaned and redacted copy.
             let (hop, location) = await exchange(
-                plan.scenario, url: request.url, ip: ip, pins: pins, resolver: resolver, method: request.method,
-                body: request.body, headers: request.headers, notes: notes)
-            hops.append(hop)
-            let next: RedirectChain.Request
-            switch chain.next(status: hop.outcome.reachedServer ? hop.status : nil, location: location) {
-            case .done:
-                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
-            case .stop(let outcome, let error):
-                hops[hops.count - 1].outcome = outcome ?? hop.outcome
-                hops[hops.count - 1].error = error
-                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
-            case .follow(let request, let followNotes):
-                next = request
-                notes = followNotes
+                plan.scenario, url: request.url, ip: walk.ip, pins: walk.pins, resolver: walk.resolver,
+                method: request.method, body: request.body, headers: request.headers, notes: walk.notes)
+            switch after(hop, location: location, from: request, walk: &walk) {
+            case .finished:
+                break walking
+            case .again:
+                continue
+            case .resolve(let next):
+                // A new host is resolved again, with the technique of this attempt.
+                let found = await address(of: next, scenario: plan.scenario, memo: memo)
+                if !arrive(at: next, found, walk: &walk) { break walking }
             }
-            guard next.url.host != request.url.host else { continue }
-            // A name the policy refuses is not even resolved.
-            if let error = chain.refusal(of: next.url, by: destinations) {
-                hops[hops.count - 1].outcome = .redirectRefused
-                hops[hops.count - 1].error = error
-                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
+        }
+        return (attempt(plan, url: url, hops: walk.hops, exchanges: walk.exchanges), walk.verdictNotes)
+    }
+
+    /// Where an attempt stands between its exchanges: what `run` carries across its awaits.
+    private struct AttemptWalk {
+        var chain: RedirectChain
+        var exchanges: [ReproduceCommand.Exchange] = []
+        var hops: [Hop] = []
+        var ip: IPAddress
+        var pins: [IPAddress]
+        var resolver: IPSource
+        var notes: [String] = []
+        var verdictNotes: [String] = []
+
+        init(chain: RedirectChain, ip: IPAddress, pins: [IPAddress], resolver: IPSource) {
+            self.chain = chain
+            self.ip = ip
+            self.pins = pins
+            self.resolver = resolver
+        }
+    }
+
+    /// What an attempt does after a hop.
+    private enum AfterHop {
+        /// The attempt ends with its hops as they are.
+        case finished
+        /// The next request goes to the same host, at the same address.
+        case again
+        /// The next request goes to another host, resolved first.
+        case resolve(RedirectChain.Request)
+    }
+
+    // What `run` does between its awaits. Not async, and not inlined (nor `arrive`, `attempt`,
+    // `settledAttempt`, `reproduction`), so what they build lives on the thread's stack for the
+    // moment they run, not in the async frame every attempt under way holds (issue 34: /probe's
+    // peak memory).
+
+    /// Records `hop`, made for `request`, and says what follows it.
+    @inline(never)
+    private func after(
+        _ hop: Hop, location: String?, from request: RedirectChain.Request, walk: inout AttemptWalk
+    ) -> AfterHop {
+        walk.hops.append(hop)
+        let next: RedirectChain.Request
+        switch walk.chain.next(status: hop.outcome.reachedServer ? hop.status : nil, location: location) {
+        case .done:
+            return .finished
+        case .stop(let outcome, let error):
+            walk.hops[walk.hops.count - 1].outcome = outcome ?? hop.outcome
+            walk.hops[walk.hops.count - 1].error = error
+            return .finished
+        case .follow(let request, let followNotes):
+            next = request
+            walk.notes = followNotes
+        }
+        guard next.url.host != request.url.host else { return .again }
+        // A name the policy refuses is not even resolved.
+        if let error = walk.chain.refusal(of: next.url, by: destinations) {
+            walk.hops[walk.hops.count - 1].outcome = .redirectRefused
+            walk.hops[walk.hops.count - 1].error = error
+            return .finished
+        }
+        return .resolve(next)
+    }
+
+    /// Takes the address `next`'s host resolved to; false when the attempt ends instead (no
+    /// address, or one the policy refuses).
+    @inline(never)
+    private func arrive(
+        at next: RedirectChain.Request, _ found: RedirectResolution, walk: inout AttemptWalk
+    ) -> Bool {
+        switch found {
+        case .none(let failed):
+            walk.hops.append(failed)
+            return false
+        case .found(let found):
+            // Judged by the addresses the hop would connect to, whatever Location named.
+            switch walk.chain.judge(
+                connectingTo: found.pins.isEmpty ? [found.ip] : found.pins, for: next.url, by: destinations)
+            {
+            case .connect:
+                break
+            case .connectNoting(let note):
+                walk.notes.append("ipdirect: " + note)
+                walk.verdictNotes.append(note)
+            case .refuse(let error):
+                walk.hops[walk.hops.count - 1].outcome = .redirectRefused
+                walk.hops[walk.hops.count - 1].error = error
+                return false
             }
-            // A new host is resolved again, with the technique of this attempt.
-            switch await address(of: next, scenario: plan.scenario, memo: memo) {
-            case .none(let failed):
-                hops.append(failed)
-                return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
-            case .found(let found):
-                // Judged by the addresses the hop would connect to, whatever Location named.
-                switch chain.judge(
-                    connectingTo: found.pins.isEmpty ? [found.ip] : found.pins, for: next.url, by: destinations)
-                {
-                case .connect:
-                    break
-                case .connectNoting(let note):
-                    notes.append("ipdirect: " + note)
-                    verdictNotes.append(note)
-                case .refuse(let error):
-                    hops[hops.count - 1].outcome = .redirectRefused
-                    hops[hops.count - 1].error = error
-                    return (attempt(plan, url: url, hops: hops, exchanges: exchanges), verdictNotes)
-                }
-                (ip, pins, resolver) = (found.ip, found.pins, found.source)
-            }
+            (walk.ip, walk.pins, walk.resolver) = (found.ip, found.pins, found.source)
+            return true
         }
     }
 
     /// An attempt made without an exchange (skipped, or no address): its plan's settlement.
+    @inline(never)
     private func settledAttempt(_ plan: Plan, url: ProbeURL) -> Attempt {
         let settled =
             plan.settled
@@ -403,6 +492,7 @@ public final class ProbeEngine: Sendable {
     }
 
     /// The attempt its hops make: the first hop's address and certificate, the last hop's outcome.
+    @inline(never)
     private func attempt(
         _ plan: Plan, url: ProbeURL, hops: [Hop], exchanges: [ReproduceCommand.Exchange]
     ) -> Attempt {
@@ -426,6 +516,7 @@ public final class ProbeEngine: Sendable {
     }
 
     /// What `exchange` asks libcurl for, as `ReproduceCommand` needs it.
+    @inline(never)
     private func reproduction(
         _ scenario: Scenario, url: ProbeURL, ip: IPAddress?, pins: [IPAddress] = [], method: RequestMethod,
         body: [UInt8]? = nil, dnsServer: DNSServer? = nil
