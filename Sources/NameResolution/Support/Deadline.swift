@@ -1,7 +1,5 @@
 // Waiting with a deadline, without cancelling what is waited for: the one race between a
 // result and a timer, used by the resolver cache (HTTPDNS), the system resolver and the agent's stop.
-import CurlTransport
-import Dispatch
 import FoundationEssentials
 import FoundationGaps
 
@@ -24,8 +22,13 @@ public enum Deadline {
                     done = true
                 }
             }
-            start { finish($0) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { finish(nil) }
+            // Set before the work starts, and cancelled as it ends: a finished probe leaves no
+            // timer behind to wake anything (AlarmClock).
+            let alarm = AlarmClock.shared.set(after: limit) { finish(nil) }
+            start { value in
+                AlarmClock.shared.cancel(alarm)
+                finish(value)
+            }
         }
         once.withLock { _ in }
         return result

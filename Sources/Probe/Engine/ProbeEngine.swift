@@ -2,6 +2,7 @@
 // runs them over the multi loop (following redirects hop by hop) and writes the verdict.
 import CurlTransport
 import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import TerminalText
 
@@ -175,7 +176,7 @@ public final class ProbeEngine: Sendable {
 
     /// One attempt to make: a scenario against one address, or a reason it cannot be made.
     struct Plan: Sendable {
-        var id = UUID()
+        var id = UUID.random()
         var scenario: Scenario
         var ip: IPAddress?
         var source: IPSource?
