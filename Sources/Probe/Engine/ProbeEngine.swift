@@ -293,10 +293,12 @@ public final class ProbeEngine: Sendable {
         // Ends when a hop is no redirect to follow: the chain stops at its limit.
         while true {
             let request = chain.request
-            exchanges.append(
-                reproduction(
-                    plan.scenario, url: request.url, ip: ip, pins: pins, method: request.method, body: request.body,
-                    dnsServer: plan.dnsServer))
+            if options.reproduceCommands {
+                exchanges.append(
+                    reproduction(
+                        plan.scenario, url: request.url, ip: ip, pins: pins, method: request.method,
+                        body: request.body, dnsServer: plan.dnsServer))
+            }
             // The Location followed is the one received, not the hop's cleaned and redacted copy.
             let (hop, location) = await exchange(
                 plan.scenario, url: request.url, ip: ip, pins: pins, resolver: resolver, method: request.method,
@@ -353,7 +355,7 @@ public final class ProbeEngine: Sendable {
             ?? Settlement(outcome: .dnsFailed, reason: .noAddress(host: url.host, httpdns: nil, system: nil))
         // A system-dns attempt that found no address is repeated by asking system DNS again.
         let reproduce =
-            plan.scenario == .systemDNS && settled.outcome == .dnsFailed
+            options.reproduceCommands && plan.scenario == .systemDNS && settled.outcome == .dnsFailed
             ? ReproduceCommand.command(
                 for: reproduction(
                     .systemDNS, url: url, ip: nil, method: options.method, body: options.body,
@@ -415,7 +417,8 @@ public final class ProbeEngine: Sendable {
             checkedName: url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil, outcome: last.outcome,
             status: last.status, httpVersion: last.httpVersion, timings: last.timings,
             certificate: last.certificate ?? first.certificate, error: last.error, hops: hops,
-            reproduce: ReproduceCommand.command(for: exchanges), shortage: last.shortage)
+            reproduce: options.reproduceCommands ? ReproduceCommand.command(for: exchanges) : nil,
+            shortage: last.shortage)
     }
 
     /// A URL as traces show it: redacted unless `--no-redact`.
