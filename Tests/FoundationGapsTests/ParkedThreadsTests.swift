@@ -4,6 +4,16 @@ import Foundation
 import FoundationGaps
 import Testing
 
+/// Polls `condition` every 10 ms, 500 times at most: counted in polls, not in wall time, because
+/// under the whole suite a task's sleep can end many seconds late.
+func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<500 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
 @Suite struct ParkedThreadsTests {
     /// The kernel's id of the calling thread, from /proc/thread-self ("PID/task/TID"): unlike a
     /// pthread_t, not handed to the next thread as soon as one ends.
@@ -17,16 +27,34 @@ import Testing
             .trimmingCharacters(in: .newlines)
     }
 
-    @Test func workRunsOffTheCallerUnderItsNameOnTheThreadTheLastCallLeft() async {
+    @Test func workRunsOffTheCallerUnderItsName() async {
         let caller = Self.threadID()
-        let first = await onThreadOfItsOwn(named: "ipdirect-test-park") { (Self.threadID(), Self.threadName()) }
-        let second = await onThreadOfItsOwn(named: "ipdirect-test-park") { (Self.threadID(), Self.threadName()) }
-        #expect(first.0 != caller)
+        let (thread, name) = await onThreadOfItsOwn(named: "ipdirect-test-park") {
+            (Self.threadID(), Self.threadName())
+        }
+        #expect(thread != caller)
         // The kernel keeps the first 15 bytes of a thread's name.
-        #expect(first.1 == "ipdirect-test-p")
-        #expect(second.1 == "ipdirect-test-p")
-        // Before, each call started (and named) a thread of its own.
+        #expect(name == "ipdirect-test-p")
+    }
+
+    // The shelves in these tests wait 600 s, not `shared`'s 10: under the whole suite a test's
+    // task can resume more than 10 s late, and a parked thread would have ended meanwhile.
+    @Test func theNextWorkOfANameRunsOnTheThreadTheLastLeftParked() async {
+        let threads = ParkedThreads(perName: 4, idleFor: .seconds(600))
+        func nextRun() async -> (String, String) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<(String, String), Never>) in
+                threads.run(named: "ipdirect-test-again") {
+                    continuation.resume(returning: (Self.threadID(), Self.threadName()))
+                }
+            }
+        }
+        let first = await nextRun()
+        // The thread parks just after it hands the result over.
+        #expect(await eventually { threads.parked(named: "ipdirect-test-again") == 1 })
+        let second = await nextRun()
+        // Before (main's onThreadOfItsOwn), each call started and named a thread of its own.
         #expect(second.0 == first.0)
+        #expect(second.1 == "ipdirect-test-a")
     }
 
     @Test func aParkedThreadEndsWhenNoWorkComesWithinItsIdleTime() async throws {
@@ -39,12 +67,12 @@ import Testing
         let first = await threadOfNextRun()
         try await Task.sleep(for: .seconds(1))
         // The first thread waited 200 ms for work and ended: the next run has a new one.
-        #expect(threads.parked(named: "ipdirect-test-idle") == 0)
+        #expect(await eventually { threads.parked(named: "ipdirect-test-idle") == 0 })
         #expect(await threadOfNextRun() != first)
     }
 
     @Test func atMostTheBoundOfThreadsStayParked() async throws {
-        let threads = ParkedThreads(perName: 2, idleFor: .seconds(10))
+        let threads = ParkedThreads(perName: 2, idleFor: .seconds(600))
         let started = Locked(0)
         let release = Locked(false)
         // Five at once, each blocked until all have started: five threads, two kept after.
@@ -64,7 +92,9 @@ import Testing
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { threads.parked(named: "ipdirect-test-bound") == 2 })
+        // The other three ended instead of parking.
+        try await Task.sleep(for: .milliseconds(200))
         #expect(threads.parked(named: "ipdirect-test-bound") == 2)
     }
 }
