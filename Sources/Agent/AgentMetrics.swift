@@ -97,6 +97,11 @@ public final class AgentMetrics: ReportExporter {
     /// `record` holds it for its whole body, so a report from a round that began before a reload
     /// cannot bring back a removed target's series after `keep(only:)` took them out.
     private let inForce = Locked<Set<String>?>(nil)
+    /// The resolver cache's counters by event, each made at its first event and kept: asking the
+    /// registry for one per event (a descriptor built, the registry's lock, its dictionary) was
+    /// paid by every `/probe` (issue 34). They are never unregistered, so the kept one is the
+    /// registry's.
+    private let resolverEventCounters = Locked([ResolverEvent.Kind: Counter]())
 
     /// Phase-time buckets, in seconds: a LAN probe takes milliseconds, a bad carrier seconds.
     static let durationBuckets: [Duration] = [
@@ -276,11 +281,16 @@ public final class AgentMetrics: ReportExporter {
 
     /// Counts one thing the resolver cache did.
     public func record(_ event: ResolverEvent) {
-        counter(
-            "resolver_cache_events", "total",
-            "What the resolver cache did: hit, miss, expired (an expired answer reused), refresh, fallback, error.",
-            [("event", event.kind.rawValue)]
-        ).increment()
+        let counter = resolverEventCounters.withLock { counters in
+            if let kept = counters[event.kind] { return kept }
+            let made = self.counter(
+                "resolver_cache_events", "total",
+                "What the resolver cache did: hit, miss, expired (an expired answer reused), refresh, fallback, error.",
+                [("event", event.kind.rawValue)])
+            counters[event.kind] = made
+            return made
+        }
+        counter.increment()
     }
 
     /// Counts records an exporter could not deliver.

@@ -248,6 +248,8 @@ public final class ProbeEndpoint: Sendable {
         if let allIPs = module.allIPs { options.allIPs = allIPs }
         if !request.scenarios.isEmpty { options.scenarios = request.scenarios }
         if let allIPs = request.allIPs { options.allIPs = allIPs }
+        // Neither the answer nor the debug trace shows a reproduce command.
+        options.reproduceCommands = false
         // Each request is bounded by the budget too, so a probe that runs out ends soon after.
         let limit = Duration.milliseconds(Int64(budget * 1000))
         options.timeout = min(options.timeout, limit)

@@ -53,13 +53,99 @@ public func detachThread(named name: String, _ body: @escaping @Sendable () -> V
     }
 }
 
-/// Runs `work` on a new thread named `name` and returns its result to the awaiting task: for a
-/// call that blocks (c-ares' poll, a set of connects), kept off Swift's few cooperative threads.
+/// Runs `work` on a thread of its own named `name` and returns its result to the awaiting task:
+/// for a call that blocks (c-ares' poll, a set of connects), kept off Swift's few cooperative
+/// threads. The thread is one an earlier call of the same name left parked when one is idle
+/// (`ParkedThreads`), a new one otherwise: `/probe` asks a DNS server for every request, and a
+/// thread made and named for each lookup was a clone, an open and a write apiece (issue 34).
 ///
 /// The result crosses through a `HandOff` (a lock taken on both sides): `make tsan-opt` reported
 /// the task's read of what the thread built (DNSServerResolver's addresses) as a race without it.
 public func onThreadOfItsOwn<T: Sendable>(named name: String, _ work: @escaping @Sendable () -> T) async -> T {
     await HandOff().value { delivery in
-        detachThread(named: name) { delivery.deliver(work()) }
+        ParkedThreads.shared.run(named: name) { delivery.deliver(work()) }
+    }
+}
+
+/// Threads that stay after their work for the next work of the same name, a while: a thread
+/// started per blocking call costs more than the call when the call is quick (a c-ares lookup
+/// on loopback). Each parked thread waits on its own condition, so handing it work wakes it alone.
+public final class ParkedThreads: @unchecked Sendable {
+    /// The threads `onThreadOfItsOwn` runs its work on.
+    public static let shared = ParkedThreads(perName: 16, idleFor: .seconds(10))
+
+    /// One thread's place on the shelf: the work handed to it while it waits.
+    private final class Worker: @unchecked Sendable {
+        let condition = Condition()
+        /// Set by `run` under the condition's lock; taken by the worker under it.
+        var work: (@Sendable () -> Void)?
+    }
+
+    /// Parked workers by thread name, the most recently parked last.
+    private let idle = Locked([String: [Worker]]())
+    private let perName: Int
+    private let idleFor: UInt64
+
+    /// - Parameters:
+    ///   - perName: the most threads of one name kept parked; one more ends after its work.
+    ///   - idleFor: how long a parked thread waits for work before it ends.
+    public init(perName: Int, idleFor: Duration) {
+        self.perName = perName
+        self.idleFor = Condition.nanoseconds(idleFor)
+    }
+
+    /// Runs `body` on a parked thread named `name`, or on a new one when none is idle.
+    public func run(named name: String, _ body: @escaping @Sendable () -> Void) {
+        if let worker = idle.withLock({ $0[name]?.popLast() }) {
+            worker.condition.lock()
+            worker.work = body
+            worker.condition.signal()
+            worker.condition.unlock()
+            return
+        }
+        detachThread(named: name) { self.serve(name, first: body) }
+    }
+
+    /// How many threads named `name` are parked now.
+    public func parked(named name: String) -> Int { idle.withLock { $0[name]?.count ?? 0 } }
+
+    /// The thread's life: its work, then parked until more comes or the idle time passes.
+    private func serve(_ name: String, first: @escaping @Sendable () -> Void) {
+        let worker = Worker()
+        var next: (@Sendable () -> Void)? = first
+        while let work = next {
+            work()
+            next = park(worker, name)
+        }
+    }
+
+    /// Parks `worker` and waits for work; nil when the thread should end (the shelf full, or no
+    /// work came within the idle time).
+    private func park(_ worker: Worker, _ name: String) -> (@Sendable () -> Void)? {
+        let parked = idle.withLock { idle -> Bool in
+            guard idle[name, default: []].count < perName else { return false }
+            idle[name, default: []].append(worker)
+            return true
+        }
+        guard parked else { return nil }
+        let due = Condition.now + idleFor
+        worker.condition.lock()
+        defer { worker.condition.unlock() }
+        while worker.work == nil, Condition.now < due { worker.condition.wait(until: due) }
+        if worker.work == nil {
+            // Off the shelf before ending, unless `run` took it off meanwhile: then work is coming.
+            worker.condition.unlock()
+            let left = idle.withLock { idle -> Bool in
+                guard let index = idle[name]?.firstIndex(where: { $0 === worker }) else { return false }
+                idle[name]?.remove(at: index)
+                return true
+            }
+            worker.condition.lock()
+            if left { return nil }
+            while worker.work == nil { worker.condition.wait(until: nil) }
+        }
+        let work = worker.work
+        worker.work = nil
+        return work
     }
 }

@@ -77,6 +77,18 @@ struct AgentLoopTests {
         try await lab.shutdown()
     }
 
+    @Test("resolver cache events are counted per kind, and a kind never seen has no series")
+    func resolverEventCounts() {
+        let metrics = AgentMetrics(labels: [AgentLabel(name: "region", value: "lab-east")])
+        for kind in [ResolverEvent.Kind.hit, .hit, .miss, .hit] {
+            metrics.record(ResolverEvent(kind: kind, host: "sni-a.lab.test", detail: ""))
+        }
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains("ipdirect_resolver_cache_events_total{event=\"hit\",region=\"lab-east\"} 3\n"))
+        #expect(text.contains("ipdirect_resolver_cache_events_total{event=\"miss\",region=\"lab-east\"} 1\n"))
+        #expect(!text.contains("event=\"refresh\""))
+    }
+
     @Test("a target that leaves the list takes its series out of /metrics")
     func removedTargetSeries() async throws {
         let lab = try await Lab.start()

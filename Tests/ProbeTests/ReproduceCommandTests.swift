@@ -162,6 +162,20 @@ struct ReproduceCommandTests {
         }
     }
 
+    @Test("the agent's /probe turns the commands off: the attempts are made alike, with no command")
+    func commandsOff() async throws {
+        try await withLab { lab in
+            var options = ProbeOptions()
+            options.reproduceCommands = false
+            let quiet = await lab.engine(options).probeAll([lab.url("single.lab.test")])
+            let usual = await lab.engine().probeAll([lab.url("single.lab.test")])
+            let attempts = try #require(quiet.first?.attempts)
+            #expect(attempts.allSatisfy { $0.reproduce == nil })
+            #expect(attempts.map(\.outcome) == usual.first?.attempts.map(\.outcome))
+            #expect(usual.first?.attempts.contains { $0.reproduce != nil } == true)
+        }
+    }
+
     @Test("JSON carries attempts[].reproduce and HAR entries _reproduce")
     func exports() async throws {
         try await withLab { lab in

@@ -1,7 +1,5 @@
 // Waiting with a deadline, without cancelling what is waited for: the one race between a
 // result and a timer, used by the resolver cache (HTTPDNS), the system resolver and the agent's stop.
-import CurlTransport
-import Dispatch
 import FoundationEssentials
 import FoundationGaps
 
@@ -17,8 +15,13 @@ public enum Deadline {
         // The first to finish is delivered, under the hand-off's lock, which the task takes once
         // after its await: the order ThreadSanitizer needs to see (FoundationGaps' HandOff says why).
         await HandOff().value { (delivery: HandOff.Delivery<T?>) in
-            start { delivery.deliver($0) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + limit.inSeconds) { delivery.deliver(nil) }
+            // Set before the work starts, and cancelled as it ends: a finished probe leaves no
+            // timer behind to wake anything (AlarmClock).
+            let alarm = AlarmClock.shared.set(after: limit) { delivery.deliver(nil) }
+            start { value in
+                AlarmClock.shared.cancel(alarm)
+                delivery.deliver(value)
+            }
         }
     }
 

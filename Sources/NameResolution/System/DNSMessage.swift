@@ -197,8 +197,27 @@ enum DNSMessage {
         if header.rcode != 0 { throw .rcode(DNSRcode(code: header.rcode)) }
         guard let asked = questionName(reply) else { throw .unreadable("its question section is cut short") }
         if asked.lowercased() != trimmedDot(host).lowercased() { throw .otherName(asked) }
-        let capacity = maxAddressesPerFamily
-        return try reply.withUnsafeBufferPointer { (p) throws(DNSReplyProblem) -> DNSReplyAddresses in
+        // Records for a few addresses first: arrays for every address a message could hold
+        // (4,095 of them, 114 KB zeroed for A and AAAA) were made for each lookup, and `/probe`
+        // looks one up per request (issue 34). A reply with more is read again with room for all.
+        let first = try parse(reply, family: family, capacity: Self.usualAddresses)
+        let parsed =
+            first.sent > first.raw.count
+            ? try parse(reply, family: family, capacity: maxAddressesPerFamily) : first
+        return DNSReplyAddresses(
+            raw: parsed.raw, ttl: parsed.ttls.min(), aliases: cnameChain(reply, from: host),
+            sent: max(parsed.sent, parsed.raw.count))
+    }
+
+    /// How many records `addresses` makes room for at first: more than a name's usual answer.
+    static let usualAddresses = 64
+
+    /// c-ares's reading of `reply`'s addresses of `family`, at most `capacity` of them, with how
+    /// many the reply held (c-ares fills the records up to `capacity` but its hostent with all).
+    private static func parse(
+        _ reply: [UInt8], family: IPFamily, capacity: Int
+    ) throws(DNSReplyProblem) -> (raw: [String], ttls: [Int], sent: Int) {
+        try reply.withUnsafeBufferPointer { (p) throws(DNSReplyProblem) -> (raw: [String], ttls: [Int], sent: Int) in
             var hostent: UnsafeMutablePointer<hostent>?
             var count = Int32(capacity)
             var raw: [String] = []
@@ -231,14 +250,12 @@ enum DNSMessage {
             case ARES_ENODATA: throw .noData
             default: throw .unreadable(String(cString: ares_strerror(status)))
             }
-            // c-ares fills `records` up to `capacity` but the hostent with every address: the true count.
             var sent = raw.count
             if let list = hostent?.pointee.h_addr_list {
                 sent = 0
                 while list[sent] != nil { sent += 1 }
             }
-            return DNSReplyAddresses(
-                raw: raw, ttl: ttls.min(), aliases: cnameChain(reply, from: host), sent: max(sent, raw.count))
+            return (raw, ttls, sent)
         }
     }
 

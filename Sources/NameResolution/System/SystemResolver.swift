@@ -1,5 +1,5 @@
 // System DNS through getaddrinfo, which can block for seconds: each lookup runs on a thread
-// of its own, and the caller gets an answer at the timeout whether or not the thread is done.
+// of its own (a parked one when idle), and the caller gets an answer at the timeout either way.
 import CurlTransport
 import Dispatch
 import FoundationEssentials
@@ -39,7 +39,8 @@ public struct SystemResolver: Sendable {
                 // A place at the gate first: a batch of names must not start a thread each at once.
                 Task { [lookups] in
                     await lookups.enter()
-                    detachThread(named: "ipdirect.getaddrinfo") {
+                    // A parked thread when one is idle: the agent's `/probe` looks a name up per request.
+                    ParkedThreads.shared.run(named: "ipdirect.getaddrinfo") {
                         done(Self.lookup(host, families: families))
                         lookups.leave()
                     }

@@ -2,6 +2,7 @@
 // runs them over the multi loop (following redirects hop by hop) and writes the verdict.
 import CurlTransport
 import FoundationEssentials
+import FoundationGaps
 import NameResolution
 import TerminalText
 
@@ -207,7 +208,7 @@ public final class ProbeEngine: Sendable {
 
     /// One attempt to make: a scenario against one address, or a reason it cannot be made.
     struct Plan: Sendable {
-        var id = UUID()
+        var id = UUID.random()
         var scenario: Scenario
         var ip: IPAddress?
         var source: IPSource?
@@ -319,10 +320,12 @@ public final class ProbeEngine: Sendable {
         // Ends when a hop is no redirect to follow: the chain stops at its limit.
         walking: while true {
             let request = walk.chain.request
-            walk.exchanges.append(
-                reproduction(
-                    plan.scenario, url: request.url, ip: walk.ip, pins: walk.pins, method: request.method,
-                    body: request.body, dnsServer: plan.dnsServer))
+            if options.reproduceCommands {
+                walk.exchanges.append(
+                    reproduction(
+                        plan.scenario, url: request.url, ip: walk.ip, pins: walk.pins, method: request.method,
+                        body: request.body, dnsServer: plan.dnsServer))
+            }
             // The Location followed is the one received, not the hop's cleaned and redacted copy.
             let (hop, location) = await exchange(
                 plan.scenario, url: request.url, ip: walk.ip, pins: walk.pins, resolver: walk.resolver,
@@ -441,7 +444,7 @@ public final class ProbeEngine: Sendable {
             ?? Settlement(outcome: .dnsFailed, reason: .noAddress(host: url.host, httpdns: nil, system: nil))
         // A system-dns attempt that found no address is repeated by asking system DNS again.
         let reproduce =
-            plan.scenario == .systemDNS && settled.outcome == .dnsFailed
+            options.reproduceCommands && plan.scenario == .systemDNS && settled.outcome == .dnsFailed
             ? ReproduceCommand.command(
                 for: reproduction(
                     .systemDNS, url: url, ip: nil, method: options.method, body: options.body,
@@ -504,7 +507,8 @@ public final class ProbeEngine: Sendable {
             checkedName: url.isHTTPS && plan.scenario != .directHTTP ? url.host : nil, outcome: last.outcome,
             status: last.status, httpVersion: last.httpVersion, timings: last.timings,
             certificate: last.certificate ?? first.certificate, error: last.error, hops: hops,
-            reproduce: ReproduceCommand.command(for: exchanges), shortage: last.shortage)
+            reproduce: options.reproduceCommands ? ReproduceCommand.command(for: exchanges) : nil,
+            shortage: last.shortage)
     }
 
     /// A URL as traces show it: redacted unless `--no-redact`.

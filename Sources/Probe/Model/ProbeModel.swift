@@ -2,6 +2,7 @@
 // the per-URL report. Field names follow the JSON contract of `ipdirect probe --format json`.
 import CurlTransport
 import FoundationEssentials
+import FoundationGaps
 import NameResolution
 
 /// The ways of making one request; the raw values are used everywhere (flags, JSON, HAR).
@@ -231,7 +232,7 @@ public struct Attempt: Sendable, Codable, Equatable, Hashable, Identifiable {
     }
 
     public init(
-        id: UUID = UUID(), url: String, scenario: Scenario, ip: IPAddress? = nil, ipSource: IPSource? = nil,
+        id: UUID = .random(), url: String, scenario: Scenario, ip: IPAddress? = nil, ipSource: IPSource? = nil,
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
         error: AttemptFailure? = nil, hops: [Hop] = [], reproduce: String? = nil,

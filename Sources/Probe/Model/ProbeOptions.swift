@@ -44,6 +44,10 @@ public struct ProbeOptions: Sendable {
     /// The names whose values are hidden besides the built-in words (`redact` in the
     /// configuration file); applies when `redact` is on.
     public var secretNames = RedactionNames.builtIn
+    /// Whether each attempt carries the shell command that repeats it (`Attempt.reproduce`), for
+    /// the console, `probe` and the exports. The agent's `/probe` shows none, in its answer or
+    /// its trace, and turns it off: the command was built for every request (issue 34).
+    public var reproduceCommands = true
 
     public init(
         scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: RequestMethod = .get,
