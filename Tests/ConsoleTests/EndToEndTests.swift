@@ -351,9 +351,9 @@ struct EndToEndTests {
         let terminal = try await TmuxTerminal.console(width: 100, height: 30)
         defer { terminal.close() }
         let pane = terminal.pane
-        let shell = await pane.format("#{pane_pid}")
-        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
-        let pid = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
+        let shell = try #require(pid_t(await pane.format("#{pane_pid}")))
+        // The shell's first child: the console it started.
+        let pid = try #require(ProcessStatus.descendants(of: shell).first)
         kill(pid, SIGTERM)
         await pane.waitForExit()
         let restored = await pane.screenAndHistory()
