@@ -72,7 +72,7 @@ public final class TransferLoop: @unchecked Sendable {
     /// - Returns: what happened, failures included.
     public func perform(_ spec: TransferSpec) async -> TransferRecord {
         await handOff.value { delivery in
-            let transfer = Transfer(spec: spec, delivery: delivery)
+            let transfer = Transfer(spec: spec, delivery: delivery, departures: TransferDepartures.current)
             let queued = queue.withLock { queue in
                 guard !queue.closed else { return false }
                 queue.incoming.append(transfer)
@@ -149,6 +149,9 @@ public final class TransferLoop: @unchecked Sendable {
             }
             active[easy.raw] = transfer
             curl_multi_add_handle(multi, easy.raw)
+            // From here on libcurl may send: what a caller that gave up reads to tell whether
+            // the far side was ever asked.
+            transfer.departures?.started()
             started = true
         }
         // Started transfers leave the queue. Emptying it only once it drains is not enough: a
@@ -192,6 +195,8 @@ private final class Transfer {
     let spec: TransferSpec
     /// The waiting task, resumed through the loop's hand-off.
     private let delivery: HandOff.Delivery<TransferRecord>
+    /// The submitting task's departures, marked when the loop starts the transfer.
+    let departures: TransferDepartures?
     private(set) var easy: EasyHandle?
     private var check: UnsafeMutablePointer<ccurl_tls_check>?
     private var unmanaged: Unmanaged<Transfer>?
@@ -208,9 +213,10 @@ private final class Transfer {
     var responseBytes = 0
     var log = CurlLog()
 
-    init(spec: TransferSpec, delivery: HandOff.Delivery<TransferRecord>) {
+    init(spec: TransferSpec, delivery: HandOff.Delivery<TransferRecord>, departures: TransferDepartures?) {
         self.spec = spec
         self.delivery = delivery
+        self.departures = departures
         switch spec.bodyLimit {
         case .keepFirst(let count), .failBeyond(let count): bodyCap = count
         }

@@ -100,4 +100,22 @@ struct TransferLoopTests {
             #expect(record.body == LabExtraName.body(size: 100_000))
         }
     }
+
+    /// What lets a resolver that gave up say "never sent" rather than "timed out".
+    @Test("a transfer marks its work as sent once the loop starts it, and work that waits on it counts it too")
+    func departures() async throws {
+        try await withLab { lab in
+            let asking = TransferDepartures()
+            let waitingOnIt = TransferDepartures()
+            #expect(!asking.wait.sent)
+            let record = await TransferDepartures.$current.withValue(asking) {
+                await TransferLoop.shared.perform(TransferSpec(url: lab.endpoints.httpdns + "/"))
+            }
+            #expect(record.status == 404)
+            #expect(asking.wait.sent)
+            #expect(!waitingOnIt.wait.sent)
+            waitingOnIt.follow(asking)
+            #expect(waitingOnIt.wait.sent)
+        }
+    }
 }

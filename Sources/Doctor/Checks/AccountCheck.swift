@@ -208,20 +208,24 @@ struct Canary {
             // The provider may ask several start IPs in turn before its query: one bound for all.
             let limit = context.stepTimeout
             let at = address.map { " at \($0.label)" } ?? ""
+            // Whether the query left before the bound: one that never did says so, not "timed out".
+            let departures = TransferDepartures()
             let result = await DoctorWaits.on(
                 "\(provider.name)\(at) resolving \(context.canaryName)", owner: .account
             ) {
                 await Deadline.first(within: limit) { () async -> Result<ProviderAnswer, ResolutionError> in
-                    do throws(ResolutionError) {
-                        return .success(try await provider.resolve(context.canaryName, families: [.v4]))
-                    } catch {
-                        return .failure(error)
+                    await TransferDepartures.$current.withValue(departures) {
+                        do throws(ResolutionError) {
+                            return .success(try await provider.resolve(context.canaryName, families: [.v4]))
+                        } catch {
+                            return .failure(error)
+                        }
                     }
                 }
             }
             return Canary(
                 name: context.canaryName, provider: provider.name,
-                result: result ?? .failure(.timeout(seconds: limit.inSeconds)), command: command)
+                result: result ?? .failure(.unanswered(within: limit, departures.wait)), command: command)
         } catch {
             return Canary(
                 name: context.canaryName, provider: configuration.provider.rawValue, result: .failure(error),

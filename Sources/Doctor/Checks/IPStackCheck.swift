@@ -148,11 +148,14 @@ struct IPStackCheck: DoctorCheck {
         let canary = context.canaryName
         let resolver = context.boundedResolver
         trace.append(.init(.sent, "HTTPDNS A \(canary), for an address to synthesize"))
+        let departures = TransferDepartures()
         let answered = await Deadline.first(within: timeout) { () -> Result<ProviderAnswer, ResolutionError> in
-            do throws(ResolutionError) {
-                return .success(try await ProviderFactory.make(resolver).resolve(canary, families: [.v4]))
-            } catch {
-                return .failure(error)
+            await TransferDepartures.$current.withValue(departures) {
+                do throws(ResolutionError) {
+                    return .success(try await ProviderFactory.make(resolver).resolve(canary, families: [.v4]))
+                } catch {
+                    return .failure(error)
+                }
             }
         }
         if case .success(let answer)? = answered, let v4 = answer.ipv4.first, let v6 = prefix.synthesize(v4) {
@@ -163,8 +166,14 @@ struct IPStackCheck: DoctorCheck {
         case .failure(let error)?: trace.append(.init(.seen, "HTTPDNS: \(canary): \(error)"))
         case .success?: trace.append(.init(.seen, "HTTPDNS: \(canary) has no A record"))
         case nil:
-            let seconds = ResolutionError.format(timeout.inSeconds)
-            trace.append(.init(.seen, "HTTPDNS: no answer for \(canary) within \(seconds) s"))
+            // A query that never left (or left late) says so; one the service let time out, as before.
+            let unanswered = ResolutionError.unanswered(within: timeout, departures.wait)
+            if case .timeout = unanswered {
+                let seconds = ResolutionError.format(timeout.inSeconds)
+                trace.append(.init(.seen, "HTTPDNS: no answer for \(canary) within \(seconds) s"))
+            } else {
+                trace.append(.init(.seen, "HTTPDNS: \(canary): \(unanswered)"))
+            }
         }
         let wellKnown: IPAddress = "192.0.0.170"
         return "\(wellKnown) is " + (prefix.synthesize(wellKnown).map(\.text) ?? "?")

@@ -138,6 +138,9 @@ public final class ResolverCache: Sendable {
         var id: Int
         var families: Set<IPFamily>
         var task: Task<Outcome, Never>
+        /// Whether the request has left ipdirect yet: a resolve that gives up before it did was
+        /// kept waiting by ipdirect, not by the service.
+        var departures: TransferDepartures
     }
 
     struct State {
@@ -449,10 +452,10 @@ public final class ResolverCache: Sendable {
         let (held, need) = cachedAnswer(name, families: families, afresh: afresh)
         if need.isEmpty { return held }
         let started = DispatchTime.now()
-        let task = fetchTask(name, families: need)
+        let (task, _, departures) = fetch(name, families: need)
         let outcome = await Deadline.first(within: limit) { await task.value }
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
-        return answered(held, need: need, outcome: outcome, ms: ms, limit: limit)
+        return answered(held, need: need, outcome: outcome, ms: ms, limit: limit, departures: departures)
     }
 
     /// What the cache holds for `name` (counted as hits, stale entries refreshed in the
@@ -537,11 +540,11 @@ public final class ResolverCache: Sendable {
     }
 
     /// The cached part of an answer with what HTTPDNS said for the families in `need` (nil: no
-    /// answer within `limit`), asked in `ms`.
+    /// answer within `limit`, read by whether the request had left, `departures`), asked in `ms`.
     @inline(never)
     private func answered(
         _ held: HTTPDNSAnswer, need: Set<IPFamily>, outcome: Outcome?, ms: Double,
-        limit: Duration
+        limit: Duration, departures: TransferDepartures
     ) -> HTTPDNSAnswer {
         var answer = held
         answer.ms = ms
@@ -549,7 +552,7 @@ public final class ResolverCache: Sendable {
         answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
-            answer.error = .httpdns(.timeout(seconds: limit.inSeconds))
+            answer.error = .httpdns(.unanswered(within: limit, departures.wait))
         case .failure(let error)?:
             answer.error = .httpdns(error)
             if case .notAnIP(let junk) = error { answer.rejected = junk }
@@ -608,18 +611,26 @@ public final class ResolverCache: Sendable {
         fetch(host, families: families).task
     }
 
-    private func fetch(_ host: String, families: Set<IPFamily>) -> (task: Task<Outcome, Never>, started: Bool) {
+    private func fetch(
+        _ host: String, families: Set<IPFamily>
+    ) -> (task: Task<Outcome, Never>, started: Bool, departures: TransferDepartures) {
         state.withLock { c in
             if let running = c.inflight[host], running.families.isSuperset(of: families) {
-                return (running.task, false)
+                return (running.task, false, running.departures)
             }
             c.nextID += 1
             let id = c.nextID
             let wanted = families.union(c.inflight[host]?.families ?? [])
             for family in wanted { c.entries[CacheKey(host: host, family: family)]?.refreshing = true }
-            let task = Task { await self.performFetch(host, families: wanted, id: id) }
-            c.inflight[host] = InFlight(id: id, families: wanted, task: task)
-            return (task, true)
+            // Counted from here: the query gate's wait is ipdirect's as much as the loop's.
+            let departures = TransferDepartures()
+            let task = Task {
+                await TransferDepartures.$current.withValue(departures) {
+                    await self.performFetch(host, families: wanted, id: id)
+                }
+            }
+            c.inflight[host] = InFlight(id: id, families: wanted, task: task, departures: departures)
+            return (task, true, departures)
         }
     }
 
@@ -631,10 +642,13 @@ public final class ResolverCache: Sendable {
         while start < hosts.count {
             let chunk = Array(hosts[start..<min(start + Self.batchSize, hosts.count)])
             start += Self.batchSize
+            let departures = TransferDepartures()
             let batch = Task { () -> [String: Outcome] in
-                await httpdnsQueries.enter()
-                defer { httpdnsQueries.leave() }
-                return await provider.resolveBatch(chunk, families: families)
+                await TransferDepartures.$current.withValue(departures) {
+                    await httpdnsQueries.enter()
+                    defer { httpdnsQueries.leave() }
+                    return await provider.resolveBatch(chunk, families: families)
+                }
             }
             state.withLock { c in
                 for host in chunk {
@@ -649,7 +663,7 @@ public final class ResolverCache: Sendable {
                         self.store(outcome, host: host, families: families, kind: .refresh, inflightID: id)
                         return outcome
                     }
-                    c.inflight[host] = InFlight(id: id, families: families, task: task)
+                    c.inflight[host] = InFlight(id: id, families: families, task: task, departures: departures)
                 }
             }
         }

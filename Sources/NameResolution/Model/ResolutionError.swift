@@ -9,6 +9,13 @@ import TerminalText
 public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No answer within the timeout.
     case timeout(seconds: Double)
+    /// No answer within the timeout, of which the query spent `waited` seconds (a tenth or
+    /// more) in ipdirect's own queue before it was sent: the service had only the rest.
+    case timeoutAfterWaiting(seconds: Double, waited: Double)
+    /// No answer because the query was never sent: it waited `waited` seconds for its turn in
+    /// ipdirect's own queue (every connection busy) and the timeout came first. The service was
+    /// not asked, so nothing is said about it.
+    case notSent(waited: Double)
     /// The endpoint refused the connection (ECONNREFUSED: nothing listens there).
     case refused(endpoint: String, detail: String)
     /// The connection to the endpoint failed otherwise: a local firewall, no route, a reset,
@@ -55,6 +62,14 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .timeout(let seconds):
             return "timed out after \(Self.format(seconds)) s"
+        case .timeoutAfterWaiting(let seconds, let waited):
+            return
+                "timed out after \(Self.format(seconds)) s, \(Self.format(tenths: waited)) s of which the query waited "
+                + "for its turn in ipdirect before it was sent"
+        case .notSent(let waited):
+            return
+                "the query was never sent: it waited \(Self.format(tenths: waited)) s for its turn behind ipdirect's "
+                + "other requests (ipdirect was busy, not the service)"
         case .refused(let endpoint, let detail):
             return "connection refused by \(endpoint) (\(detail))"
         case .unreachable(let endpoint, let how):
@@ -107,6 +122,24 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
     /// Seconds as people write them: "2", "0.5".
     public static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(cFormat: "%.1f", seconds)
+    }
+
+    /// Seconds as `format` writes them, to a tenth: a measured wait, not a setting.
+    static func format(tenths seconds: Double) -> String {
+        format((seconds * 10).rounded() / 10)
+    }
+
+    /// What a query with no answer within `limit` is, by whether it left ipdirect (`sent`) and
+    /// how long it waited for its turn before it did (or until now, when it never did): never
+    /// sent is ipdirect's own wait, not the service's silence; sent after waiting a tenth of the
+    /// limit or more is a time-out that says how much of it the service had not; otherwise the
+    /// plain time-out.
+    public static func unanswered(within limit: Duration, _ wait: (sent: Bool, waited: Duration)) -> ResolutionError {
+        let seconds = limit.inSeconds
+        let waited = wait.waited.inSeconds
+        guard wait.sent else { return .notSent(waited: waited) }
+        return waited * 10 >= seconds
+            ? .timeoutAfterWaiting(seconds: seconds, waited: waited) : .timeout(seconds: seconds)
     }
 
     /// Maps a libcurl failure on a request to `endpoint` to what it means for a resolver.

@@ -269,18 +269,22 @@ public struct SystemProvider: HTTPDNSProvider {
 struct HTTPDNSTransport: Sendable {
     var timeout: Double
     var caFile: String?
+    /// The loop requests wait their turn on: the shared one, or a test's own (one slot held
+    /// busy, so a query waits past its deadline without a sleep).
+    var loop: TransferLoop = .shared
 
     init(_ configuration: ResolverConfiguration) {
         timeout = configuration.timeout
         caFile = configuration.caFile
     }
 
-    init(timeout: Double, caFile: String?) {
+    init(timeout: Double, caFile: String?, loop: TransferLoop = .shared) {
         self.timeout = timeout
         self.caFile = caFile
+        self.loop = loop
     }
 
-    /// Performs the request on the shared loop and maps failures.
+    /// Performs the request on the loop and maps failures.
     ///
     /// - Parameters:
     ///   - display: how to name the endpoint in messages (never carries a signature).
@@ -301,7 +305,7 @@ struct HTTPDNSTransport: Sendable {
             caFile: caFile, checkName: checkName, verifyHost: checkName == nil,
             bodyLimit: .failBeyond(ResolverConfiguration.maxBodyBytes))
         let started = DispatchTime.now()
-        let record = await TransferLoop.shared.perform(spec)
+        let record = await loop.perform(spec)
         let ms = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6
         if let failure = record.failure {
             if let refused = failure.refusedCertificate {

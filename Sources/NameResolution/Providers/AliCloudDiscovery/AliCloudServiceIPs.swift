@@ -105,6 +105,9 @@ final class AliCloudServiceIPs: Sendable {
     private struct Schedule {
         /// The first discovery, which the first queries wait for.
         var first: Task<[Base], Never>?
+        /// Whether the first discovery has left ipdirect: a query waiting on it was sent once it
+        /// has (its deadline reads so), however many queries wait on the one request.
+        var firstDepartures = TransferDepartures()
         /// The list in use, once the first discovery has finished.
         var list: [Base]?
         /// When discovery last started.
@@ -188,29 +191,34 @@ final class AliCloudServiceIPs: Sendable {
         guard let discovery else { return [] }
         let time = now()
         // The lock hands out the list (and whether this call refreshes it) or the first discovery to wait for.
-        enum Next { case listed([Base], refresh: Bool), waiting(Task<[Base], Never>) }
+        enum Next { case listed([Base], refresh: Bool), waiting(Task<[Base], Never>, TransferDepartures) }
         let next = schedule.withLock { s -> Next in
             if let list = s.list {
                 let due = !s.refreshing && time.timeIntervalSince(s.askedAt) >= Self.refreshAfter
                 if due { s.startRefresh(at: time) }
                 return .listed(list, refresh: due)
             }
-            if let first = s.first { return .waiting(first) }
+            if let first = s.first { return .waiting(first, s.firstDepartures) }
             s.askedAt = time
             let problem = discoveryProblem
+            let departures = s.firstDepartures
             let first = Task {
-                await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
-                    ?? discovery.starts
+                await TransferDepartures.$current.withValue(departures) {
+                    await Self.discover(discovery, problem: problem, fallingBackTo: "asking the start IPs directly")
+                        ?? discovery.starts
+                }
             }
             s.first = first
-            return .waiting(first)
+            return .waiting(first, departures)
         }
         let first: Task<[Base], Never>
         switch next {
         case .listed(let current, let refresh):
             if refresh { refreshInBackground(discovery) }
             return current
-        case .waiting(let task): first = task
+        case .waiting(let task, let departures):
+            first = task
+            TransferDepartures.current?.follow(departures)
         }
         let found = await first.value
         return schedule.withLock { s in
@@ -224,8 +232,10 @@ final class AliCloudServiceIPs: Sendable {
     private func refreshInBackground(_ discovery: Discovery) {
         let problem = discoveryProblem
         Task {
-            let found = await Self.discover(
-                discovery, problem: problem, fallingBackTo: "keeping the service IPs in use")
+            // Not the asking query's transfer: it is answered from the old list meanwhile.
+            let found = await TransferDepartures.$current.withValue(nil) {
+                await Self.discover(discovery, problem: problem, fallingBackTo: "keeping the service IPs in use")
+            }
             schedule.withLock { s in
                 s.refreshing = false
                 if let found {
