@@ -46,12 +46,18 @@ public final class TransferDepartures: Sendable {
         return ([own] + followed.map(\.firstStart)).compactMap { $0 }.min()
     }
 
-    /// Whether any transfer has left, and how long the work waited for the first to start: up
-    /// to that start, or up to now when none has started yet.
-    public var wait: (sent: Bool, waited: Duration) {
-        let start = firstStart
-        let end = start ?? DispatchTime.now().uptimeNanoseconds
-        // A followed transfer may have started before this work began: no wait, then.
-        return (start != nil, .nanoseconds(Int64(end > began ? end - began : 0)))
+    /// Where the work stands now.
+    public enum Reading: Sendable, Equatable {
+        /// No transfer has started yet; the work has waited this long since it began.
+        case waiting(Duration)
+        /// The first transfer started this long ago (the far side has had this long).
+        case left(ago: Duration)
+    }
+
+    /// Whether a transfer of the work (or of work it follows) has left yet, read now.
+    public var reading: Reading {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard let start = firstStart else { return .waiting(.nanoseconds(Int64(now &- began))) }
+        return .left(ago: .nanoseconds(Int64(now > start ? now - start : 0)))
     }
 }

@@ -225,7 +225,7 @@ struct Canary {
             }
             return Canary(
                 name: context.canaryName, provider: provider.name,
-                result: result ?? .failure(.unanswered(within: limit, departures.wait)), command: command)
+                result: result ?? .failure(.unanswered(within: limit, departures.reading)), command: command)
         } catch {
             return Canary(
                 name: context.canaryName, provider: configuration.provider.rawValue, result: .failure(error),

@@ -167,7 +167,7 @@ struct IPStackCheck: DoctorCheck {
         case .success?: trace.append(.init(.seen, "HTTPDNS: \(canary) has no A record"))
         case nil:
             // A query that never left (or left late) says so; one the service let time out, as before.
-            let unanswered = ResolutionError.unanswered(within: timeout, departures.wait)
+            let unanswered = ResolutionError.unanswered(within: timeout, departures.reading)
             if case .timeout = unanswered {
                 let seconds = ResolutionError.format(timeout.inSeconds)
                 trace.append(.init(.seen, "HTTPDNS: no answer for \(canary) within \(seconds) s"))

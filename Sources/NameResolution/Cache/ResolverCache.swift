@@ -552,7 +552,7 @@ public final class ResolverCache: Sendable {
         answer.source = Self.freshSource(configuration)
         switch outcome {
         case nil:
-            answer.error = .httpdns(.unanswered(within: limit, departures.wait))
+            answer.error = .httpdns(.unanswered(within: limit, departures.reading))
         case .failure(let error)?:
             answer.error = .httpdns(error)
             if case .notAnIP(let junk) = error { answer.rejected = junk }

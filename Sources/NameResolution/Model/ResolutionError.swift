@@ -129,17 +129,21 @@ public enum ResolutionError: Error, Sendable, Equatable, CustomStringConvertible
         format((seconds * 10).rounded() / 10)
     }
 
-    /// What a query with no answer within `limit` is, by whether it left ipdirect (`sent`) and
-    /// how long it waited for its turn before it did (or until now, when it never did): never
-    /// sent is ipdirect's own wait, not the service's silence; sent after waiting a tenth of the
-    /// limit or more is a time-out that says how much of it the service had not; otherwise the
-    /// plain time-out.
-    public static func unanswered(within limit: Duration, _ wait: (sent: Bool, waited: Duration)) -> ResolutionError {
+    /// What a query with no answer within `limit` is, read at the deadline from its departures:
+    /// never sent is ipdirect's own wait (named), not the service's silence; sent with less
+    /// than nine tenths of the limit left for the service is a time-out that says how much of it
+    /// went on waiting in ipdirect; otherwise the plain time-out. A query joined while already
+    /// under way counts only the part of the limit it was not yet sent.
+    public static func unanswered(within limit: Duration, _ reading: TransferDepartures.Reading) -> ResolutionError {
         let seconds = limit.inSeconds
-        let waited = wait.waited.inSeconds
-        guard wait.sent else { return .notSent(waited: waited) }
-        return waited * 10 >= seconds
-            ? .timeoutAfterWaiting(seconds: seconds, waited: waited) : .timeout(seconds: seconds)
+        switch reading {
+        case .waiting(let waited):
+            return .notSent(waited: waited.inSeconds)
+        case .left(let ago):
+            let unsent = seconds - ago.inSeconds
+            return unsent * 10 >= seconds
+                ? .timeoutAfterWaiting(seconds: seconds, waited: unsent) : .timeout(seconds: seconds)
+        }
     }
 
     /// Maps a libcurl failure on a request to `endpoint` to what it means for a resolver.
