@@ -166,14 +166,15 @@ public enum ConsoleSession {
         let events = Task {
             for await event in engine.resolverEvents() { queue.post(.resolverEvent(event)) }
         }
-        let ended = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Int32?, any Error>, Never>) in
+        // The console's own thread for its whole life (it blocks in ncurses' input), handing its
+        // end back through FoundationGaps' one hand-off.
+        let ended = await HandOff().value { (delivery: HandOff.Delivery<Result<Int32?, any Error>>) in
             detachThread(named: "ipdirect console") {
                 do {
                     let loop = try ConsoleLoop(engine: engine, options: options, glyphs: glyphs, queue: queue)
-                    continuation.resume(returning: .success(loop.run()))
+                    delivery.deliver(.success(loop.run()))
                 } catch {
-                    continuation.resume(returning: .failure(error))
+                    delivery.deliver(.failure(error))
                 }
             }
         }
