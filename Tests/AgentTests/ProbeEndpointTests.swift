@@ -149,9 +149,10 @@ struct ProbeEndpointTests {
 
         /// Every series an exposition names (name and labels), values aside: timings differ run to run.
         func series(_ exposition: Substring) -> Set<Substring> {
-            Set(exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
-                line.lastIndex(of: " ").map { line[..<$0] }
-            })
+            Set(
+                exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+                    line.lastIndex(of: " ").map { line[..<$0] }
+                })
         }
         let marker = "Metrics that would have been returned:\n"
         let debugSeries = try #require(debug.range(of: marker)).upperBound
