@@ -250,6 +250,8 @@ public final class ProbeEndpoint: Sendable {
         if let allIPs = request.allIPs { options.allIPs = allIPs }
         // Neither the answer nor the debug trace shows a reproduce command.
         options.reproduceCommands = false
+        // Only the debug trace shows curl's log; the series are read from the transfer itself.
+        options.curlLog = request.debug
         // Each request is bounded by the budget too, so a probe that runs out ends soon after.
         let limit = Duration.milliseconds(Int64(budget * 1000))
         options.timeout = min(options.timeout, limit)

@@ -226,25 +226,14 @@ public enum ProbeExposition {
         Double(text.hasPrefix("HTTP/") ? String(text.dropFirst(5)) : text)
     }
 
-    /// The TLS version a hop used as blackbox labels it (`TLS 1.3`), read from the line libcurl
-    /// logs when the handshake ends ("SSL connection using TLSv1.3 / TLS_AES_256_GCM_SHA384").
+    /// The TLS version a hop used as blackbox labels it (`TLS 1.3`), from OpenSSL's name for it
+    /// (`TLSv1.3`, the version libcurl's log names in "SSL connection using TLSv1.3 / ...").
     static func tlsVersion(_ hop: Hop) -> String? {
-        // Compared byte by byte: a hop logs dozens of lines, and the standard library's
-        // firstRange(of:) builds a searcher for each (3 % of the agent's CPU under /probe load).
-        let marker = Array("SSL connection using TLSv".utf8)
-        for line in hop.log {
-            let text = line.text.utf8
-            guard
-                let start = text.indices.first(where: {
-                    text[$0] == marker[0] && text[$0...].starts(with: marker)
-                })
-            else { continue }
-            let number = text[text.index(start, offsetBy: marker.count)...].prefix {
-                $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-            }
-            return number.isEmpty ? nil : "TLS \(String(decoding: number, as: UTF8.self))"
+        guard let name = hop.tlsVersion, name.hasPrefix("TLSv") else { return nil }
+        let number = name.utf8.dropFirst(4).prefix {
+            $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
         }
-        return nil
+        return number.isEmpty ? nil : "TLS \(String(decoding: number, as: UTF8.self))"
     }
 
     /// Seconds the resolution behind an address took: HTTPDNS's for its answers and the cache's,

@@ -218,10 +218,39 @@ static int ccurl_verify_certificate(X509_STORE_CTX *store, void *arg) {
     return ok > 0 ? 1 : 0;
 }
 
+// MARK: - What the handshake agreed, without libcurl's verbose log
+
+// The context's slot for its check: OpenSSL's info callback has no argument of its own, and
+// libcurl 7.88 makes a context per connection, so the context leads back to the transfer.
+static int ccurl_check_index = -1;
+static pthread_once_t ccurl_check_index_once = PTHREAD_ONCE_INIT;
+
+static void ccurl_check_index_make(void) {
+    ccurl_check_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+// Keeps the version a completed handshake agreed: the one libcurl's verbose log names in
+// "SSL connection using TLSv1.3 / ...", read where it is decided instead of from that line.
+static void ccurl_tls_info(const SSL *ssl, int where, int value) {
+    (void)value;
+    if (!(where & SSL_CB_HANDSHAKE_DONE) || ccurl_check_index < 0) return;
+    ccurl_tls_check *check = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), ccurl_check_index);
+    if (check) check->version = SSL_get_version(ssl);
+}
+
 static CURLcode ccurl_ssl_ctx_function(CURL *easy, void *ssl_ctx, void *userptr) {
     (void)easy;
     SSL_CTX *ctx = ssl_ctx;
     ccurl_tls_check *check = userptr;
+    // libcurl calls this as it sets up the handshake, once the TCP connection is made.
+    if (check->started_ns == 0) {
+        struct timespec now;
+        if (clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+            check->started_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    }
+    pthread_once(&ccurl_check_index_once, ccurl_check_index_make);
+    if (ccurl_check_index >= 0 && SSL_CTX_set_ex_data(ctx, ccurl_check_index, check) == 1)
+        SSL_CTX_set_info_callback(ctx, ccurl_tls_info);
     if (check->expected_name) {
         X509_VERIFY_PARAM *param = SSL_CTX_get0_param(ctx);
         const char *name = check->expected_name;

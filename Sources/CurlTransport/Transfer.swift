@@ -178,6 +178,13 @@ public struct TransferRecord: Sendable {
     public var log: CurlLog
     /// What the TLS hook saw; nil when no handshake reached the certificate.
     public var tls: TLSObservation?
+    /// The TLS version the handshake agreed, as OpenSSL names it (`TLSv1.3`); nil unless a
+    /// handshake completed. Read from OpenSSL, so untraced transfers have it too.
+    public var tlsVersion: String? = nil
+    /// Microseconds from the start to the moment the TLS handshake began, the TCP connection
+    /// made (0 when none began): the connect time of a handshake that failed, which libcurl 7.88
+    /// leaves at 0 in `connectUs` (it stamps that only once TLS is done too).
+    public var tlsStartUs: Int64 = 0
 
     /// Whether the exchange completed (any HTTP status).
     public var succeeded: Bool { failure == nil }

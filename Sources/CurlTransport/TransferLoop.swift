@@ -354,6 +354,12 @@ private final class Transfer {
         }
         var record = record(failure: failure)
         record.tls = tls
+        if let check {
+            record.tlsVersion = check.pointee.version.map { String(cString: $0) }
+            // The shim's clock is DispatchTime's on Linux (CLOCK_MONOTONIC).
+            let started = check.pointee.started_ns
+            record.tlsStartUs = started > startUptime ? Int64((started - startUptime) / 1000) : 0
+        }
         let remoteIP = easy.string(CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
         record.remoteIP = remoteIP
         record.remotePort = remoteIP == nil ? nil : easy.long(CURLINFO_PRIMARY_PORT)

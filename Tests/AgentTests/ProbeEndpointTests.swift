@@ -130,6 +130,43 @@ struct ProbeEndpointTests {
         #expect(!answer.body.contains("direct-https"))
     }
 
+    @Test(
+        "without debug=true the same series as with it: the TLS version of the handshake that worked, the connect time of the one refused"
+    )
+    func seriesWithoutCurlLog() async throws {
+        let lab = try await Lab.start()
+        // An agent each, so both answers come from HTTPDNS (the second would find the first's in its cache).
+        let (server, probe) = try await Self.serve(lab)
+        let (debugServer, debugProbe) = try await Self.serve(lab)
+        // hijacked.lab.test: system DNS leads to 127.0.0.2, whose certificate is refused after the
+        // connection is made; the direct techniques complete their handshakes.
+        let target = Self.query(lab.url("hijacked.lab.test"))
+        let plain = try #require(await fetch(probe + target)).body
+        let debug = try #require(await fetch(debugProbe + target + "&debug=true")).body
+        await server.close()
+        await debugServer.close()
+        try await lab.shutdown()
+
+        /// Every series an exposition names (name and labels), values aside: timings differ run to run.
+        func series(_ exposition: Substring) -> Set<Substring> {
+            Set(
+                exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+                    line.lastIndex(of: " ").map { line[..<$0] }
+                })
+        }
+        let marker = "Metrics that would have been returned:\n"
+        let debugSeries = try #require(debug.range(of: marker)).upperBound
+        #expect(series(plain[...]) == series(debug[debugSeries...]))
+        #expect(sample(plain, "probe_tls_version_info", ["version": "TLS 1.3"]) == 1)
+        #expect(
+            sample(plain, "ipdirect_probe_scenario_phase_seconds", ["scenario": "system-dns", "phase": "connect"])
+                .map { $0 > 0 } == true)
+        #expect(sample(plain, "ipdirect_probe_scenario_status_code", ["scenario": "system-dns"]) == 0)
+        // debug=true still shows curl's own log of each attempt.
+        #expect(debug.contains("Connected to hijacked.lab.test (127.0.0.2)"))
+        #expect(debug.contains("SSL connection using TLSv1.3"))
+    }
+
     @Test("requests that cannot run say why: no target, an unknown module, a bad scenario")
     func refusals() async throws {
         let lab = try await Lab.start()

@@ -81,6 +81,27 @@ struct TransferLoopTests {
         }
     }
 
+    /// `/probe` runs its transfers untraced; its TLS version and a refused handshake's connect
+    /// time come from OpenSSL through the shim, not from libcurl's log.
+    @Test("untraced: no curl log, yet the TLS version agreed, and when a refused handshake began")
+    func handshakeFactsWithoutTrace() async throws {
+        try await withLab { lab in
+            let done = await TransferLoop.shared.perform(pinned(lab, "sni-a.lab.test", caFile: lab.endpoints.ca))
+            #expect(done.status == 200)
+            #expect(done.log.count == 0)
+            #expect(done.tlsVersion == "TLSv1.3")
+            // Refused: the connection was made, libcurl stamped no connect time, no version was agreed.
+            var mismatched = pinned(lab, "sni-a.lab.test", caFile: lab.endpoints.ca)
+            mismatched.checkName = "sni-b.lab.test"
+            let refused = await TransferLoop.shared.perform(mismatched)
+            #expect(refused.failure?.kind == .certificate)
+            #expect(refused.connectUs == 0)
+            #expect(refused.tlsStartUs > 0)
+            #expect(refused.tlsStartUs <= refused.totalUs + 1000)
+            #expect(refused.tlsVersion == nil)
+        }
+    }
+
     /// libcurl reads each transfer's answer through a 4 KB buffer (16 KB is its default).
     @Test("an answer many times larger than the receive buffer arrives whole")
     func largeAnswerArrivesWhole() async throws {

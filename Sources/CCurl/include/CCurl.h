@@ -60,6 +60,13 @@ typedef struct ccurl_tls_check {
     /// The trust store handed to the handshake (see ccurl_tls_check_use_trust), or NULL to
     /// leave trust to libcurl. Private to the shim.
     void *trust;
+    /// CLOCK_MONOTONIC nanoseconds (the clock DispatchTime's uptime reads on Linux) when libcurl
+    /// set up the TLS handshake, the TCP connection made; 0 when no handshake began. libcurl 7.88
+    /// stamps its connect time only once TLS is done too, so this is a refused handshake's.
+    uint64_t started_ns;
+    /// The protocol version the handshake agreed, as OpenSSL names it ("TLSv1.3", a string of
+    /// OpenSSL's own); NULL unless the handshake completed.
+    const char *version;
 } ccurl_tls_check;
 
 /// NULL when memory runs out (the caller must then fail the transfer, not run it unchecked).

@@ -564,7 +564,7 @@ public final class ProbeEngine: Sendable {
         let spec = TransferSpec(
             url: requestURL, method: method.rawValue, headers: headers, body: body, timeout: options.timeout,
             caFile: options.caFileAddsToSystem ? options.caFile.map { CABundle.path(adding: $0) } : options.caFile,
-            resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: true)
+            resolve: resolvePins, checkName: checkedName, verifyHost: !ipInURL, trace: options.curlLog)
         let record = await nextLoop.perform(spec)
         return hop(
             record, scenario: scenario, url: url, ip: ip, requestURL: requestURL, ipInURL: ipInURL, resolver: resolver,
@@ -601,8 +601,8 @@ public final class ProbeEngine: Sendable {
             status: reached ? record.status : nil, httpVersion: reached ? record.httpVersion : nil,
             responseHeaders: record.responseHeaders.map(Self.cleaned), responseBytes: record.responseBytes,
             bodyPreview: String(decoding: record.body.prefix(4096), as: UTF8.self),
-            timings: Self.timings(record, log: log, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
-            certificate: record.tls.map(CertificateReading.report),
+            timings: Self.timings(record, ipInURL: ipInURL || url.hostIsIPLiteral, usesTLS: url.isHTTPS),
+            certificate: record.tls.map(CertificateReading.report), tlsVersion: record.tlsVersion,
             error: error,
             // curl's log holds the server's status line and headers: cleaned as the headers are.
             log: notes.map { CurlLogLine(atMs: 0, kind: .info, text: $0) }
@@ -620,13 +620,11 @@ public final class ProbeEngine: Sendable {
     }
 
     /// curl's cumulative timings in milliseconds; nil for phases that did not happen.
-    static func timings(_ record: TransferRecord, log: [CurlLogLine], ipInURL: Bool, usesTLS: Bool) -> PhaseTimings {
+    static func timings(_ record: TransferRecord, ipInURL: Bool, usesTLS: Bool) -> PhaseTimings {
         func ms(_ us: Int64) -> Double? { us > 0 ? Double(us) / 1000 : nil }
         // libcurl 7.88 stamps the connect time only once TLS is done too; when the handshake
-        // fails, the moment its log says "Connected to" is the best measure there is.
-        let connected =
-            ms(record.connectUs)
-            ?? log.first { $0.kind == .info && $0.text.hasPrefix("Connected to") }.map(\.atMs)
+        // fails, the moment it began, the connection made, is the best measure there is.
+        let connected = ms(record.connectUs) ?? ms(record.tlsStartUs)
         return PhaseTimings(
             nameLookup: ipInURL ? nil : ms(record.nameLookupUs), connect: connected,
             tlsDone: usesTLS ? ms(record.appConnectUs) : nil, preTransfer: ms(record.preTransferUs),

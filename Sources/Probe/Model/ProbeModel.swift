@@ -147,6 +147,10 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     public var bodyPreview: String
     public var timings: PhaseTimings
     public var certificate: CertificateReport?
+    /// The TLS version the handshake agreed, as OpenSSL names it (`TLSv1.3`); nil unless one
+    /// completed. Read from OpenSSL, so a hop made without curl's log has it too; not exported,
+    /// as the log that is exported says it ("SSL connection using TLSv1.3 / ...").
+    public var tlsVersion: String?
     /// Why the hop failed; written as its sentence.
     public var error: AttemptFailure?
     public var log: [CurlLogLine]
@@ -156,7 +160,8 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
     /// `skipped`): the target is not to blame.
     public var shortage: ResourceShortage?
 
-    /// Every field but `shortage` (the agent's own state, said in `error`) is exported.
+    /// Every field but `shortage` (the agent's own state, said in `error`) and `tlsVersion` is
+    /// exported.
     private enum CodingKeys: String, CodingKey {
         case url, originalURL, method, requestHeaders, requestBodyBytes, remoteIP, remotePort, resolver, sni,
             checkedName, outcome, status, httpVersion, responseHeaders, responseBytes, bodyPreview, timings,
@@ -169,7 +174,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
         sni: String? = nil, checkedName: String? = nil, outcome: Outcome, status: Int? = nil,
         httpVersion: String? = nil, responseHeaders: [HeaderField] = [], responseBytes: Int = 0,
         bodyPreview: String = "", timings: PhaseTimings = PhaseTimings(), certificate: CertificateReport? = nil,
-        error: AttemptFailure? = nil, log: [CurlLogLine] = [], startedAt: Date = Date(),
+        tlsVersion: String? = nil, error: AttemptFailure? = nil, log: [CurlLogLine] = [], startedAt: Date = Date(),
         shortage: ResourceShortage? = nil
     ) {
         self.url = url
@@ -190,6 +195,7 @@ public struct Hop: Sendable, Codable, Equatable, Hashable {
         self.bodyPreview = bodyPreview
         self.timings = timings
         self.certificate = certificate
+        self.tlsVersion = tlsVersion
         self.error = error
         self.log = log
         self.startedAt = startedAt

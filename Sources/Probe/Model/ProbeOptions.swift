@@ -48,6 +48,11 @@ public struct ProbeOptions: Sendable {
     /// the console, `probe` and the exports. The agent's `/probe` shows none, in its answer or
     /// its trace, and turns it off: the command was built for every request (issue 34).
     public var reproduceCommands = true
+    /// Whether each hop keeps curl's verbose log and the request head as libcurl sent it
+    /// (`Hop.log`, `Hop.requestHeaders`), for the console, `probe`, the exports and the agent's
+    /// traces. The agent's `/probe` shows them only with `debug=true` and turns it off otherwise:
+    /// libcurl formatted every line of every handshake for an answer that reads none (issue 34).
+    public var curlLog = true
 
     public init(
         scenarios: [Scenario] = Scenario.allCases, allIPs: Bool = false, method: RequestMethod = .get,
