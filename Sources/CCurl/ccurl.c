@@ -248,6 +248,12 @@ static CURLcode ccurl_ssl_ctx_function(CURL *easy, void *ssl_ctx, void *userptr)
         if (clock_gettime(CLOCK_MONOTONIC, &now) == 0)
             check->started_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     }
+    // The check belongs to the transfer that made this connection, and libcurl may keep the
+    // connection for a later transfer after that one has freed it: no renegotiation, so no second
+    // handshake can reach the verify and info callbacks below through a check that is gone (a
+    // server's HelloRequest is refused; TLS 1.3 has no renegotiation, and its session tickets and
+    // key updates call neither).
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     pthread_once(&ccurl_check_index_once, ccurl_check_index_make);
     if (ccurl_check_index >= 0 && SSL_CTX_set_ex_data(ctx, ccurl_check_index, check) == 1)
         SSL_CTX_set_info_callback(ctx, ccurl_tls_info);
