@@ -159,16 +159,23 @@ DESTDIR ?=
 RELEASE_BUILD := .build-release
 RELEASE_BIN := $(RELEASE_BUILD)/release/ipdirect
 DOCS := out/docs
+# A section per function in every module, the dependencies' too (SwiftPM gives -Xswiftc, -Xcc and
+# -Xcxx to every target), so lld can lay the code out in scripts/text-order.txt's order: the agent
+# then maps less of its binary (scripts/text-order.py says why; docs/benchmarks.md, round 15, what
+# it saved). Every build in $(RELEASE_BUILD) takes the same flags, or SwiftPM rebuilds it all.
+RELEASE_FLAGS := -c release --scratch-path $(RELEASE_BUILD) --static-swift-stdlib \
+  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcxx -ffunction-sections
 
+# The link reads scripts/text-order.txt, which SwiftPM does not know of: a newer list relinks.
 release: deps
-	$(SWIFT) build -c release --scratch-path $(RELEASE_BUILD) --product ipdirect --static-swift-stdlib
+	@if [ scripts/text-order.txt -nt $(RELEASE_BIN) ]; then rm -f $(RELEASE_BIN); fi
+	$(SWIFT) build $(RELEASE_FLAGS) --product ipdirect
 	@scripts/check-release.sh $(RELEASE_BIN)
 
 # What the release binary is made of: relinked with lld's map, its stripped size and the bytes of
 # each library and module in it (issue 34's size table was measured this way).
 size: release
-	$(SWIFT) build -c release --scratch-path $(RELEASE_BUILD) --product ipdirect --static-swift-stdlib \
-	  -Xlinker -Map=$(RELEASE_BUILD)/ipdirect.map
+	$(SWIFT) build $(RELEASE_FLAGS) --product ipdirect -Xlinker -Map=$(RELEASE_BUILD)/ipdirect.map
 	scripts/binary-size.py $(RELEASE_BUILD)/ipdirect.map $(RELEASE_BIN)
 
 docs: build

@@ -13,6 +13,10 @@
 # it, and scripts/check-release.sh names the objects that do.
 #
 # Why no unwind tables (4.8 MB), and the one module that keeps them: scripts/drop-unwind-tables.py.
+#
+# The code laid out in scripts/text-order.txt's order, names it does not find ignored (a list
+# older than the code costs pages, never a failed link): scripts/text-order.py says why and how it
+# is made. IPDIRECT_TEXT_ORDER names another list; set empty, the link has no order (to measure).
 set -euo pipefail
 # lld beside the clang that runs this (the Swift toolchain's), and that toolchain's llvm-objcopy.
 bin=$(dirname "$(readlink -f "/proc/$PPID/exe")")
@@ -21,4 +25,9 @@ if [ ! -x "$bin/ld.lld" ] || [ ! -x "$bin/llvm-objcopy" ]; then
   exit 1
 fi
 response=$("$(dirname "$0")/drop-unwind-tables.py" "$(dirname "$bin")" "$@")
-exec "$bin/ld.lld" -lFoundationEssentials "@$response"
+order=${IPDIRECT_TEXT_ORDER-$(dirname "$0")/text-order.txt}
+ordering=()
+if [ -n "$order" ]; then
+  ordering=("--symbol-ordering-file=$order" --no-warn-symbol-ordering)
+fi
+exec "$bin/ld.lld" -lFoundationEssentials "${ordering[@]}" "@$response"
