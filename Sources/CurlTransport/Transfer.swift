@@ -215,3 +215,20 @@ extension StringProtocol {
         return String(text[start..<end])
     }
 }
+
+extension TransferRecord {
+    /// The shim's stamp `ns` (CLOCK_MONOTONIC, DispatchTime's clock on Linux) as microseconds
+    /// from libcurl's start of the transfer, the epoch of its other times. Not from `configure`:
+    /// under load libcurl takes a transfer up a while after it was added (a test saw 0.2 s), and
+    /// a connect time counted from before that came out longer than the whole transfer. libcurl
+    /// started `totalUs` before it finished, which is now or a moment earlier, so the figure errs
+    /// early by that moment, never late; it is kept within the transfer, and 0 means no stamp.
+    static func sinceCurlStart(_ ns: UInt64, totalUs: Int64, now: UInt64) -> Int64 {
+        guard ns > 0 else { return 0 }
+        let total = max(totalUs, 0)
+        let start = now - min(now, UInt64(total) * 1000)
+        let us = ns > start ? Int64((ns - start) / 1000) : 0
+        // At least 1: a handshake did begin, even where the reading lag puts its stamp first.
+        return max(1, min(us, total))
+    }
+}

@@ -354,11 +354,11 @@ private final class Transfer {
         }
         var record = record(failure: failure)
         record.tls = tls
+        let totalUs = easy.offset(CURLINFO_TOTAL_TIME_T)
         if let check {
             record.tlsVersion = check.pointee.version.map { String(cString: $0) }
-            // The shim's clock is DispatchTime's on Linux (CLOCK_MONOTONIC).
-            let started = check.pointee.started_ns
-            record.tlsStartUs = started > startUptime ? Int64((started - startUptime) / 1000) : 0
+            record.tlsStartUs = TransferRecord.sinceCurlStart(
+                check.pointee.started_ns, totalUs: totalUs, now: DispatchTime.now().uptimeNanoseconds)
         }
         let remoteIP = easy.string(CURLINFO_PRIMARY_IP).flatMap { $0.isEmpty ? nil : $0 }
         record.remoteIP = remoteIP
@@ -371,7 +371,7 @@ private final class Transfer {
         record.appConnectUs = easy.offset(CURLINFO_APPCONNECT_TIME_T)
         record.preTransferUs = easy.offset(CURLINFO_PRETRANSFER_TIME_T)
         record.startTransferUs = easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
-        record.totalUs = easy.offset(CURLINFO_TOTAL_TIME_T)
+        record.totalUs = totalUs
         resume(record)
     }
 

@@ -1,10 +1,11 @@
 // The transfer loop against the lab's real TLS servers: a handle outlives a transfer libcurl
 // refused, each transfer is verified against its own CA file, never another's, and a large
 // request goes out and is traced whole, a large answer comes in whole.
-import CurlTransport
 import Foundation
 import Lab
 import Testing
+
+@testable import CurlTransport
 
 /// A host name with one 300-character label, longer than DNS allows (63).
 private let longLabelHost = String(repeating: "a", count: 300) + ".example"
@@ -100,6 +101,19 @@ struct TransferLoopTests {
             #expect(refused.tlsStartUs <= refused.totalUs + 1000)
             #expect(refused.tlsVersion == nil)
         }
+    }
+
+    /// The hook's stamp is counted from libcurl's own start, which under load comes well after
+    /// the transfer was added: a refused handshake's connect time lies within its transfer.
+    @Test("a handshake's start counts from libcurl's start of the transfer, and stays within it")
+    func handshakeStartOnLibcurlsClock() {
+        let now: UInt64 = 10_000_000_000
+        // libcurl took 0.2 s and finished now, so it started at 9.8 s; the handshake began at 9.85 s.
+        #expect(TransferRecord.sinceCurlStart(9_850_000_000, totalUs: 200_000, now: now) == 50_000)
+        #expect(TransferRecord.sinceCurlStart(0, totalUs: 200_000, now: now) == 0)
+        // A stamp the reading lag puts before libcurl's start, or after its end, stays inside.
+        #expect(TransferRecord.sinceCurlStart(9_700_000_000, totalUs: 200_000, now: now) == 1)
+        #expect(TransferRecord.sinceCurlStart(10_100_000_000, totalUs: 200_000, now: now) == 200_000)
     }
 
     /// libcurl reads each transfer's answer through a 4 KB buffer (16 KB is its default).

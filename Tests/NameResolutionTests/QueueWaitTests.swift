@@ -52,7 +52,8 @@ struct QueueWaitTests {
             #expect((waited ?? 0) >= 1, "\(error)")
             // True to what the server saw: the query never reached it.
             #expect(!lab.httpdnsQueries().contains { $0.host == "localhost" })
-            #expect(queued.httpdns.source == .systemFallback)
+            // System DNS stands in, when it answered within the same limit (a loaded machine may not).
+            if queued.system.error == nil { #expect(queued.httpdns.source == .systemFallback) }
 
             // A query that left, to a service that does not answer in time, is the time-out it
             // always was (the words after it name a wait only when a loaded machine made one:
